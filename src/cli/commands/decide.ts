@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+/** approve, reject and human-input: a person's word, then the task carries on here. */
+export function registerDecide(program: Command): void {
+  program
+    .command('approve')
+    .description('approve the output waiting at a human gate, and continue the task')
+    .argument('<task>', 'task id')
+    .option('-r, --reason <text>', 'why', '')
+    .option('--json', 'print the task as JSON when it stops')
+    .action(
+      action(async (taskId: string, options: { reason: string; json?: boolean }) =>
+        decide(taskId, options.json === true, (p) => p.tasks.decideGate(taskId, 'approved', options.reason)),
+      ),
+    );
+  program
+    .command('reject')
+    .description('reject the output waiting at a human gate (with a reason), and continue the task')
+    .argument('<task>', 'task id')
+    .requiredOption('-r, --reason <text>', 'why (the agent gets it)')
+    .option('--json', 'print the task as JSON when it stops')
+    .action(
+      action(async (taskId: string, options: { reason: string; json?: boolean }) =>
+        decide(taskId, options.json === true, (p) => p.tasks.decideGate(taskId, 'rejected', options.reason)),
+      ),
+    );
+  program
+    .command('human-input')
+    .description('answer the question a task is waiting on, and continue it')
+    .argument('<task>', 'task id')
+    .argument('<answer...>', 'your answer')
+    .option('--json', 'print the task as JSON when it stops')
+    .action(
+      action(async (taskId: string, words: string[], options: { json?: boolean }) =>
+        decide(taskId, options.json === true, (p) => p.tasks.answer(taskId, words.join(' '))),
+      ),
+    );
+}
+
+async function decide(
+  taskId: string,
+  json: boolean,
+  record: (project: import('../project.js').Project) => void,
+): Promise<number> {
+  const { openProject } = await import('../project.js');
+  const { runForeground } = await import('../foreground.js');
+  const project = openProject();
+  record(project);
+  return runForeground(project, taskId, { json });
+}

@@ -1,0 +1,41 @@
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+export function registerDemo(program: Command): void {
+  program
+    .command('demo')
+    .description('run the bundled example team offline (scripted replies) and show where to look')
+    .action(
+      action(async () => {
+        const { openProject } = await import('../project.js');
+        const { loadPipeline } = await import('../../pipeline/load.js');
+        const { loadScript } = await import('../../runtimes/script.js');
+        const { runForeground } = await import('../foreground.js');
+        const example = (file: string) =>
+          fileURLToPath(new URL(`../../../examples/dev-team/${file}`, import.meta.url));
+        const project = openProject();
+        const pipeline = loadPipeline(example('agents.yaml'), { name: 'demo-dev-team' });
+        const id = project.tasks.start({
+          pipeline,
+          input: 'Add a /health endpoint that reports the build version',
+          script: loadScript(example('script.yaml')),
+          cwd: process.cwd(),
+        });
+        const code = await runForeground(project, id, { json: false });
+        process.stdout.write(
+          [
+            '',
+            `The demo team (developer → reviewer with an llm gate → deployer) ran offline as task ${id}.`,
+            'Look at:',
+            `  troupe status ${id}          stages, gate verdicts, tokens`,
+            `  troupe context ${id}         the shared context the agents saw`,
+            `  .troupe/tasks/${id}/         context.md and each agent's notes`,
+            '  examples/                    the pipelines and scripts to copy',
+            '',
+          ].join('\n'),
+        );
+        return code;
+      }),
+    );
+}

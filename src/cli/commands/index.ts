@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import { registerAgents } from './agents.js';
+import { registerCancel } from './cancel.js';
+import { registerContext } from './context.js';
+import { registerDecide } from './decide.js';
+import { registerDemo } from './demo.js';
+import { registerInit } from './init.js';
+import { registerList } from './list.js';
+import { registerPipeline } from './pipeline.js';
+import { registerResume } from './resume.js';
+import { registerRun } from './run.js';
+import { registerSchema } from './schema.js';
+import { registerStatus } from './status.js';
+import { registerTest } from './test.js';
+import { registerValidate } from './validate.js';
+
+/**
+ * One file per command. Registration must stay cheap: a command imports its heavy modules
+ * (YAML, SQLite, the engine) inside its action, so `troupe --version` starts fast.
+ */
+export function registerCommands(program: Command): void {
+  registerInit(program);
+  registerValidate(program);
+  registerAgents(program);
+  registerRun(program);
+  registerTest(program);
+  registerList(program);
+  registerStatus(program);
+  registerContext(program);
+  registerDecide(program);
+  registerCancel(program);
+  registerResume(program);
+  registerDemo(program);
+  registerPipeline(program);
+  registerSchema(program);
+}

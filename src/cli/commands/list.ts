@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import type { TaskStatus } from '../../engine/events.js';
+import { action } from '../action.js';
+
+export function registerList(program: Command): void {
+  program
+    .command('list')
+    .description('list tasks, newest first')
+    .option('--status <status>', 'only tasks with this status (comma list)')
+    .option('--waiting', 'only tasks waiting for a person, with what they ask')
+    .option('-n, --limit <n>', 'at most n tasks', '50')
+    .option('--json', 'print JSON: [{id, status, pipeline, input, created}]')
+    .action(
+      action(async (options: { status?: string; waiting?: boolean; limit: string; json?: boolean }) => {
+        const { openProject } = await import('../project.js');
+        const { printJson } = await import('../options.js');
+        const { waitingFor } = await import('../task-view.js');
+        const project = openProject();
+        const status = options.waiting
+          ? (['awaiting_gate', 'awaiting_human_input'] as TaskStatus[])
+          : (options.status?.split(',') as TaskStatus[] | undefined);
+        const tasks = project.store.tasks({
+          ...(status ? { status } : {}),
+          limit: Number(options.limit) || 50,
+        });
+        const rows = tasks.map((t) => ({
+          id: t.id,
+          status: t.status,
+          pipeline: t.pipeline,
+          input: t.input,
+          created: t.created,
+          ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
+        }));
+        if (options.json) {
+          printJson(rows);
+          return 0;
+        }
+        if (rows.length === 0) process.stdout.write('no tasks\n');
+        for (const row of rows) {
+          const input = row.input.length > 50 ? `${row.input.slice(0, 47)}...` : row.input;
+          process.stdout.write(
+            `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
+          );
+          if (row.waiting) {
+            const asks = row.waiting.kind === 'gate' ? 'approval' : row.waiting.questions.join(' / ');
+            process.stdout.write(`           ${row.waiting.agent} asks: ${asks}\n`);
+          }
+        }
+        return 0;
+      }),
+    );
+}

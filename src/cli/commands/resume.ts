@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+export function registerResume(program: Command): void {
+  program
+    .command('resume')
+    .description(
+      'carry on with an interrupted task (after a crash, kill or reboot); nothing done is done again',
+    )
+    .argument('<task>', 'task id')
+    .option('--json', 'print the task as JSON when it stops')
+    .action(
+      action(async (taskId: string, options: { json?: boolean }) => {
+        const { openProject } = await import('../project.js');
+        const { runForeground } = await import('../foreground.js');
+        return runForeground(openProject(), taskId, { json: options.json === true });
+      }),
+    );
+}

@@ -1,0 +1,41 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { action } from '../action.js';
+import { addPipelineOptions, type PipelineOptions } from '../options.js';
+
+interface RunOptions extends PipelineOptions {
+  agent?: string;
+  script?: string;
+  json?: boolean;
+}
+
+export function registerRun(program: Command): void {
+  addPipelineOptions(
+    program
+      .command('run')
+      .description('run a pipeline on an input, in the foreground, until it ends or waits for a person')
+      .argument('<input...>', 'what to do (the words are joined)'),
+  )
+    .option('-a, --agent <id>', 'start at this agent instead of the entry point')
+    .option('-s, --script <file>', 'run every agent and llm gate on the scripted runtime (offline)')
+    .option('--json', 'print the finished task as JSON')
+    .action(
+      action(async (words: string[], options: RunOptions) => {
+        const { openProject } = await import('../project.js');
+        const { loadProjectPipeline } = await import('../options.js');
+        const { loadScript } = await import('../../runtimes/script.js');
+        const { runForeground } = await import('../foreground.js');
+        const project = openProject();
+        const pipeline = loadProjectPipeline(project, options);
+        const script = options.script ? loadScript(resolve(options.script)) : null;
+        const id = project.tasks.start({
+          pipeline,
+          input: words.join(' '),
+          ...(options.agent ? { agent: options.agent } : {}),
+          script,
+          cwd: process.cwd(),
+        });
+        return runForeground(project, id, { json: options.json === true });
+      }),
+    );
+}

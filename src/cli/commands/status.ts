@@ -1,0 +1,43 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description("a task's stages: agent, status, gate verdict, duration, tokens")
+    .argument('<task>', 'task id')
+    .option('--json', 'print the task as JSON')
+    .action(
+      action(async (taskId: string, options: { json?: boolean }) => {
+        const { openProject } = await import('../project.js');
+        const { printJson } = await import('../options.js');
+        const { taskJson, formatDuration, formatTokens, waitingFor } = await import('../task-view.js');
+        const state = openProject().tasks.state(taskId);
+        if (options.json) {
+          printJson(taskJson(state));
+          return 0;
+        }
+        const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
+        for (const s of state.stages) {
+          const gate = s.gate
+            ? `  gate: ${s.gate.decision}${s.gate.reason ? ` (${s.gate.reason.split('\n')[0]})` : ''}`
+            : '';
+          const status = s.gateWaiting ? 'awaiting_gate' : s.status;
+          out.push(
+            `  [${s.n}] ${s.agent.padEnd(16)} ${status.padEnd(13)} ${formatDuration(s.durationMs).padStart(7)}  ${formatTokens(s.usage)}${gate}`,
+          );
+          if (s.error)
+            out.push(`      ${s.error.kind}: ${s.error.message.split('\n').slice(0, 3).join(' ')}`);
+        }
+        if (state.failure) out.push(`  error: ${state.failure.reason}`);
+        const waiting = waitingFor(state);
+        if (waiting)
+          out.push(
+            `  waiting: ${waiting.kind} at ${waiting.agent}${waiting.questions.length ? ` — ${waiting.questions.join(' / ')}` : ''}`,
+          );
+        out.push(`  usage: ${formatTokens(state.usage)}`);
+        process.stdout.write(`${out.join('\n')}\n`);
+        return 0;
+      }),
+    );
+}

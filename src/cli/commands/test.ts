@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '../../errors.js';
+import { action } from '../action.js';
+import { addPipelineOptions, type PipelineOptions } from '../options.js';
+
+interface TestOptions extends PipelineOptions {
+  script?: string;
+  input: string;
+  agent?: string;
+  json?: boolean;
+}
+
+export function registerTest(program: Command): void {
+  addPipelineOptions(
+    program.command('test').description('run a pipeline offline against a script; fails unless it completes'),
+  )
+    .option(
+      '-s, --script <file>',
+      'script of replies (default: script.yaml or <pipeline>.script.yaml beside the pipeline)',
+    )
+    .option('-i, --input <text>', 'the task input', 'troupe test')
+    .option('-a, --agent <id>', 'start at this agent')
+    .option('--json', 'print the finished task as JSON')
+    .action(
+      action(async (options: TestOptions) => {
+        const { openProject } = await import('../project.js');
+        const { loadProjectPipeline, printJson } = await import('../options.js');
+        const { loadScript } = await import('../../runtimes/script.js');
+        const { taskJson } = await import('../task-view.js');
+        const project = openProject();
+        const pipeline = loadProjectPipeline(project, options);
+        const scriptFile = options.script ? resolve(options.script) : defaultScript(pipeline.file);
+        const id = project.tasks.start({
+          pipeline,
+          input: options.input,
+          ...(options.agent ? { agent: options.agent } : {}),
+          script: loadScript(scriptFile),
+          cwd: process.cwd(),
+        });
+        const state = await project.tasks.continue(id);
+        const passed = state.status === 'completed';
+        if (options.json) printJson({ passed, ...taskJson(state) });
+        else if (passed) {
+          const path = state.stages.map((s) => s.agent).join(' → ');
+          process.stdout.write(
+            `✓ ${pipeline.name}: completed in ${state.stages.length} stages (${id}): ${path}\n`,
+          );
+        } else {
+          const why = state.failure?.reason ?? `ended ${state.status}`;
+          process.stdout.write(`✗ ${pipeline.name}: ${state.status} (${id}): ${why}\n`);
+        }
+        return passed ? 0 : 1;
+      }),
+    );
+}
+
+function defaultScript(pipelineFile: string): string {
+  const dir = dirname(pipelineFile);
+  const stem = basename(pipelineFile).replace(/\.ya?ml$/, '');
+  const candidates = [join(dir, `${stem}.script.yaml`), join(dir, 'script.yaml')];
+  const found = candidates.find((c) => existsSync(c));
+  if (!found)
+    throw new UsageError(`no script given and none found beside the pipeline`, {
+      hint: `looked for ${candidates.join(', ')}; pass --script <file>`,
+    });
+  return found;
+}

@@ -1,0 +1,114 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '../../errors.js';
+import { displayPath } from '../../pipeline/diagnostics.js';
+import type { PipelineLocation } from '../../pipeline/discover.js';
+import type { Diagnostic, ValidationResult } from '../../pipeline/validate.js';
+import { action } from '../action.js';
+import { Exit } from '../exit-codes.js';
+
+interface ValidateFlags {
+  pipeline?: string;
+  strict?: boolean;
+  json?: boolean;
+  param: string[];
+  paramsFile?: string;
+}
+
+export function registerValidate(program: Command): void {
+  program
+    .command('validate')
+    .description('check a pipeline: YAML, schema, references, conditions, templates, runtimes')
+    .argument('[path]', 'pipeline file, or project directory to find it in (default: discover from here)')
+    .option('-P, --pipeline <name>', 'pipeline name (.troupe/pipelines/<name>.yaml)')
+    .option('--strict', 'treat warnings as errors (exit 1)')
+    .option('--json', 'print {valid, errors, warnings, summary} as JSON')
+    .option(
+      '-p, --param <key=value>',
+      'a param value to validate with (repeatable)',
+      (v, all: string[]) => [...all, v],
+      [],
+    )
+    .option('--params-file <path>', 'YAML file of param values')
+    .action(
+      action(async (target: string | undefined, flags: ValidateFlags) => {
+        const { validatePipelineFile } = await import('../../pipeline/validate.js');
+        const { parseParams } = await import('../options.js');
+        const found = await locatePipeline(target, flags.pipeline);
+        const result = validatePipelineFile(found.file, {
+          name: found.name,
+          params: parseParams(flags.param),
+          ...(flags.paramsFile ? { paramsFile: flags.paramsFile } : {}),
+        });
+        const errors = result.diagnostics.filter((d) => d.severity === 'error');
+        const warnings = result.diagnostics.filter((d) => d.severity === 'warning');
+        const valid = errors.length === 0 && !(flags.strict && warnings.length > 0);
+        process.stdout.write(
+          flags.json
+            ? asJson(found.file, valid, errors, warnings, result)
+            : asText(valid, errors, warnings, result, flags),
+        );
+        return valid ? Exit.ok : Exit.failed;
+      }),
+    );
+}
+
+/** PATH (a file, or a directory to discover in), else discovery from the working directory. */
+async function locatePipeline(
+  target: string | undefined,
+  pipeline: string | undefined,
+): Promise<PipelineLocation> {
+  const { findProjectRoot, resolvePipeline } = await import('../../pipeline/discover.js');
+  const { loadProjectConfig } = await import('../../pipeline/config.js');
+  let root = findProjectRoot(process.cwd());
+  if (target !== undefined) {
+    const stat = statSync(target, { throwIfNoEntry: false });
+    if (!stat) throw new UsageError(`no such file or directory: ${target}`);
+    if (stat.isFile()) {
+      if (pipeline !== undefined) throw new UsageError('give a pipeline file or --pipeline, not both');
+      return resolvePipeline(root, { file: target }, { default_pipeline: null });
+    }
+    root = path.resolve(target);
+  }
+  return resolvePipeline(root, pipeline === undefined ? {} : { pipeline }, loadProjectConfig(root));
+}
+
+function asText(
+  valid: boolean,
+  errors: Diagnostic[],
+  warnings: Diagnostic[],
+  result: ValidationResult,
+  flags: ValidateFlags,
+): string {
+  const lines = result.diagnostics.flatMap((d) => [
+    `${displayPath(d.file)}:${d.line}:${d.col}: ${d.severity}: ${d.message}`,
+    ...(d.hint ? [`  hint: ${d.hint}`] : []),
+  ]);
+  if (valid) {
+    const count = result.pipeline?.agents.length ?? 0;
+    const features = result.features.length ? ` (${result.features.join(', ')})` : '';
+    const noted = warnings.length ? `, ${plural(warnings.length, 'warning')}` : '';
+    lines.push(`✓ valid: ${plural(count, 'agent')}${features}${noted}`);
+  } else {
+    const strict = errors.length === 0 && flags.strict ? ' (--strict)' : '';
+    lines.push(`✗ ${plural(errors.length, 'error')}, ${plural(warnings.length, 'warning')}${strict}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function asJson(
+  file: string,
+  valid: boolean,
+  errors: Diagnostic[],
+  warnings: Diagnostic[],
+  result: ValidationResult,
+): string {
+  const strip = ({ severity: _, ...rest }: Diagnostic) => rest;
+  const summary = { agent_count: result.pipeline?.agents.length ?? 0, features: result.features };
+  return `${JSON.stringify({ valid, file, errors: errors.map(strip), warnings: warnings.map(strip), summary }, null, 2)}\n`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

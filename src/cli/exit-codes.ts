@@ -1,0 +1,29 @@
+import { isTroupeError } from '../errors.js';
+
+/** The documented exit codes of every troupe command. */
+export const Exit = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  notFound: 3,
+  timeout: 4,
+  waitingForHuman: 6,
+} as const;
+
+export type ExitCode = (typeof Exit)[keyof typeof Exit];
+
+export function exitCodeFor(error: unknown): ExitCode {
+  if (!isTroupeError(error)) return Exit.failed;
+  switch (error.code) {
+    case 'usage':
+    case 'pipeline_invalid':
+    case 'script_invalid':
+    case 'config_invalid':
+    case 'template_error':
+      return Exit.usage;
+    case 'not_found':
+      return Exit.notFound;
+    default:
+      return Exit.failed;
+  }
+}

@@ -1,0 +1,96 @@
+import type { RunObserver } from '../engine/execute.js';
+import { formatDuration, formatTokens } from './task-view.js';
+
+/**
+ * What a foreground run shows while it works: a line per stage (agent, status, elapsed,
+ * tokens) and the output as it streams. Colour only on a terminal, and never with NO_COLOR.
+ */
+export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObserver {
+  const color = stream.isTTY === true && !process.env.NO_COLOR;
+  const paint = (code: number, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
+  let midLine = false;
+  const line = (text: string) => {
+    if (midLine) stream.write('\n');
+    midLine = false;
+    stream.write(`${text}\n`);
+  };
+  return {
+    onText(_stage, _agent, text) {
+      stream.write(paint(2, text));
+      midLine = !text.endsWith('\n');
+    },
+    onEvent(event, state) {
+      switch (event.type) {
+        case 'task_created':
+          return line(paint(1, `troupe ${event.taskId} · ${event.pipeline}`));
+        case 'stage_started':
+          return line(
+            paint(
+              36,
+              `▶ [${event.stage}] ${event.agent}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`,
+            ),
+          );
+        case 'stage_completed':
+          return line(
+            paint(
+              32,
+              `✓ [${event.stage}] ${event.agent}  ${formatDuration(event.durationMs)}  ${formatTokens(event.usage)}`,
+            ),
+          );
+        case 'stage_attempt_failed':
+          return line(
+            paint(31, `✗ [${event.stage}] ${event.agent}: ${event.error.kind}: ${event.error.message}`),
+          );
+        case 'stage_interrupted':
+          return line(paint(33, `↻ [${event.stage}] interrupted earlier; running it again`));
+        case 'gate_decided':
+          return line(
+            paint(
+              event.decision === 'approved' ? 32 : 33,
+              `  gate (${event.by}): ${event.decision}${event.reason ? ` — ${firstLine(event.reason)}` : ''}`,
+            ),
+          );
+        case 'gate_waiting':
+          return line(
+            paint(
+              35,
+              `⏸ [${event.stage}] ${event.agent} waits for approval: troupe approve ${event.taskId}  |  troupe reject ${event.taskId} -r "why"`,
+            ),
+          );
+        case 'human_input_requested':
+          return line(
+            paint(
+              35,
+              `? ${event.agent} asks: ${event.questions.join(' / ')}\n  answer with: troupe human-input ${event.taskId} "your answer"`,
+            ),
+          );
+        case 'human_input_given':
+          return line(`  answered (${event.by})`);
+        case 'handoff':
+          return event.targets.length
+            ? line(`  → ${event.targets.map((t) => t.agent).join(', ')}`)
+            : undefined;
+        case 'join':
+          return line(`  ⇉ ${event.agent} gets ${event.activations.length} branches`);
+        case 'task_completed':
+          return line(
+            paint(
+              32,
+              `✔ completed ${state.id} in ${state.stages.length} stages · ${formatTokens(state.usage)}`,
+            ),
+          );
+        case 'task_failed':
+          return line(paint(31, `✘ failed ${state.id}: ${event.reason}`));
+        case 'task_cancelled':
+          return line(paint(33, `✘ cancelled ${state.id}: ${event.reason}`));
+        default:
+          return;
+      }
+    },
+  };
+}
+
+function firstLine(text: string): string {
+  const first = text.split('\n')[0] ?? '';
+  return first.length > 160 ? `${first.slice(0, 157)}...` : first;
+}

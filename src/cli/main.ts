@@ -1,0 +1,25 @@
+import { Command, CommanderError } from 'commander';
+import { reportError } from './action.js';
+import { registerCommands } from './commands/index.js';
+import { Exit } from './exit-codes.js';
+import { VERSION } from './version.js';
+
+const program = new Command('troupe')
+  .description('Run teams of AI coding agents described in one YAML file.')
+  .version(VERSION, '-V, --version')
+  .showSuggestionAfterError()
+  .exitOverride();
+
+registerCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // commander already printed its message (help and version exit 0, the rest are usage errors)
+    process.exitCode = error.exitCode === 0 ? Exit.ok : Exit.usage;
+  } else {
+    reportError(error);
+    process.exitCode = Exit.failed;
+  }
+}

@@ -1,0 +1,73 @@
+import type { TaskState } from '../engine/task-state.js';
+import { Exit, type ExitCode } from './exit-codes.js';
+
+/** The one JSON shape of a task that `run --json` and `status --json` print. */
+export function taskJson(state: TaskState) {
+  return {
+    id: state.id,
+    status: state.status,
+    pipeline: state.pipeline,
+    input: state.input,
+    created: state.createdAt,
+    updated: state.updatedAt,
+    stages: state.stages.map((s) => ({
+      n: s.n,
+      agent: s.agent,
+      status: s.gateWaiting ? 'awaiting_gate' : s.status,
+      input: s.input,
+      output: s.output,
+      gate: s.gate ? { decision: s.gate.decision, reason: s.gate.reason, by: s.gate.by } : null,
+      usage: s.usage,
+      attempt: s.attempt,
+      duration_ms: s.durationMs,
+      error: s.error,
+    })),
+    waiting: waitingFor(state),
+    error: state.failure?.reason ?? null,
+    usage: state.usage,
+  };
+}
+
+/** What a paused task waits for a person to do, if anything. */
+export function waitingFor(
+  state: TaskState,
+): { kind: 'gate' | 'question'; agent: string; stage: number | null; questions: string[] } | null {
+  const gate = state.stages.find((s) => s.gateWaiting);
+  if (gate) return { kind: 'gate', agent: gate.agent, stage: gate.n, questions: [] };
+  for (const a of state.activations.values()) {
+    if (a.pendingQuestion) {
+      return {
+        kind: 'question',
+        agent: a.agent,
+        stage: a.pendingQuestion.stage,
+        questions: a.pendingQuestion.questions,
+      };
+    }
+  }
+  return null;
+}
+
+export function exitCodeForTask(state: TaskState): ExitCode {
+  switch (state.status) {
+    case 'completed':
+      return Exit.ok;
+    case 'awaiting_gate':
+    case 'awaiting_human_input':
+      return Exit.waitingForHuman;
+    case 'failed':
+      return state.failure?.errorKind === 'timeout' ? Exit.timeout : Exit.failed;
+    default:
+      return Exit.failed;
+  }
+}
+
+export function formatTokens(usage: { input_tokens: number; output_tokens: number }): string {
+  const total = usage.input_tokens + usage.output_tokens;
+  return total >= 1000 ? `${(total / 1000).toFixed(1)}k tok` : `${total} tok`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}

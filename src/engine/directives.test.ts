@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import {
+  hasVote,
+  parseChunkDirectives,
+  parseHandoffDirective,
+  parseHumanInputQuestions,
+  parseNextSpeaker,
+} from './directives.js';
+
+describe('parseHandoffDirective', () => {
+  const known = ['developer', 'qa', 'docs'];
+
+  it('reads comma-separated ids from HANDOFF lines, in order, each once', () => {
+    expect(parseHandoffDirective('Plan done.\nHANDOFF: developer, qa\nhandoff: qa,docs\n', known)).toEqual([
+      'developer',
+      'qa',
+      'docs',
+    ]);
+  });
+
+  it('drops unknown ids and empty parts', () => {
+    expect(parseHandoffDirective('HANDOFF: ghost, , qa', known)).toEqual(['qa']);
+    expect(parseHandoffDirective('HANDOFF:', known)).toEqual([]);
+    expect(parseHandoffDirective('no directive here', known)).toEqual([]);
+  });
+
+  it('accepts indentation and markdown bold around the keyword and the ids', () => {
+    expect(parseHandoffDirective('  **HANDOFF:** `qa`', known)).toEqual(['qa']);
+    expect(parseHandoffDirective('**Handoff**: **docs**', known)).toEqual(['docs']);
+  });
+
+  it('matches ids exactly', () => {
+    expect(parseHandoffDirective('HANDOFF: QA', known)).toEqual([]);
+  });
+
+  it('does not match mid-line, unlike aqm ("NO HANDOFF: x" is not a handoff)', () => {
+    expect(parseHandoffDirective('NO HANDOFF: qa', known)).toEqual([]);
+    expect(parseHandoffDirective('I will not write HANDOFF: qa here', known)).toEqual([]);
+  });
+
+  it('reads only the rest of its own line', () => {
+    expect(parseHandoffDirective('HANDOFF:\nqa', known)).toEqual([]);
+  });
+});
+
+describe('parseNextSpeaker', () => {
+  const participants = ['architect', 'critic'];
+
+  it('returns the first named participant', () => {
+    expect(parseNextSpeaker('Good point.\nNEXT: critic\nNEXT: architect', participants)).toBe('critic');
+    expect(parseNextSpeaker('**Next:** `architect`', participants)).toBe('architect');
+  });
+
+  it('skips names that are not participants, and is null without a directive', () => {
+    expect(parseNextSpeaker('NEXT: nobody\nNEXT: architect', participants)).toBe('architect');
+    expect(parseNextSpeaker('NEXT: nobody', participants)).toBeNull();
+    expect(parseNextSpeaker('the NEXT: critic', participants)).toBeNull();
+  });
+});
+
+describe('parseHumanInputQuestions', () => {
+  it('returns one question per directive, anywhere in a line, ignoring case (as aqm)', () => {
+    expect(parseHumanInputQuestions('HUMAN_INPUT: Which DB?\nthen human_input:\tWhich port?  \n')).toEqual([
+      'Which DB?',
+      'Which port?',
+    ]);
+  });
+
+  it('ignores directives with no question on their line', () => {
+    expect(parseHumanInputQuestions('HUMAN_INPUT:\nnext line')).toEqual([]);
+    expect(parseHumanInputQuestions('nothing to ask')).toEqual([]);
+  });
+});
+
+describe('parseChunkDirectives', () => {
+  it('collects adds (rest of line), dones and removes (one id each)', () => {
+    const output = [
+      'CHUNK_ADD: Write the parser',
+      'chunk_add: Add tests | with a pipe',
+      'CHUNK_DONE: C-001 and more words',
+      'CHUNK_REMOVE: C-003',
+    ].join('\n');
+    expect(parseChunkDirectives(output)).toEqual({
+      add: ['Write the parser', 'Add tests | with a pipe'],
+      done: ['C-001'],
+      remove: ['C-003'],
+    });
+  });
+
+  it('is empty when there are none', () => {
+    expect(parseChunkDirectives('nothing')).toEqual({ add: [], done: [], remove: [] });
+  });
+});
+
+describe('hasVote', () => {
+  it('finds the keyword anywhere, ignoring case (aqm: "vote: agree" counts)', () => {
+    expect(hasVote('I think so. vote: agree', 'VOTE: AGREE')).toBe(true);
+    expect(hasVote('VOTE: DISAGREE', 'VOTE: AGREE')).toBe(false);
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * Directives agents write into their output (aqm §4): where to hand off, questions for a human,
+ * chunk changes, votes and the next speaker. Keywords are case-insensitive, as in aqm; ids are
+ * matched exactly. Directives stay in the output.
+ */
+
+export interface ChunkDirectives {
+  add: string[];
+  done: string[];
+  remove: string[];
+}
+
+/**
+ * `HANDOFF: a, b` lines: the known ids in order, each once. aqm matches anywhere, so
+ * "NO HANDOFF: qa" handed off to qa; troupe only reads the directive at the start of a line
+ * (after spaces or markdown bold).
+ */
+export function parseHandoffDirective(output: string, knownIds: readonly string[]): string[] {
+  const ids = [...output.matchAll(lineDirective('HANDOFF'))].flatMap((m) => (m[1] ?? '').split(','));
+  return unique(ids.map(bareId).filter((id) => knownIds.includes(id)));
+}
+
+/** `NEXT: <id>` in a moderated session: the first participant named, or null. */
+export function parseNextSpeaker(output: string, participants: readonly string[]): string | null {
+  for (const m of output.matchAll(lineDirective('NEXT'))) {
+    const id = bareId(m[1] ?? '');
+    if (participants.includes(id)) return id;
+  }
+  return null;
+}
+
+/** `HUMAN_INPUT: <question>`: one question per directive, anywhere in a line (as aqm). */
+export function parseHumanInputQuestions(output: string): string[] {
+  return [...output.matchAll(/HUMAN_INPUT:[ \t]*([^\n]+)/gi)].map((m) => (m[1] ?? '').trim()).filter(Boolean);
+}
+
+/** CHUNK_ADD (the rest of the line), CHUNK_DONE and CHUNK_REMOVE (one id each), as aqm. */
+export function parseChunkDirectives(output: string): ChunkDirectives {
+  const captures = (re: RegExp) =>
+    [...output.matchAll(re)].map((m) => (m[1] ?? '').trim()).filter((value) => value !== '');
+  return {
+    add: captures(/CHUNK_ADD:\s*(.+)/gi),
+    done: captures(/CHUNK_DONE:\s*(\S+)/gi),
+    remove: captures(/CHUNK_REMOVE:\s*(\S+)/gi),
+  };
+}
+
+/** aqm's vote: the keyword anywhere in the output, ignoring case ("vote: agree" counts). */
+export function hasVote(output: string, keyword: string): boolean {
+  return output.toUpperCase().includes(keyword.toUpperCase());
+}
+
+/** `KEYWORD: rest` at the start of a line, allowing indentation and `**KEYWORD:**` / `**KEYWORD**:`. */
+function lineDirective(keyword: string): RegExp {
+  return new RegExp(`^[ \\t]*(?:\\*\\*)?${keyword}(?:\\*\\*)?:(?:\\*\\*)?[ \\t]*(.*)$`, 'gim');
+}
+
+/** An id as written, without surrounding spaces, markdown emphasis or backticks. */
+function bareId(text: string): string {
+  return text.trim().replace(/^[*`]+|[*`]+$/g, '');
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}

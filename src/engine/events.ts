@@ -1,0 +1,141 @@
+import type { Pipeline } from '../pipeline/types.js';
+import type { Script } from '../runtimes/script.js';
+
+/**
+ * Every change to a task is one of these events, appended to the store. Task state is a
+ * fold of them (task-state.ts); the files under .troupe/tasks/<id>/ and the live streams
+ * are written from them too. Add a field rather than change one: old logs must still fold.
+ */
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+  cost_usd?: number;
+}
+
+export interface StageError {
+  kind: string;
+  message: string;
+}
+
+export interface SessionTurn {
+  round: number;
+  /** The summary agent's closing turn, after consensus. */
+  summary: boolean;
+}
+
+export interface HandoffTarget {
+  agent: string;
+  input: string;
+  condition: string;
+}
+
+export type TaskEvent =
+  | {
+      type: 'task_created';
+      pipeline: string;
+      pipelineFile: string;
+      /** The resolved pipeline, so any process continues the task exactly as it was started. */
+      definition: Pipeline;
+      input: string;
+      startAgent: string;
+      cwd: string;
+      maxStages: number;
+      /** Seconds per runtime, from config timeouts. */
+      timeouts: Record<string, number>;
+      gate: { model: string | null; timeout: number; system_prompt: string };
+      script: Script | null;
+      parentTaskId: string | null;
+      kind: 'run' | 'fix';
+    }
+  | { type: 'task_resumed'; pid: number }
+  | {
+      type: 'stage_started';
+      stage: number;
+      activation: string;
+      agent: string;
+      input: string;
+      attempt: number;
+      /** Set when the stage is a turn in a session (the activation is then the session's). */
+      turn?: SessionTurn;
+    }
+  | { type: 'stage_output'; stage: number; text: string }
+  | {
+      type: 'stage_completed';
+      stage: number;
+      activation: string;
+      agent: string;
+      output: string;
+      usage: Usage;
+      durationMs: number;
+      meta?: Record<string, string | number | boolean>;
+    }
+  | {
+      type: 'stage_attempt_failed';
+      stage: number;
+      activation: string;
+      agent: string;
+      attempt: number;
+      error: StageError;
+      partialOutput: string;
+      /** ISO time before which the retry must not start (backoff); absent when no retry is due. */
+      retryAt?: string;
+      meta?: Record<string, string | number | boolean>;
+    }
+  | { type: 'stage_interrupted'; stage: number; activation: string }
+  | { type: 'gate_waiting'; stage: number; agent: string }
+  | {
+      type: 'gate_decided';
+      stage: number;
+      agent: string;
+      decision: 'approved' | 'rejected';
+      reason: string;
+      by: 'llm' | 'command' | 'human' | 'script';
+    }
+  | {
+      type: 'human_input_requested';
+      activation: string;
+      agent: string;
+      stage: number | null;
+      mode: 'before' | 'on_demand';
+      questions: string[];
+    }
+  | { type: 'human_input_given'; activation: string; answer: string; by: string }
+  | { type: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
+  | { type: 'join'; agent: string; activations: string[] }
+  | { type: 'session_started'; activation: string; session: string; participants: string[]; topic: string }
+  | { type: 'session_round_ended'; activation: string; round: number; agreed: string[]; consensus: boolean }
+  | {
+      type: 'session_ended';
+      activation: string;
+      session: string;
+      stage: number;
+      outcome: 'consensus' | 'no_consensus';
+      rounds: number;
+      output: string;
+    }
+  | { type: 'task_completed' }
+  | { type: 'task_failed'; reason: string; stage: number | null; errorKind: string | null }
+  | { type: 'task_cancelled'; reason: string };
+
+export type TaskEventType = TaskEvent['type'];
+export type EventOf<T extends TaskEventType> = Extract<TaskEvent, { type: T }>;
+
+/** An event as stored: a global sequence number (SSE id), its task and when it was written. */
+export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string };
+
+export type TaskStatus =
+  | 'pending'
+  | 'running'
+  | 'awaiting_gate'
+  | 'awaiting_human_input'
+  | 'completed'
+  | 'failed'
+  | 'cancelled';
+
+export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+
+export function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}

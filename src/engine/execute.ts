@@ -1,0 +1,461 @@
+import { StateError, TaskBusyError } from '../errors.js';
+import { type AgentNode, findNode } from '../pipeline/types.js';
+import { runCommandGate } from '../runtimes/command-gate.js';
+import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
+import type { EventStore } from '../store/event-store.js';
+import { currentHolder } from '../store/sqlite/sqlite-store.js';
+import type { TaskFiles } from '../store/task-files.js';
+import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
+import { gateUserMessage, parseGateDecision } from './gate-decision.js';
+import { nextSteps, type Step, stepKey } from './plan.js';
+import { gatePrompt, stagePrompt, turnPrompt } from './prompt.js';
+import { applyEvent, foldEvents, type TaskState } from './task-state.js';
+
+/**
+ * The executor: performs the planner's steps through ports (runtimes, the store, people) and
+ * appends what happened. It runs a task until it ends or waits for a person; fan-out
+ * branches run at the same time. Every step is safe to run twice: a crash between doing and
+ * recording re-does the step on resume, and nothing recorded is done again.
+ */
+
+export interface HumanResponder {
+  /** An answer available without waiting (a script's `human:` entry), or undefined. */
+  answer(agent: string, index: number): string | undefined;
+}
+
+export interface RunObserver {
+  onEvent?(event: StoredEvent, state: TaskState): void;
+  onText?(stage: number, agent: string, text: string): void;
+}
+
+export interface ExecutorPorts {
+  store: EventStore;
+  files: TaskFiles;
+  runtimeFor(state: TaskState, node: AgentNode, purpose: 'stage' | 'gate'): Runtime;
+  human: (state: TaskState) => HumanResponder;
+  observer?: RunObserver;
+  /** How often another process's cancel is looked for. */
+  pollMs?: number;
+  /** How often streamed output is committed as stage_output events. */
+  flushMs?: number;
+}
+
+export async function runTask(taskId: string, ports: ExecutorPorts): Promise<TaskState> {
+  const holder = currentHolder();
+  if (!ports.store.tryLease(taskId, holder)) {
+    const other = ports.store.leaseHolder(taskId);
+    throw new TaskBusyError(
+      `task ${taskId} is being run by process ${other?.pid ?? '?'} on ${other?.host ?? '?'}`,
+    );
+  }
+  try {
+    return await new TaskRun(taskId, ports).run();
+  } finally {
+    ports.store.releaseLease(taskId, holder);
+  }
+}
+
+class TaskRun {
+  private state: TaskState;
+  private readonly abort = new AbortController();
+  private readonly inflight = new Map<string, Promise<void>>();
+  private wake: () => void = () => {};
+  private stopped: Error | null = null;
+
+  constructor(
+    private readonly taskId: string,
+    private readonly ports: ExecutorPorts,
+  ) {
+    this.state = foldEvents(ports.store.events(taskId));
+  }
+
+  async run(): Promise<TaskState> {
+    if (isTerminal(this.state.status)) return this.state;
+    this.ports.files.sync(this.state);
+    this.recoverInterrupted();
+    const poll = setInterval(() => this.pollForCancel(), this.ports.pollMs ?? 200);
+    try {
+      await this.loop();
+    } finally {
+      clearInterval(poll);
+      this.abort.abort();
+      await Promise.allSettled(this.inflight.values());
+    }
+    if (this.stopped && !(this.stopped instanceof StateError)) throw this.stopped;
+    // the store may know better (another process cancelled the task)
+    if (this.stopped) this.state = foldEvents(this.ports.store.events(this.taskId));
+    return this.state;
+  }
+
+  private recoverInterrupted(): void {
+    const interrupted = [...this.state.activations.values()].filter((a) => a.status === 'running');
+    const events: TaskEvent[] = [{ type: 'task_resumed', pid: process.pid }];
+    for (const a of interrupted)
+      events.push({ type: 'stage_interrupted', stage: a.stage!, activation: a.id });
+    if (this.state.lastSeq > 0 && (interrupted.length > 0 || this.state.stages.length > 0))
+      this.commit(events);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped && !isTerminal(this.state.status)) {
+      const step = nextSteps(this.state).find((s) => !this.inflight.has(stepKey(s)));
+      if (step) {
+        this.perform(step);
+        continue;
+      }
+      if (this.inflight.size === 0) return; // waiting for a person, or nothing left to do
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        for (const p of this.inflight.values()) p.then(resolve, resolve);
+      });
+    }
+  }
+
+  private perform(step: Step): void {
+    switch (step.kind) {
+      case 'complete':
+        this.commit([{ type: 'task_completed' }]);
+        return;
+      case 'fail':
+        this.commit([
+          { type: 'task_failed', reason: step.reason, stage: step.stage, errorKind: step.errorKind },
+        ]);
+        return;
+      case 'handoff':
+        this.commit([
+          { type: 'handoff', stage: step.stage, activation: step.activation, targets: step.targets },
+        ]);
+        return;
+      case 'join':
+        this.commit([{ type: 'join', agent: step.agent, activations: step.activations }]);
+        return;
+      case 'start_session': {
+        const { kind: _, ...event } = step;
+        this.commit([{ type: 'session_started', ...event }]);
+        return;
+      }
+      case 'end_round': {
+        const { kind: _, ...event } = step;
+        this.commit([{ type: 'session_round_ended', ...event }]);
+        return;
+      }
+      case 'end_session': {
+        const { kind: _, ...event } = step;
+        this.commit([{ type: 'session_ended', ...event }]);
+        return;
+      }
+      case 'ask_human':
+        this.askHuman(step);
+        return;
+      case 'await_gate':
+        this.awaitGate(step);
+        return;
+      case 'start_stage':
+        this.track(step, this.runStage(step));
+        return;
+      case 'evaluate_gate':
+        this.track(step, this.evaluateGate(step));
+        return;
+    }
+  }
+
+  private track(step: Step, work: Promise<void>): void {
+    const key = stepKey(step);
+    const done = work.catch((error: unknown) => {
+      this.stopped ??= error instanceof Error ? error : new Error(String(error));
+    });
+    this.inflight.set(
+      key,
+      done.finally(() => this.inflight.delete(key)),
+    );
+  }
+
+  private askHuman(step: Extract<Step, { kind: 'ask_human' }>): void {
+    const requested: TaskEvent = {
+      type: 'human_input_requested',
+      activation: step.activation,
+      agent: step.agent,
+      stage: step.stage,
+      mode: step.mode,
+      questions: step.questions,
+    };
+    const answer = this.ports.human(this.state).answer(step.agent, this.state.humanAnswers[step.agent] ?? 0);
+    this.commit(
+      answer === undefined
+        ? [requested]
+        : [requested, { type: 'human_input_given', activation: step.activation, answer, by: 'script' }],
+    );
+  }
+
+  private awaitGate(step: Extract<Step, { kind: 'await_gate' }>): void {
+    const answer = this.ports.human(this.state).answer(step.agent, this.state.humanAnswers[step.agent] ?? 0);
+    if (answer === undefined) {
+      this.commit([{ type: 'gate_waiting', stage: step.stage, agent: step.agent }]);
+      return;
+    }
+    const rejected = /^\s*reject(ed)?\b[:\s]*/i.exec(answer);
+    this.commit([
+      {
+        type: 'gate_decided',
+        stage: step.stage,
+        agent: step.agent,
+        decision: rejected ? 'rejected' : 'approved',
+        reason: rejected ? answer.slice(rejected[0].length) : answer.replace(/^\s*approved?\b[:\s]*/i, ''),
+        by: 'human',
+      },
+    ]);
+  }
+
+  private async runStage(step: Extract<Step, { kind: 'start_stage' }>): Promise<void> {
+    if (step.notBefore) await sleepUntil(step.notBefore, this.abort.signal);
+    const node = this.agent(step.agent);
+    const activation = this.state.activations.get(step.activation)!;
+    let prompt: string;
+    try {
+      prompt = step.turn
+        ? turnPrompt(this.state, node, step.input)
+        : stagePrompt(this.state, node, activation, step.input, step.attempt);
+    } catch (error) {
+      return this.commit([
+        { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'template_error' },
+      ]);
+    }
+    this.commit([
+      {
+        type: 'stage_started',
+        stage: step.stage,
+        activation: step.activation,
+        agent: node.id,
+        input: step.input,
+        attempt: step.attempt,
+        ...(step.turn ? { turn: step.turn } : {}),
+      },
+    ]);
+    const timeoutS = node.timeout ?? this.state.timeouts[node.runtime] ?? 600;
+    const started = Date.now();
+    const streamed = new OutputBuffer(
+      (text) => this.commit([{ type: 'stage_output', stage: step.stage, text }]),
+      this.ports.flushMs,
+    );
+    const request: RuntimeRequest = {
+      agentId: node.id,
+      purpose: 'stage',
+      prompt,
+      systemPrompt: node.system_prompt,
+      model: node.model,
+      effort: null,
+      cwd: this.state.cwd,
+      mcp: node.mcp,
+      extraFlags: node.cli_flags,
+      timeoutMs: timeoutS * 1000,
+      signal: this.abort.signal,
+      resumeSessionId: null,
+      previousMeta: this.state.agentMeta[node.id] ?? [],
+    };
+    try {
+      const result = await this.invoke(this.ports.runtimeFor(this.state, node, 'stage'), request, (text) => {
+        streamed.add(text);
+        this.ports.observer?.onText?.(step.stage, node.id, text);
+      });
+      streamed.close();
+      this.commit([
+        {
+          type: 'stage_completed',
+          stage: step.stage,
+          activation: step.activation,
+          agent: node.id,
+          output: result.text,
+          usage: result.usage,
+          durationMs: Date.now() - started,
+          ...(result.meta ? { meta: result.meta } : {}),
+        },
+      ]);
+    } catch (error) {
+      streamed.close();
+      if (this.abort.signal.aborted) throw error;
+      const failure = asRuntimeError(error);
+      const backoffS = node.retry?.backoff ?? 0;
+      const retryAt = failure.resetAt ?? (backoffS > 0 ? new Date(Date.now() + backoffS * 1000) : undefined);
+      this.commit([
+        {
+          type: 'stage_attempt_failed',
+          stage: step.stage,
+          activation: step.activation,
+          agent: node.id,
+          attempt: step.attempt,
+          error: { kind: failure.kind, message: failure.message },
+          partialOutput: failure.options.partialOutput ?? streamed.all,
+          ...(retryAt ? { retryAt: retryAt.toISOString() } : {}),
+          ...(failure.options.meta ? { meta: failure.options.meta } : {}),
+        },
+      ]);
+    }
+  }
+
+  private async evaluateGate(step: Extract<Step, { kind: 'evaluate_gate' }>): Promise<void> {
+    const node = this.agent(step.agent);
+    const gate = node.gate!;
+    const output = this.state.stages[step.stage - 1]!.output;
+    const timeoutMs = (gate.timeout ?? this.state.gateConfig.timeout) * 1000;
+    if (step.gate === 'command') {
+      const result = await runCommandGate(gate.command ?? 'false', {
+        cwd: this.state.cwd,
+        timeoutMs,
+        signal: this.abort.signal,
+        env: {
+          TROUPE_TASK_ID: this.taskId,
+          TROUPE_STAGE: String(step.stage),
+          TROUPE_AGENT: node.id,
+          TROUPE_OUTPUT: output.slice(0, 100_000),
+        },
+      });
+      return this.commit([
+        { type: 'gate_decided', stage: step.stage, agent: node.id, ...result, by: 'command' },
+      ]);
+    }
+    const request: RuntimeRequest = {
+      agentId: node.id,
+      purpose: 'gate',
+      prompt: gateUserMessage(gatePrompt(this.state, node, output), output),
+      systemPrompt: this.state.gateConfig.system_prompt,
+      model: gate.model ?? this.state.gateConfig.model,
+      effort: null,
+      cwd: this.state.cwd,
+      mcp: [],
+      extraFlags: [],
+      timeoutMs,
+      signal: this.abort.signal,
+      resumeSessionId: null,
+      previousMeta: Array.from({ length: this.state.gateCalls[node.id] ?? 0 }, () => ({})),
+    };
+    let decision: { decision: 'approved' | 'rejected'; reason: string };
+    try {
+      const result = await this.invoke(this.ports.runtimeFor(this.state, node, 'gate'), request, () => {});
+      decision = parseGateDecision(result.text);
+    } catch (error) {
+      if (this.abort.signal.aborted) throw error;
+      const failure = asRuntimeError(error);
+      if (failure.kind === 'script_missing') {
+        return this.commit([
+          { type: 'task_failed', reason: failure.message, stage: step.stage, errorKind: failure.kind },
+        ]);
+      }
+      decision = { decision: 'rejected', reason: `Gate evaluation failed: ${failure.message}` };
+    }
+    const by = this.state.script ? 'script' : 'llm';
+    this.commit([{ type: 'gate_decided', stage: step.stage, agent: node.id, ...decision, by }]);
+  }
+
+  /** Runs one runtime call under the stage's timeout, streaming text to `onText`. */
+  private async invoke(runtime: Runtime, request: RuntimeRequest, onText: (text: string) => void) {
+    const timeout = AbortSignal.timeout(request.timeoutMs);
+    const signal = AbortSignal.any([this.abort.signal, timeout]);
+    try {
+      for await (const event of runtime.run({ ...request, signal })) {
+        if (event.type === 'text') onText(event.text);
+        else if (event.type === 'result') return event;
+        if (signal.aborted) break;
+      }
+    } catch (error) {
+      if (timeout.aborted && !this.abort.signal.aborted) throw timedOut(request.timeoutMs);
+      throw error;
+    }
+    if (timeout.aborted && !this.abort.signal.aborted) throw timedOut(request.timeoutMs);
+    if (this.abort.signal.aborted) throw new RuntimeError('cancelled', 'cancelled');
+    throw new RuntimeError('crashed', `runtime ${runtime.name} ended without a result`);
+  }
+
+  private agent(id: string): AgentNode {
+    const node = findNode(this.state.definition, id);
+    if (node?.type !== 'agent') throw new Error(`no agent ${id}`);
+    return node;
+  }
+
+  /** Applies events to the state, then appends them in one transaction. */
+  private commit(events: TaskEvent[]): void {
+    const at = new Date().toISOString();
+    for (const event of events)
+      this.state = applyEvent(this.state, { ...event, seq: this.state.lastSeq, taskId: this.taskId, at });
+    const current = [...this.state.activations.values()].find((a) => a.status === 'running')?.agent ?? null;
+    const stored = this.ports.store.append(
+      this.taskId,
+      events,
+      { status: this.state.status, currentAgent: current },
+      at,
+    );
+    this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
+    if (events.some((e) => e.type !== 'stage_output')) this.ports.files.sync(this.state);
+    for (const event of stored) this.ports.observer?.onEvent?.(event, this.state);
+    this.wake();
+  }
+
+  private pollForCancel(): void {
+    if (this.ports.store.task(this.taskId)?.status === 'cancelled') {
+      this.stopped ??= new StateError(`task ${this.taskId} was cancelled`);
+      this.abort.abort(new RuntimeError('cancelled', 'task cancelled'));
+      this.wake();
+    }
+  }
+}
+
+/** Streamed text, committed as stage_output events at most every flushMs. */
+class OutputBuffer {
+  all = '';
+  private pending = '';
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly flush: (text: string) => void,
+    private readonly flushMs = 250,
+  ) {}
+
+  add(text: string): void {
+    this.all += text;
+    this.pending += text;
+    this.timer ??= setTimeout(() => this.drain(), this.flushMs);
+  }
+
+  /** The completion event carries the whole output, so what is still pending is not flushed. */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = '';
+  }
+
+  private drain(): void {
+    this.timer = null;
+    if (!this.pending) return;
+    const text = this.pending;
+    this.pending = '';
+    try {
+      this.flush(text);
+    } catch {
+      // the task ended under us (cancelled); the stage's own commit reports it
+    }
+  }
+}
+
+function asRuntimeError(error: unknown): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  return new RuntimeError('crashed', error instanceof Error ? error.message : String(error));
+}
+
+function timedOut(ms: number): RuntimeError {
+  return new RuntimeError('timeout', `timed out after ${Math.round(ms / 1000)}s`);
+}
+
+function sleepUntil(iso: string, signal: AbortSignal): Promise<void> {
+  const ms = Date.parse(iso) - Date.now();
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}

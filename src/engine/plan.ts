@@ -1,0 +1,278 @@
+import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../pipeline/types.js';
+import { parseHumanInputQuestions } from './directives.js';
+import type { HandoffTarget, SessionTurn } from './events.js';
+import { canReach } from './graph.js';
+import { resolveHandoffs } from './handoffs.js';
+import { planSession } from './session-plan.js';
+import { type Activation, lineageIn, openActivations, type TaskState } from './task-state.js';
+import { TemplateError } from './template.js';
+
+/**
+ * The planner: given a task's state, what happens next. Pure — no I/O, no clock — so every
+ * routing, gate, retry and fan-out rule is testable with a plain object. The executor
+ * performs the steps and appends their events; then it asks again.
+ */
+export type Step =
+  | {
+      kind: 'start_stage';
+      activation: string;
+      agent: string;
+      stage: number;
+      attempt: number;
+      input: string;
+      /** ISO time; the executor waits until then (retry backoff). */
+      notBefore: string | null;
+      /** A session turn: `activation` is the session's, `agent` the speaker. */
+      turn?: SessionTurn;
+    }
+  | { kind: 'start_session'; activation: string; session: string; participants: string[]; topic: string }
+  | { kind: 'end_round'; activation: string; round: number; agreed: string[]; consensus: boolean }
+  | {
+      kind: 'end_session';
+      activation: string;
+      session: string;
+      stage: number;
+      outcome: 'consensus' | 'no_consensus';
+      rounds: number;
+      output: string;
+    }
+  | {
+      kind: 'ask_human';
+      activation: string;
+      agent: string;
+      stage: number | null;
+      mode: 'before' | 'on_demand';
+      questions: string[];
+    }
+  | { kind: 'evaluate_gate'; stage: number; agent: string; gate: 'llm' | 'command' }
+  | { kind: 'await_gate'; stage: number; agent: string }
+  | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
+  | { kind: 'join'; agent: string; activations: string[] }
+  | { kind: 'complete' }
+  | { kind: 'fail'; reason: string; stage: number | null; errorKind: string | null };
+
+export function stepKey(step: Step): string {
+  switch (step.kind) {
+    case 'start_stage':
+    case 'ask_human':
+    case 'handoff':
+    case 'start_session':
+    case 'end_round':
+    case 'end_session':
+      return `${step.kind}:${step.activation}`;
+    case 'evaluate_gate':
+    case 'await_gate':
+      return `${step.kind}:${step.stage}`;
+    case 'join':
+      return `join:${step.activations.join(',')}`;
+    default:
+      return step.kind;
+  }
+}
+
+export function nextSteps(state: TaskState): Step[] {
+  if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') return [];
+  const open = openActivations(state);
+  if (open.length === 0) return [{ kind: 'complete' }];
+  const steps: Step[] = [];
+  let nextStage = state.stages.length + 1;
+  for (const activation of open) {
+    const node = findNode(state.definition, activation.agent);
+    if (!node) {
+      return [fail(`no agent '${activation.agent}' in pipeline ${state.pipeline}`, activation.stage, null)];
+    }
+    let step: Step | null;
+    try {
+      step =
+        node.type === 'session'
+          ? planSessionActivation(state, activation, node, open, nextStage)
+          : planActivation(state, activation, node, open, nextStage);
+    } catch (error) {
+      if (error instanceof TemplateError) return [fail(error.message, activation.stage, 'template_error')];
+      throw error;
+    }
+    if (step?.kind === 'fail') return [step];
+    if (step) {
+      if ((step.kind === 'start_stage' || step.kind === 'end_session') && step.stage === nextStage)
+        nextStage++;
+      steps.push(step);
+    }
+  }
+  return steps;
+}
+
+function planActivation(
+  state: TaskState,
+  activation: Activation,
+  node: AgentNode,
+  open: Activation[],
+  nextStage: number,
+): Step | null {
+  switch (activation.status) {
+    case 'running':
+    case 'awaiting_human':
+    case 'done':
+      return null;
+    case 'ready':
+      return planReady(state, activation, node, open, nextStage);
+    case 'settling':
+      return planSettling(state, activation, node);
+  }
+}
+
+function planSessionActivation(
+  state: TaskState,
+  activation: Activation,
+  node: SessionNode,
+  open: Activation[],
+  nextStage: number,
+): Step | null {
+  if (activation.status === 'settling') {
+    const stage = state.stages[activation.stage! - 1]!;
+    const outcome = activation.session?.outcome ?? 'consensus';
+    const targets = resolveHandoffs(state.definition, node, stage, activation.branches, outcome);
+    if (outcome === 'no_consensus' && targets.length === 0) {
+      return fail(
+        `session '${node.id}' reached no consensus after ${activation.session?.round ?? node.max_rounds} rounds`,
+        stage.n,
+        'no_consensus',
+      );
+    }
+    return { kind: 'handoff', stage: stage.n, activation: activation.id, targets };
+  }
+  if (activation.status !== 'ready') return null;
+  if (activation.group !== null && activation.session === null) {
+    const join = planJoin(state, activation, open);
+    if (join !== 'go') return join;
+  }
+  return planSession(state, activation, node, nextStage);
+}
+
+function planReady(
+  state: TaskState,
+  activation: Activation,
+  node: AgentNode,
+  open: Activation[],
+  nextStage: number,
+): Step | null {
+  const previous = activation.stage === null ? undefined : state.stages[activation.stage - 1];
+  if (previous?.status === 'failed') {
+    const allowed = 1 + (node.retry?.max_retries ?? 0);
+    const error = previous.error;
+    if (activation.attempts >= allowed || error?.kind === 'script_missing' || error?.kind === 'cancelled') {
+      const tries = activation.attempts === 1 ? '' : ` after ${activation.attempts} attempts`;
+      return fail(
+        `agent '${node.id}' failed${tries}: ${error?.message ?? 'unknown error'}`,
+        previous.n,
+        error?.kind ?? null,
+      );
+    }
+  }
+  if (activation.group !== null && activation.stage === null) {
+    const join = planJoin(state, activation, open);
+    if (join !== 'go') return join;
+  }
+  const before =
+    node.human_input?.enabled && (node.human_input.mode === 'before' || node.human_input.mode === 'both');
+  if (before && activation.humanAnswer === null && !activation.continuation && activation.stage === null) {
+    const prompt = node.human_input?.prompt || defaultBeforeQuestion(node, activation.input);
+    return {
+      kind: 'ask_human',
+      activation: activation.id,
+      agent: node.id,
+      stage: null,
+      mode: 'before',
+      questions: [prompt],
+    };
+  }
+  const stage = activation.stage ?? nextStage;
+  if (activation.stage === null && stage > state.maxStages) {
+    return fail(`Exceeded maximum number of stages (${state.maxStages}).`, null, 'max_stages');
+  }
+  const input =
+    activation.humanAnswer === null
+      ? activation.input
+      : `${activation.input}\n\n--- User Input ---\n${activation.humanAnswer}`;
+  return {
+    kind: 'start_stage',
+    activation: activation.id,
+    agent: node.id,
+    stage,
+    attempt: activation.attempts + 1,
+    input,
+    notBefore: activation.retryAt,
+  };
+}
+
+function defaultBeforeQuestion(node: PipelineNode, input: string): string {
+  return `Agent '${node.name}' needs your input before proceeding.\n\nCurrent task: ${input.slice(0, 500)}`;
+}
+
+/**
+ * A branch of a fan-out that reaches an agent other branches may also reach waits for them;
+ * then one activation carries all their outputs (`{{ branches }}`).
+ */
+function planJoin(state: TaskState, activation: Activation, open: Activation[]): Step | null | 'go' {
+  const group = activation.group!;
+  const here = activation.agent;
+  const pipeline = state.definition;
+  const others = open.filter((a) => a !== activation && lineageIn(state, a, group) !== activation.lineage);
+  const inGroup = others.filter((a) => lineageIn(state, a, group) !== null);
+  const working = inGroup.filter((a) => a.status !== 'ready');
+  if (working.some((a) => canReach(pipeline, a.agent, here))) return null;
+  const readyElsewhere = inGroup.filter((a) => a.status === 'ready' && a.agent !== here);
+  const blocked = readyElsewhere.some(
+    (a) =>
+      canReach(pipeline, a.agent, here) &&
+      !canReach(pipeline, here, a.agent) &&
+      !working.some((w) => canReach(pipeline, w.agent, a.agent)),
+  );
+  if (blocked) return null;
+  const arrived = inGroup.filter((a) => a.status === 'ready' && a.agent === here && a.stage === null);
+  if (arrived.length === 0) return 'go';
+  const parts = [activation, ...arrived].sort((x, y) => Number(x.id.slice(1)) - Number(y.id.slice(1)));
+  // one join per agent: only the earliest arrival proposes it
+  if (parts[0] !== activation) return null;
+  return { kind: 'join', agent: here, activations: parts.map((a) => a.id) };
+}
+
+function planSettling(state: TaskState, activation: Activation, node: AgentNode): Step | null {
+  const stage = state.stages[activation.stage! - 1]!;
+  const onDemand =
+    node.human_input?.enabled && (node.human_input.mode === 'on_demand' || node.human_input.mode === 'both');
+  if (onDemand && stage.gate === null) {
+    const questions = parseHumanInputQuestions(stage.output);
+    if (questions.length > 0) {
+      return {
+        kind: 'ask_human',
+        activation: activation.id,
+        agent: node.id,
+        stage: stage.n,
+        mode: 'on_demand',
+        questions,
+      };
+    }
+  }
+  const gate = node.gate;
+  if (gate && stage.gate === null) {
+    if (gate.type === 'human')
+      return stage.gateWaiting ? null : { kind: 'await_gate', stage: stage.n, agent: node.id };
+    return { kind: 'evaluate_gate', stage: stage.n, agent: node.id, gate: gate.type };
+  }
+  if (gate && stage.gate?.decision === 'rejected' && stage.gate.by !== 'human') {
+    const rejections = state.gateRejections[node.id] ?? 0;
+    if (rejections > gate.max_retries) {
+      return fail(
+        `Agent '${node.id}' exceeded max gate retries (${gate.max_retries}). Gate kept rejecting output. Last reason: ${stage.gate.reason}`,
+        stage.n,
+        'gate_rejected',
+      );
+    }
+  }
+  const targets = resolveHandoffs(state.definition, node, stage, activation.branches, null);
+  return { kind: 'handoff', stage: stage.n, activation: activation.id, targets };
+}
+
+function fail(reason: string, stage: number | null, errorKind: string | null): Step {
+  return { kind: 'fail', reason, stage, errorKind };
+}

@@ -1,0 +1,100 @@
+import type { SessionNode } from '../pipeline/types.js';
+import type { Step } from './plan.js';
+import { agreedBy } from './session-state.js';
+import type { Activation, TaskState } from './task-state.js';
+
+/**
+ * What a session does next: open, the next speaker's turn, the end of a round (consensus or
+ * not), the summary agent's closing turn, then the session's own stage. Pure, like plan.ts.
+ */
+export function planSession(
+  state: TaskState,
+  activation: Activation,
+  node: SessionNode,
+  nextStage: number,
+): Step | null {
+  const session = activation.session;
+  if (!session) {
+    return {
+      kind: 'start_session',
+      activation: activation.id,
+      session: node.id,
+      participants: node.participants,
+      topic: activation.input,
+    };
+  }
+  if (session.phase === 'turns') {
+    const order = speakingOrder(node);
+    const speaker = order[session.turn];
+    if (speaker !== undefined)
+      return turn(activation, speaker, session.round, false, session.pendingStage ?? nextStage, state);
+    const agreed = agreedBy(session);
+    return {
+      kind: 'end_round',
+      activation: activation.id,
+      round: session.round,
+      agreed,
+      consensus: consensus(node, session.votes, agreed),
+    };
+  }
+  if (session.phase === 'summary') {
+    return turn(
+      activation,
+      node.summary_agent!,
+      session.round,
+      true,
+      session.pendingStage ?? nextStage,
+      state,
+    );
+  }
+  return {
+    kind: 'end_session',
+    activation: activation.id,
+    session: node.id,
+    stage: nextStage,
+    outcome: session.outcome ?? 'no_consensus',
+    rounds: session.round,
+    output: session.summary ?? session.lastMessage,
+  };
+}
+
+/** round_robin: participants in order; moderator: the summary agent opens each round (aqm). */
+function speakingOrder(node: SessionNode): string[] {
+  if (node.turn_order !== 'moderator' || !node.summary_agent) return node.participants;
+  return [node.summary_agent, ...node.participants.filter((p) => p !== node.summary_agent)];
+}
+
+function consensus(node: SessionNode, votes: Record<string, boolean>, agreed: string[]): boolean {
+  if (node.consensus.method === 'moderator_decides')
+    return node.summary_agent !== null && votes[node.summary_agent] === true;
+  if (node.consensus.require === 'majority') return agreed.length > node.participants.length / 2;
+  return agreed.length === node.participants.length;
+}
+
+function turn(
+  activation: Activation,
+  agent: string,
+  round: number,
+  summary: boolean,
+  stage: number,
+  state: TaskState,
+): Step | null {
+  if (stage > state.maxStages && stage > state.stages.length) {
+    return {
+      kind: 'fail',
+      reason: `Exceeded maximum number of stages (${state.maxStages}).`,
+      stage: null,
+      errorKind: 'max_stages',
+    };
+  }
+  return {
+    kind: 'start_stage',
+    activation: activation.id,
+    agent,
+    stage,
+    attempt: 1,
+    input: activation.input,
+    notBefore: null,
+    turn: { round, summary },
+  };
+}

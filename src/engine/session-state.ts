@@ -1,0 +1,120 @@
+import { findNode, type SessionNode } from '../pipeline/types.js';
+import { formatAgentNotesSection } from './context.js';
+import { hasVote } from './directives.js';
+import type { TaskEvent } from './events.js';
+import type { Activation, SessionProgress, StageRecord, TaskState } from './task-state.js';
+import {
+  formatConsensus,
+  formatNoConsensus,
+  formatRoundHeader,
+  formatTranscriptHeader,
+  formatTurn,
+} from './transcript.js';
+
+/** How session events change a task's state (the session half of the fold). */
+
+type Timed<T extends TaskEvent['type']> = Extract<TaskEvent, { type: T }> & { at: string };
+
+export function sessionNode(state: TaskState, activation: Activation): SessionNode {
+  const node = findNode(state.definition, activation.agent);
+  if (node?.type !== 'session') throw new Error(`${activation.agent} is not a session`);
+  return node;
+}
+
+export function sessionStarted(
+  state: TaskState,
+  activation: Activation,
+  event: Timed<'session_started'>,
+): void {
+  activation.session = {
+    participants: event.participants,
+    round: 1,
+    turn: 0,
+    phase: 'turns',
+    outcome: null,
+    votes: {},
+    lastMessage: '',
+    summary: null,
+    pendingStage: null,
+  };
+  state.transcript =
+    formatTranscriptHeader({ topic: event.topic, participants: event.participants, started: event.at }) +
+    formatRoundHeader(1);
+}
+
+export function turnFinished(state: TaskState, activation: Activation, stage: StageRecord): void {
+  const session = activation.session!;
+  activation.status = 'ready';
+  session.pendingStage = null;
+  state.agentNotes[stage.agent] =
+    (state.agentNotes[stage.agent] ?? '') +
+    formatAgentNotesSection(stage.n, stage.finishedAt ?? stage.startedAt, stage.output);
+  if (stage.turn?.summary) {
+    session.summary = stage.output;
+    session.phase = 'done';
+    state.transcript += formatConsensus({
+      round: session.round,
+      agreedBy: agreedBy(session),
+      summary: stage.output,
+    });
+    return;
+  }
+  const node = sessionNode(state, activation);
+  state.transcript += formatTurn({
+    agent: stage.agent,
+    time: clock(stage.finishedAt ?? stage.startedAt),
+    message: stage.output,
+  });
+  // the latest turn is what counts, so a participant can take a vote back
+  session.votes[stage.agent] = hasVote(stage.output, node.consensus.keyword);
+  session.lastMessage = stage.output;
+  session.turn++;
+}
+
+/** aqm: a failed turn becomes a message in the transcript and the session goes on. */
+export function turnFailed(state: TaskState, activation: Activation, stage: StageRecord): void {
+  stage.output = `[ERROR: agent '${stage.agent}' failed: ${stage.error?.message ?? 'unknown error'}]`;
+  turnFinished(state, activation, stage);
+}
+
+export function sessionRoundEnded(
+  state: TaskState,
+  activation: Activation,
+  event: Timed<'session_round_ended'>,
+): void {
+  const session = activation.session!;
+  const node = sessionNode(state, activation);
+  if (event.consensus) {
+    session.outcome = 'consensus';
+    session.phase = node.summary_agent ? 'summary' : 'done';
+    if (!node.summary_agent) {
+      state.transcript += formatConsensus({
+        round: event.round,
+        agreedBy: event.agreed,
+        summary: session.lastMessage,
+      });
+    }
+  } else if (event.round >= node.max_rounds) {
+    session.outcome = 'no_consensus';
+    session.phase = 'done';
+    state.transcript += formatNoConsensus({ rounds: event.round });
+  } else {
+    session.round = event.round + 1;
+    session.turn = 0;
+    state.transcript += formatRoundHeader(session.round);
+  }
+}
+
+export function sessionEnded(activation: Activation, event: Timed<'session_ended'>): void {
+  const session = activation.session!;
+  session.outcome = event.outcome;
+  session.phase = 'done';
+}
+
+export function agreedBy(session: SessionProgress): string[] {
+  return session.participants.filter((p) => session.votes[p]);
+}
+
+function clock(iso: string): string {
+  return iso.slice(11, 19);
+}

@@ -1,0 +1,539 @@
+import { findNode, type Pipeline } from '../pipeline/types.js';
+import type { Script } from '../runtimes/script.js';
+import { formatAgentNotesSection, formatHumanSection, formatStageSection } from './context.js';
+import type { SessionTurn, StageError, TaskEvent, TaskStatus, Usage } from './events.js';
+import {
+  sessionEnded,
+  sessionRoundEnded,
+  sessionStarted,
+  turnFailed,
+  turnFinished,
+} from './session-state.js';
+
+/**
+ * A task's state is a fold of its events: `foldEvents` for a whole log, `applyEvent` for one
+ * more. Nothing here does I/O or reads a clock; times come from the events.
+ */
+
+export interface Branch {
+  agent: string;
+  stage: number;
+  output: string;
+  /** The payload that branch handed on. */
+  input: string;
+}
+
+export interface Activation {
+  /** a1, a2, … in the order the log created them (stable across replays). */
+  id: string;
+  agent: string;
+  input: string;
+  /** Fan-out membership: the group of parallel branches and this branch's lineage in it. */
+  group: string | null;
+  lineage: string | null;
+  status: 'ready' | 'running' | 'settling' | 'awaiting_human' | 'done';
+  /** The stage this activation runs as, once reserved by its first start. */
+  stage: number | null;
+  /** Attempts made at that stage (runtime retries). */
+  attempts: number;
+  retryAt: string | null;
+  /** Answer to a `human_input: before` question, once given. */
+  humanAnswer: string | null;
+  /** Set on the re-run that carries an on_demand answer: the agent does not ask `before` again. */
+  continuation: boolean;
+  pendingQuestion: { mode: 'before' | 'on_demand'; questions: string[]; stage: number | null } | null;
+  origin: { agent: string; stage: number } | null;
+  branches: Branch[];
+  /** A session node's progress through its rounds. */
+  session: SessionProgress | null;
+}
+
+export interface SessionProgress {
+  participants: string[];
+  round: number;
+  /** Index of the next speaker in this round's order. */
+  turn: number;
+  phase: 'turns' | 'summary' | 'done';
+  outcome: 'consensus' | 'no_consensus' | null;
+  /** Each participant's latest turn: did it carry the vote keyword? */
+  votes: Record<string, boolean>;
+  lastMessage: string;
+  summary: string | null;
+  /** A turn's stage that was interrupted and runs again under the same number. */
+  pendingStage: number | null;
+}
+
+export interface StageRecord {
+  n: number;
+  agent: string;
+  activation: string;
+  input: string;
+  status: 'running' | 'completed' | 'failed' | 'interrupted';
+  attempt: number;
+  output: string;
+  usage: Usage;
+  durationMs: number;
+  startedAt: string;
+  finishedAt: string | null;
+  gate: { decision: 'approved' | 'rejected'; reason: string; by: string } | null;
+  gateWaiting: boolean;
+  error: StageError | null;
+  handedOff: boolean;
+  turn: SessionTurn | null;
+}
+
+export interface Group {
+  id: string;
+  parentGroup: string | null;
+  parentLineage: string | null;
+}
+
+export interface TaskState {
+  id: string;
+  status: TaskStatus;
+  pipeline: string;
+  pipelineFile: string;
+  definition: Pipeline;
+  input: string;
+  startAgent: string;
+  cwd: string;
+  maxStages: number;
+  timeouts: Record<string, number>;
+  gateConfig: { model: string | null; timeout: number; system_prompt: string };
+  script: Script | null;
+  parentTaskId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  lastSeq: number;
+  activations: Map<string, Activation>;
+  stages: StageRecord[];
+  groups: Map<string, Group>;
+  counters: { activation: number; group: number; lineage: number };
+  /** Rejections by each agent's automated (llm/command) gate in this task. */
+  gateRejections: Record<string, number>;
+  /** Automated gate decisions made so far per agent (the scripted runtime's place). */
+  gateCalls: Record<string, number>;
+  /** Human answers given per agent (the script's place in `human:`). */
+  humanAnswers: Record<string, number>;
+  /** `meta` left by each runtime call, per agent (the scripted runtime's place). */
+  agentMeta: Record<string, Record<string, string | number | boolean>[]>;
+  /** context.md as written so far, and each agent's own notes. */
+  contextMd: string;
+  agentNotes: Record<string, string>;
+  /** transcript.md of the latest session. */
+  transcript: string;
+  usage: Usage;
+  failure: { reason: string; stage: number | null; errorKind: string | null } | null;
+  cancelReason: string | null;
+}
+
+export type TimedEvent = TaskEvent & { seq: number; taskId: string; at: string };
+
+export function foldEvents(events: Iterable<TimedEvent>): TaskState {
+  let state: TaskState | undefined;
+  for (const event of events) state = applyEvent(state, event);
+  if (!state) throw new Error('a task log must start with task_created');
+  return state;
+}
+
+export function applyEvent(state: TaskState | undefined, event: TimedEvent): TaskState {
+  if (event.type === 'task_created') return created(event);
+  if (!state) throw new Error(`event ${event.type} before task_created`);
+  state.lastSeq = event.seq;
+  state.updatedAt = event.at;
+  switch (event.type) {
+    case 'task_resumed':
+    case 'stage_output':
+      break;
+    case 'stage_started': {
+      const activation = must(state, event.activation);
+      activation.status = 'running';
+      if (event.turn) activation.session!.pendingStage = event.stage;
+      else {
+        activation.stage = event.stage;
+        activation.attempts = event.attempt;
+        activation.retryAt = null;
+      }
+      state.stages[event.stage - 1] = {
+        n: event.stage,
+        agent: event.agent,
+        activation: event.activation,
+        input: event.input,
+        status: 'running',
+        attempt: event.attempt,
+        output: '',
+        usage: { input_tokens: 0, output_tokens: 0 },
+        durationMs: 0,
+        startedAt: event.at,
+        finishedAt: null,
+        gate: null,
+        gateWaiting: false,
+        error: null,
+        handedOff: false,
+        turn: event.turn ?? null,
+      };
+      break;
+    }
+    case 'stage_completed': {
+      const stage = stageOf(state, event.stage);
+      stage.status = 'completed';
+      stage.output = event.output;
+      stage.usage = event.usage;
+      stage.durationMs = event.durationMs;
+      stage.finishedAt = event.at;
+      stage.error = null;
+      addUsage(state.usage, event.usage);
+      if (event.meta) rememberMeta(state, event.agent, event.meta);
+      if (stage.turn) turnFinished(state, must(state, event.activation), stage);
+      else must(state, event.activation).status = 'settling';
+      break;
+    }
+    case 'stage_attempt_failed': {
+      const stage = stageOf(state, event.stage);
+      stage.status = 'failed';
+      stage.error = event.error;
+      stage.output = event.partialOutput;
+      stage.finishedAt = event.at;
+      if (event.meta) rememberMeta(state, event.agent, event.meta);
+      if (stage.turn) {
+        turnFailed(state, must(state, event.activation), stage);
+        break;
+      }
+      const activation = must(state, event.activation);
+      activation.status = 'ready';
+      activation.retryAt = event.retryAt ?? null;
+      break;
+    }
+    case 'stage_interrupted': {
+      const stage = stageOf(state, event.stage);
+      stage.status = 'interrupted';
+      const activation = must(state, event.activation);
+      activation.status = 'ready';
+      if (stage.turn) break;
+      // an interrupted attempt is not a failed one: it does not use up a retry
+      activation.attempts = Math.max(0, activation.attempts - 1);
+      break;
+    }
+    case 'gate_waiting':
+      stageOf(state, event.stage).gateWaiting = true;
+      break;
+    case 'gate_decided': {
+      const stage = stageOf(state, event.stage);
+      stage.gate = { decision: event.decision, reason: event.reason, by: event.by };
+      stage.gateWaiting = false;
+      if (event.by === 'human') {
+        state.humanAnswers[event.agent] = (state.humanAnswers[event.agent] ?? 0) + 1;
+      } else {
+        state.gateCalls[event.agent] = (state.gateCalls[event.agent] ?? 0) + 1;
+        if (event.decision === 'rejected') {
+          state.gateRejections[event.agent] = (state.gateRejections[event.agent] ?? 0) + 1;
+        }
+      }
+      break;
+    }
+    case 'human_input_requested': {
+      const activation = must(state, event.activation);
+      activation.status = 'awaiting_human';
+      activation.pendingQuestion = { mode: event.mode, questions: event.questions, stage: event.stage };
+      if (event.stage !== null)
+        recordStageInContext(state, stageOf(state, event.stage), 'awaiting_human_input');
+      break;
+    }
+    case 'human_input_given':
+      answerGiven(state, event, event.at);
+      break;
+    case 'handoff':
+      handedOff(state, event);
+      break;
+    case 'join':
+      joined(state, event);
+      break;
+    case 'session_started':
+      sessionStarted(state, must(state, event.activation), event);
+      break;
+    case 'session_round_ended':
+      sessionRoundEnded(state, must(state, event.activation), event);
+      break;
+    case 'session_ended': {
+      const activation = must(state, event.activation);
+      sessionEnded(activation, event);
+      state.stages[event.stage - 1] = {
+        n: event.stage,
+        agent: event.session,
+        activation: event.activation,
+        input: activation.input,
+        status: 'completed',
+        attempt: 1,
+        output: event.output,
+        usage: { input_tokens: 0, output_tokens: 0 },
+        durationMs: 0,
+        startedAt: event.at,
+        finishedAt: event.at,
+        gate: null,
+        gateWaiting: false,
+        error: null,
+        handedOff: false,
+        turn: null,
+      };
+      activation.stage = event.stage;
+      activation.status = 'settling';
+      break;
+    }
+    case 'task_completed':
+      state.status = 'completed';
+      return state;
+    case 'task_failed':
+      state.status = 'failed';
+      state.failure = { reason: event.reason, stage: event.stage, errorKind: event.errorKind };
+      return state;
+    case 'task_cancelled':
+      state.status = 'cancelled';
+      state.cancelReason = event.reason;
+      return state;
+  }
+  state.status = deriveStatus(state);
+  return state;
+}
+
+function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskState {
+  const state: TaskState = {
+    id: event.taskId,
+    status: 'pending',
+    pipeline: event.pipeline,
+    pipelineFile: event.pipelineFile,
+    definition: event.definition,
+    input: event.input,
+    startAgent: event.startAgent,
+    cwd: event.cwd,
+    maxStages: event.maxStages,
+    timeouts: event.timeouts,
+    gateConfig: event.gate,
+    script: event.script,
+    parentTaskId: event.parentTaskId,
+    createdAt: event.at,
+    updatedAt: event.at,
+    lastSeq: event.seq,
+    activations: new Map(),
+    stages: [],
+    groups: new Map(),
+    counters: { activation: 0, group: 0, lineage: 0 },
+    gateRejections: {},
+    gateCalls: {},
+    humanAnswers: {},
+    agentMeta: {},
+    contextMd: '',
+    agentNotes: {},
+    transcript: '',
+    usage: { input_tokens: 0, output_tokens: 0 },
+    failure: null,
+    cancelReason: null,
+  };
+  addActivation(state, {
+    agent: event.startAgent,
+    input: event.input,
+    group: null,
+    lineage: null,
+    origin: null,
+  });
+  return state;
+}
+
+/** Whether the task is doing work, or which kind of person it waits for. */
+function deriveStatus(state: TaskState): TaskStatus {
+  let waitingGate = false;
+  let waitingHuman = false;
+  for (const a of state.activations.values()) {
+    if (a.status === 'done') continue;
+    if (a.status === 'awaiting_human') waitingHuman = true;
+    else if (a.status === 'settling' && a.stage !== null && state.stages[a.stage - 1]?.gateWaiting)
+      waitingGate = true;
+    else return 'running';
+  }
+  if (waitingGate) return 'awaiting_gate';
+  if (waitingHuman) return 'awaiting_human_input';
+  return 'running';
+}
+
+function answerGiven(
+  state: TaskState,
+  event: Extract<TimedEvent, { type: 'human_input_given' }>,
+  at: string,
+) {
+  const activation = must(state, event.activation);
+  const question = activation.pendingQuestion;
+  activation.pendingQuestion = null;
+  state.humanAnswers[activation.agent] = (state.humanAnswers[activation.agent] ?? 0) + 1;
+  const exchange = formatHumanSection({
+    agent: activation.agent,
+    questions: question?.questions ?? [],
+    answer: event.answer,
+    at,
+  });
+  state.contextMd += exchange;
+  state.agentNotes[activation.agent] = (state.agentNotes[activation.agent] ?? '') + exchange;
+  if (!question || question.mode === 'before') {
+    activation.humanAnswer = event.answer;
+    activation.status = 'ready';
+    return;
+  }
+  // on_demand: the same agent carries on with its questions, the answer and what it wrote
+  activation.status = 'done';
+  const stage = question.stage === null ? undefined : state.stages[question.stage - 1];
+  const input = [
+    stage?.input ?? activation.input,
+    '',
+    "--- Agent's Questions ---",
+    ...question.questions.map((q) => `- ${q}`),
+    '',
+    '--- User Response ---',
+    event.answer,
+    '',
+    '--- Previous Agent Output ---',
+    stage?.output ?? '',
+    '',
+    "Continue based on the user's response.",
+  ].join('\n');
+  const next = addActivation(state, {
+    agent: activation.agent,
+    input,
+    group: activation.group,
+    lineage: activation.lineage,
+    origin: activation.origin,
+  });
+  next.continuation = true;
+}
+
+function handedOff(state: TaskState, event: Extract<TimedEvent, { type: 'handoff' }>) {
+  const activation = must(state, event.activation);
+  const stage = stageOf(state, event.stage);
+  stage.handedOff = true;
+  activation.status = 'done';
+  recordStageInContext(state, stage, stage.gate?.decision ?? 'completed');
+  const origin = { agent: stage.agent, stage: stage.n };
+  if (event.targets.length === 1) {
+    const [target] = event.targets;
+    addActivation(state, {
+      agent: target!.agent,
+      input: target!.input,
+      group: activation.group,
+      lineage: activation.lineage,
+      origin,
+    });
+  } else if (event.targets.length > 1) {
+    const group = `g${++state.counters.group}`;
+    state.groups.set(group, { id: group, parentGroup: activation.group, parentLineage: activation.lineage });
+    for (const target of event.targets) {
+      const lineage = `l${++state.counters.lineage}`;
+      addActivation(state, { agent: target.agent, input: target.input, group, lineage, origin });
+    }
+  }
+}
+
+function joined(state: TaskState, event: Extract<TimedEvent, { type: 'join' }>) {
+  const parts = event.activations.map((id) => must(state, id));
+  const first = parts[0]!;
+  for (const part of parts) part.status = 'done';
+  const branches: Branch[] = parts.map((part) => ({
+    agent: part.origin?.agent ?? '',
+    stage: part.origin?.stage ?? 0,
+    output: part.origin ? (state.stages[part.origin.stage - 1]?.output ?? '') : '',
+    input: part.input,
+  }));
+  const input = branches.map((b) => `## from ${b.agent} (stage ${b.stage})\n\n${b.input}`).join('\n\n');
+  // the join closes the fan-out when no other branch of it is still going
+  const group = first.group ? state.groups.get(first.group) : undefined;
+  const othersActive = [...state.activations.values()].some(
+    (a) => a.status !== 'done' && group !== undefined && lineageIn(state, a, group.id) !== null,
+  );
+  const placement =
+    group && !othersActive
+      ? { group: group.parentGroup, lineage: group.parentLineage }
+      : { group: first.group, lineage: first.lineage };
+  const next = addActivation(state, { agent: event.agent, input, ...placement, origin: first.origin });
+  next.branches = branches;
+}
+
+export function recordStageInContext(state: TaskState, stage: StageRecord, status: string) {
+  const node = findNode(state.definition, stage.agent);
+  const taskName = node?.type === 'session' ? 'session' : node?.handoffs[0]?.task || 'execute';
+  const at = stage.finishedAt ?? stage.startedAt;
+  const section = {
+    n: stage.n,
+    agent: stage.agent,
+    taskName,
+    status,
+    input: stage.input,
+    output: stage.output,
+    at,
+    ...(stage.gate?.decision === 'rejected' && stage.gate.reason ? { rejectReason: stage.gate.reason } : {}),
+  };
+  state.contextMd += formatStageSection(section);
+  state.agentNotes[stage.agent] =
+    (state.agentNotes[stage.agent] ?? '') + formatAgentNotesSection(stage.n, at, stage.output);
+}
+
+function addActivation(
+  state: TaskState,
+  init: Pick<Activation, 'agent' | 'input' | 'group' | 'lineage' | 'origin'>,
+): Activation {
+  const activation: Activation = {
+    id: `a${++state.counters.activation}`,
+    ...init,
+    status: 'ready',
+    stage: null,
+    attempts: 0,
+    retryAt: null,
+    humanAnswer: null,
+    continuation: false,
+    pendingQuestion: null,
+    branches: [],
+    session: null,
+  };
+  state.activations.set(activation.id, activation);
+  return activation;
+}
+
+/**
+ * The lineage of `group` that an activation belongs to, directly or through nested fan-outs;
+ * null when it is not inside that group.
+ */
+export function lineageIn(state: TaskState, activation: Activation, group: string): string | null {
+  let currentGroup = activation.group;
+  let currentLineage = activation.lineage;
+  while (currentGroup !== null) {
+    if (currentGroup === group) return currentLineage;
+    const parent = state.groups.get(currentGroup);
+    if (!parent) return null;
+    currentGroup = parent.parentGroup;
+    currentLineage = parent.parentLineage;
+  }
+  return null;
+}
+
+function must(state: TaskState, id: string): Activation {
+  const activation = state.activations.get(id);
+  if (!activation) throw new Error(`task ${state.id}: unknown activation ${id}`);
+  return activation;
+}
+
+function stageOf(state: TaskState, n: number): StageRecord {
+  const stage = state.stages[n - 1];
+  if (!stage) throw new Error(`task ${state.id}: unknown stage ${n}`);
+  return stage;
+}
+
+function rememberMeta(state: TaskState, agent: string, meta: Record<string, string | number | boolean>) {
+  const list = state.agentMeta[agent] ?? [];
+  list.push(meta);
+  state.agentMeta[agent] = list;
+}
+
+function addUsage(total: Usage, add: Usage) {
+  total.input_tokens += add.input_tokens;
+  total.output_tokens += add.output_tokens;
+  if (add.cost_usd !== undefined) total.cost_usd = (total.cost_usd ?? 0) + add.cost_usd;
+}
+
+export function openActivations(state: TaskState): Activation[] {
+  return [...state.activations.values()].filter((a) => a.status !== 'done');
+}

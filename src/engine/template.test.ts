@@ -1,0 +1,191 @@
+import { describe, expect, it } from 'vitest';
+import { isTroupeError } from '../errors.js';
+import { referencedVariables, renderTemplate, TemplateError, templateSyntaxError } from './template.js';
+
+const render = (template: string, vars: Record<string, unknown> = {}) =>
+  renderTemplate(template, vars, 'dev: system_prompt');
+
+function renderError(template: string, vars: Record<string, unknown> = {}): TemplateError {
+  try {
+    render(template, vars);
+  } catch (error) {
+    if (error instanceof TemplateError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${JSON.stringify(template)} to fail`);
+}
+
+describe('renderTemplate', () => {
+  it('renders variables, filters, loops and conditions', () => {
+    expect(render('Task: {{ input }}', { input: 'build login' })).toBe('Task: build login');
+    expect(render('{{ xs | join(", ") | upper }}', { xs: ['a', 'b'] })).toBe('A, B');
+    expect(
+      render('{% for x in xs %}[{{ loop.index }}:{{ x.name }}]{% endfor %}', {
+        xs: [{ name: 'a' }, { name: 'b' }],
+      }),
+    ).toBe('[1:a][2:b]');
+    expect(
+      render('{% if reject_reason %}fix: {{ reject_reason }}{% else %}new{% endif %}', { reject_reason: '' }),
+    ).toBe('new');
+  });
+
+  it('does not escape HTML (autoescape off, as aqm)', () => {
+    expect(render('{{ output }}', { output: '<b>a & "b"</b>' })).toBe('<b>a & "b"</b>');
+  });
+
+  it('renders undefined variables as "", falsy, and iterating as empty', () => {
+    expect(render('[{{ nope }}]')).toBe('[]');
+    expect(render('{% if nope %}yes{% else %}no{% endif %}')).toBe('no');
+    expect(render('{% for x in nope %}x{% else %}empty{% endfor %}')).toBe('empty');
+    expect(render('{{ nope | default("d") }}')).toBe('d');
+  });
+
+  it('renders a missing attribute of a defined value, and any attribute of null, as ""', () => {
+    expect(render('[{{ a.b }}]', { a: {} })).toBe('[]');
+    expect(render('[{{ a.b }}]', { a: null })).toBe('[]');
+    expect(render('[{{ s.b }}]', { s: 'text' })).toBe('[]');
+  });
+
+  it('throws a one-line TemplateError naming where and what on an attribute of an undefined value', () => {
+    const error = renderError('line one\n{{ nope.x }}');
+    expect(isTroupeError(error)).toBe(true);
+    expect(error.code).toBe('template_error');
+    expect(error.where).toBe('dev: system_prompt');
+    expect(error.message).toBe("dev: system_prompt: line 2, column 4: 'nope' is undefined (reading 'x')");
+  });
+
+  it('reports the undefined part of a longer lookup, with brackets for computed keys', () => {
+    expect(renderError('{{ a.b.c }}', { a: {} }).detail).toBe(
+      "line 1, column 4: 'a.b' is undefined (reading 'c')",
+    );
+    expect(renderError('{{ a[k].c }}', { a: {}, k: 'z' }).detail).toBe(
+      "line 1, column 4: 'a[k]' is undefined (reading 'c')",
+    );
+    expect(renderError('{{ nope["k"] }}').detail).toBe("line 1, column 4: 'nope' is undefined (reading 'k')");
+    expect(renderError('{{ (xs | first).name }}', { xs: [] }).detail).toBe(
+      "line 1, column 4: '(expression)' is undefined (reading 'name')",
+    );
+  });
+
+  it('raises for undefined lookups in every position, as Jinja does', () => {
+    expect(renderError('{% if nope.x %}y{% endif %}').detail).toContain("'nope' is undefined");
+    expect(renderError('{% set v %}{{ nope.q }}{% endset %}{{ v }}').detail).toContain("'nope' is undefined");
+    expect(renderError('{% for x in xs %}{{ x.a.b }}{% endfor %}', { xs: [{}] }).detail).toContain(
+      "'x.a' is undefined",
+    );
+  });
+
+  it('refuses the keys that reach Function (the sandbox)', () => {
+    expect(renderError('{{ "".constructor.constructor("return 1")() }}').detail).toBe(
+      "line 1, column 4: access to 'constructor' is unsafe",
+    );
+    expect(renderError('{{ a[k] }}', { a: {}, k: '__proto__' }).detail).toContain("'__proto__' is unsafe");
+  });
+
+  it('calls methods of values', () => {
+    expect(render('{{ s.toUpperCase() }}', { s: 'abc' })).toBe('ABC');
+  });
+
+  it("drops one trailing newline and normalises line ends (Jinja's lexer)", () => {
+    expect(render('a\n')).toBe('a');
+    expect(render('a\n\n')).toBe('a\n');
+    expect(render('a\r\nb\rc')).toBe('a\nb\nc');
+  });
+
+  it("knows Jinja's True, False and None", () => {
+    expect(render('{% if True and not False %}ok{% endif %}[{{ None }}]')).toBe('ok[]');
+    expect(render('{{ True }}', { True: 'mine' })).toBe('mine');
+  });
+
+  it('wraps syntax errors with their position', () => {
+    expect(renderError('{% for %}').message).toBe(
+      'dev: system_prompt: template syntax error: line 1, column 8: unexpected token: %}',
+    );
+    expect(renderError('{{ a').detail).toBe('template syntax error: expected variable end');
+  });
+
+  it('wraps other render errors on one line', () => {
+    expect(renderError('{{ f() }}').detail).toBe('Unable to call `f`, which is undefined or falsey');
+    expect(renderError('{{ x | nofilter }}').detail).toBe('filter not found: nofilter');
+    expect(renderError('{% include "other.md" %}').detail).not.toContain('\n');
+  });
+
+  it('does not change the variables it is given', () => {
+    const vars = { x: 1 };
+    expect(render('{% set x = 2 %}{{ x }}', vars)).toBe('2');
+    expect(vars).toEqual({ x: 1 });
+  });
+
+  it('renders the same template again from its cache, and many templates beyond the cache size', () => {
+    expect(render('{{ n }}', { n: 1 })).toBe('1');
+    expect(render('{{ n }}', { n: 2 })).toBe('2');
+    for (let i = 0; i < 600; i++) expect(render(`${i}:{{ n }}`, { n: i })).toBe(`${i}:${i}`);
+    expect(render('{{ n }}', { n: 3 })).toBe('3');
+  });
+});
+
+describe('templateSyntaxError', () => {
+  it('is null for a template that compiles', () => {
+    expect(templateSyntaxError('{{ input }}{% if x %}y{% endif %}')).toBeNull();
+  });
+
+  it('gives the message of one that does not', () => {
+    expect(templateSyntaxError('{% if x %}')).toBe('parseIf: expected elif, else, or endif, got end of file');
+    expect(templateSyntaxError('{% for %}')).toBe('line 1, column 8: unexpected token: %}');
+  });
+});
+
+describe('referencedVariables', () => {
+  it('lists the variables read, in order of first use, once each', () => {
+    expect(referencedVariables('{{ input }} {{ context }} {{ input }}')).toEqual(['input', 'context']);
+  });
+
+  it('counts names used only in conditions, filters arguments, tests, lookups and calls', () => {
+    expect(
+      referencedVariables(
+        '{% if gate_result %}{{ a | join(sep) }}{{ b is divisibleby(n) }}{{ o[key].x }}{{ f(kw=z) }}{% endif %}',
+      ),
+    ).toEqual(['gate_result', 'a', 'sep', 'b', 'n', 'o', 'key', 'f', 'z']);
+  });
+
+  it('leaves out names bound by for (and loop), set and macros', () => {
+    const template = [
+      '{% for a, b in pairs %}{{ a }}{{ b }}{{ loop.index }}{% else %}{{ a }}{% endfor %}',
+      '{% set total = 1 %}{{ total }}',
+      '{% set block %}{{ inside }}{% endset %}{{ block }}',
+      '{% macro m(p, r=default_r) %}{{ p }}{{ r }}{{ caller() }}{{ free_in_macro }}{% endmacro %}',
+      '{% call m(1) %}{{ free_in_call }}{% endcall %}',
+    ].join('');
+    expect(referencedVariables(template)).toEqual([
+      'pairs',
+      'a',
+      'inside',
+      'default_r',
+      'free_in_macro',
+      'free_in_call',
+    ]);
+  });
+
+  it('respects order: a name read before it is set is free', () => {
+    expect(referencedVariables('{{ x }}{% set x = 1 %}{{ x }}')).toEqual(['x']);
+    expect(referencedVariables('{% for x in x %}{{ x }}{% endfor %}')).toEqual(['x']);
+  });
+
+  it('leaves out dict keys, keyword names, imports and globals', () => {
+    expect(referencedVariables('{{ {k: v, "s": w} }}{{ range(3) }}{{ True }}{{ t is defined }}')).toEqual([
+      'v',
+      'w',
+      't',
+    ]);
+    expect(
+      referencedVariables(
+        '{% import "x" as lib %}{% from "y" import a as aa, bb %}{{ lib }}{{ aa }}{{ bb }}',
+      ),
+    ).toEqual([]);
+    expect(referencedVariables('{% block main %}{{ inner }}{% endblock %}')).toEqual(['inner']);
+  });
+
+  it('is empty for a template with a syntax error', () => {
+    expect(referencedVariables('{{ input ')).toEqual([]);
+  });
+});

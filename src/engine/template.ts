@@ -1,0 +1,312 @@
+import nunjucks from 'nunjucks';
+import { TroupeError } from '../errors.js';
+
+/**
+ * Jinja2 templates (prompts, payloads, gate prompts) rendered with nunjucks the way aqm's
+ * SandboxedEnvironment renders them: no autoescape, undefined variables are "" and iterate as
+ * empty, reading an attribute of an undefined variable is an error, and one trailing newline of
+ * the template is dropped (Jinja's keep_trailing_newline=False). `${{ params.x }}` is substituted
+ * before any of this runs.
+ */
+
+export class TemplateError extends TroupeError {
+  readonly code = 'template_error';
+  constructor(
+    readonly where: string,
+    readonly detail: string,
+  ) {
+    super(`${where}: ${detail}`);
+  }
+}
+
+export function renderTemplate(template: string, vars: Record<string, unknown>, where: string): string {
+  let compiled: nunjucks.Template;
+  try {
+    compiled = compileCached(template);
+  } catch (error) {
+    throw new TemplateError(where, `template syntax error: ${describe(error)}`);
+  }
+  try {
+    return compiled.render(vars);
+  } catch (error) {
+    throw new TemplateError(where, describe(error));
+  }
+}
+
+/** The message of the template's syntax error, or null when it compiles. */
+export function templateSyntaxError(template: string): string | null {
+  try {
+    compileCached(template);
+    return null;
+  } catch (error) {
+    return describe(error);
+  }
+}
+
+/**
+ * The variables a template reads from its caller, in order of first use: names bound inside it by
+ * `{% for %}`, `{% set %}`, macros and imports are left out, and so are the built-in globals.
+ * A template that does not parse reads nothing ([]); see templateSyntaxError.
+ */
+export function referencedVariables(template: string): string[] {
+  let root: AstNode;
+  try {
+    root = internals.parser.parse(jinjaSource(template), [], {});
+  } catch {
+    return [];
+  }
+  const free = new Set<string>();
+  collectFree(root, new Set(), free);
+  return [...free].filter((name) => !GLOBAL_NAMES.has(name));
+}
+
+// ── compile ──────────────────────────────────────────────────────────────────
+
+interface AstNode {
+  readonly typename: string;
+  lineno: number;
+  colno: number;
+  [field: string]: unknown;
+}
+type NodeClass = new (lineno: number, colno: number, ...fields: unknown[]) => AstNode;
+
+/** The parts of nunjucks its type definitions leave out. */
+interface NunjucksInternals {
+  parser: { parse(src: string, extensions: unknown[], opts: object): AstNode };
+  compiler: {
+    Compiler: new (
+      name: string,
+      throwOnUndefined: boolean,
+    ) => { compile(ast: AstNode): void; getCode(): string };
+  };
+  nodes: Record<'Filter' | 'Symbol' | 'Literal' | 'NodeList', NodeClass>;
+}
+const internals = nunjucks as unknown as NunjucksInternals;
+
+/** Thrown inside a render; its message already says where. */
+class UndefinedAttributeError extends Error {}
+
+const DEFINED_FILTER = '__troupe_defined';
+const SAFE_KEY_FILTER = '__troupe_safe_key';
+/** What aqm's sandbox is for: no way from a template to `Function` and arbitrary code. */
+const UNSAFE_KEYS = new Set([
+  'constructor',
+  '__proto__',
+  'prototype',
+  '__defineGetter__',
+  '__defineSetter__',
+]);
+
+const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
+env.addFilter(DEFINED_FILTER, (value: unknown, expression: string, key: string, position: string) => {
+  if (value === undefined)
+    throw new UndefinedAttributeError(`${position}: '${expression}' is undefined (reading '${key}')`);
+  return value;
+});
+env.addFilter(SAFE_KEY_FILTER, (key: unknown, position: string) => {
+  if (UNSAFE_KEYS.has(String(key)))
+    throw new UndefinedAttributeError(`${position}: access to '${String(key)}' is unsafe`);
+  return key;
+});
+// Jinja's spellings; nunjucks only knows true/false/none.
+env.addGlobal('True', true);
+env.addGlobal('False', false);
+env.addGlobal('None', null);
+const GLOBAL_NAMES = new Set(['range', 'cycler', 'joiner', 'True', 'False', 'None']);
+
+const CACHE_LIMIT = 500;
+const cache = new Map<string, nunjucks.Template>();
+
+function compileCached(template: string): nunjucks.Template {
+  const hit = cache.get(template);
+  if (hit) {
+    cache.delete(template); // re-insert: the Map's order is the eviction order
+    cache.set(template, hit);
+    return hit;
+  }
+  const compiled = compile(template);
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+  cache.set(template, compiled);
+  return compiled;
+}
+
+function compile(template: string): nunjucks.Template {
+  const root = internals.parser.parse(jinjaSource(template), [], {});
+  guardLookups(root);
+  const compiler = new internals.compiler.Compiler('', false);
+  compiler.compile(root);
+  const props = new Function(compiler.getCode())();
+  return new nunjucks.Template({ type: 'code', obj: props } as unknown as string, env, undefined, true);
+}
+
+/** Jinja's lexer reads lines: newlines are normalised and one trailing newline is dropped. */
+function jinjaSource(template: string): string {
+  return template.replace(/\r\n?/g, '\n').replace(/\n$/, '');
+}
+
+/**
+ * nunjucks reads `x.y` of an undefined `x` as undefined; Jinja raises. Every lookup's target goes
+ * through a filter that throws on undefined (null, like Python's None, still reads as ""), and its
+ * key through one that refuses the keys that lead out of the sandbox.
+ */
+function guardLookups(node: AstNode): void {
+  forEachChild(node, guardLookups);
+  if (node.typename !== 'LookupVal') return;
+  const target = node.target as AstNode;
+  const key = node.val as AstNode;
+  const start = leftmost(target);
+  const position = `line ${start.lineno + 1}, column ${start.colno + 1}`;
+  node.target = filterCall(DEFINED_FILTER, target, expressionText(target), expressionText(key), position);
+  node.val = filterCall(SAFE_KEY_FILTER, key, position);
+}
+
+function filterCall(filter: string, value: AstNode, ...literals: string[]): AstNode {
+  const { Filter, Literal, NodeList, Symbol: SymbolNode } = internals.nodes;
+  const { lineno, colno } = value;
+  const args = [value, ...literals.map((literal) => new Literal(lineno, colno, literal))];
+  return new Filter(lineno, colno, new SymbolNode(lineno, colno, filter), new NodeList(lineno, colno, args));
+}
+
+/** The source text of a lookup, for messages; sees through the guards already added inside it. */
+function expressionText(node: AstNode): string {
+  switch (node.typename) {
+    case 'Symbol':
+    case 'Literal':
+      return String(node.value);
+    case 'LookupVal': {
+      const key = node.val as AstNode;
+      const keyText = expressionText(key);
+      const literal = (isGuard(key) ? children(key.args as AstNode)[0] : key)?.typename === 'Literal';
+      return `${expressionText(node.target as AstNode)}${literal ? `.${keyText}` : `[${keyText}]`}`;
+    }
+    case 'Filter':
+      return isGuard(node) ? expressionText(children(node.args as AstNode)[0] as AstNode) : '(expression)';
+    default:
+      return '(expression)';
+  }
+}
+
+/** Where `a.b.c` starts: nunjucks places a lookup at its dot. */
+function leftmost(node: AstNode): AstNode {
+  if (node.typename === 'LookupVal') return leftmost(node.target as AstNode);
+  if (isGuard(node)) return leftmost(children(node.args as AstNode)[0] as AstNode);
+  return node;
+}
+
+function isGuard(node: AstNode): boolean {
+  const name = (node.name as AstNode | undefined)?.value;
+  return node.typename === 'Filter' && (name === DEFINED_FILTER || name === SAFE_KEY_FILTER);
+}
+
+// ── free variables ───────────────────────────────────────────────────────────
+
+/**
+ * Walks the template in evaluation order with the names bound at each point. Jinja scoping:
+ * `for` and macro bodies get their own scope, `if` does not, `set` binds from there on.
+ */
+function collectFree(node: AstNode | null, bound: Set<string>, free: Set<string>): void {
+  if (!node) return;
+  const walk = (child: unknown, scope = bound) => collectFree(child as AstNode | null, scope, free);
+  switch (node.typename) {
+    case 'Symbol':
+      if (!bound.has(node.value as string)) free.add(node.value as string);
+      return;
+    case 'For':
+    case 'AsyncEach':
+    case 'AsyncAll': {
+      walk(node.arr);
+      walk(node.body, new Set([...bound, 'loop', ...symbolNames(node.name as AstNode)]));
+      walk(node.else_);
+      return;
+    }
+    case 'Set':
+      walk(node.value);
+      walk(node.body);
+      for (const target of node.targets as AstNode[]) bound.add(target.value as string);
+      return;
+    case 'Macro':
+    case 'Caller': {
+      if (node.typename === 'Macro') bound.add((node.name as AstNode).value as string);
+      const params = new Set([...bound, 'caller', 'varargs', 'kwargs']);
+      for (const arg of children(node.args as AstNode)) {
+        if (arg.typename === 'KeywordArgs') {
+          for (const pair of children(arg)) {
+            walk(pair.value);
+            params.add((pair.key as AstNode).value as string);
+          }
+        } else params.add(arg.value as string);
+      }
+      walk(node.body, params);
+      return;
+    }
+    case 'Pair':
+      // `{a: 1}` and `f(a=1)`: a bare-word key is a name, not a read.
+      if ((node.key as AstNode).typename !== 'Symbol') walk(node.key);
+      walk(node.value);
+      return;
+    case 'Filter':
+    case 'FilterAsync':
+      walk(node.args);
+      return;
+    case 'Is': {
+      // `x is divisibleby(n)`: the test's name is not a variable, its arguments are.
+      walk(node.left);
+      const test = node.right as AstNode;
+      if (test.typename === 'FunCall') walk(test.args);
+      return;
+    }
+    case 'Import':
+      walk(node.template);
+      bound.add((node.target as AstNode).value as string);
+      return;
+    case 'FromImport':
+      walk(node.template);
+      for (const name of children(node.names as AstNode)) {
+        const alias = name.typename === 'Pair' ? (name.value as AstNode) : name;
+        bound.add(alias.value as string);
+      }
+      return;
+    case 'Block':
+      walk(node.body);
+      return;
+    default:
+      forEachChild(node, (child) => walk(child));
+  }
+}
+
+function symbolNames(node: AstNode): string[] {
+  return node.typename === 'Symbol' ? [node.value as string] : children(node).map((n) => n.value as string);
+}
+
+// ── AST helpers ──────────────────────────────────────────────────────────────
+
+function isNode(value: unknown): value is AstNode {
+  return typeof value === 'object' && value !== null && 'typename' in value;
+}
+
+function children(list: AstNode): AstNode[] {
+  return (list.children as AstNode[] | undefined) ?? [];
+}
+
+/** Own properties, not only `fields`: a block `{% set %}` keeps its body outside them. */
+function forEachChild(node: AstNode, visit: (child: AstNode) => void): void {
+  for (const value of Object.values(node)) {
+    if (Array.isArray(value)) {
+      for (const item of value) if (isNode(item)) visit(item);
+    } else if (isNode(value)) visit(value);
+  }
+}
+
+// ── errors ───────────────────────────────────────────────────────────────────
+
+/** One line: nunjucks' messages start with "(unknown path) [Line l, Column c]\n  Error: ". */
+function describe(error: unknown): string {
+  const { message: raw, lineno, colno, cause } = error as Error & { lineno?: number; colno?: number };
+  if (cause instanceof UndefinedAttributeError) return cause.message;
+  const message = raw
+    .replace(/\(unknown path\)( \[Line \d+, Column \d+\])?\s*/g, '')
+    .replace(/^(Error|Template render error): /, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return lineno ? `line ${lineno}, column ${colno ?? 0}: ${message}` : message;
+}

@@ -1,0 +1,121 @@
+import type { AgentNode, Handoff, Pipeline, PipelineNode, SessionNode } from '../pipeline/types.js';
+import type { TaskEvent } from './events.js';
+import { applyEvent, type TaskState } from './task-state.js';
+
+/** Builders for planner and fold tests: pipelines and event logs as plain objects. */
+
+const at = { file: 'test.yaml', line: 1, col: 1 };
+
+export function handoff(to: string, condition = 'always', payload = '{{ output }}'): Handoff {
+  return { to: to.split(',').map((t) => t.trim()), task: '', condition, payload };
+}
+
+export function agent(id: string, extra: Partial<AgentNode> = {}): AgentNode {
+  return {
+    type: 'agent',
+    id,
+    name: id,
+    runtime: 'claude',
+    model: null,
+    system_prompt: '{{ input }}',
+    handoffs: [],
+    gate: null,
+    mcp: [],
+    cli_flags: [],
+    context_strategy: 'both',
+    context_window: 3,
+    human_input: null,
+    retry: null,
+    timeout: null,
+    chunks: null,
+    source: at,
+    ...extra,
+  };
+}
+
+export function session(id: string, participants: string[], extra: Partial<SessionNode> = {}): SessionNode {
+  return {
+    type: 'session',
+    id,
+    name: id,
+    participants,
+    turn_order: 'round_robin',
+    max_rounds: 3,
+    consensus: { method: 'vote', keyword: 'VOTE: AGREE', require: 'all', require_chunks_done: false },
+    summary_agent: null,
+    chunks: null,
+    system_prompt: '',
+    handoffs: [],
+    context_strategy: 'both',
+    context_window: 3,
+    source: at,
+    ...extra,
+  };
+}
+
+export function pipeline(...agents: PipelineNode[]): Pipeline {
+  return {
+    name: 'test',
+    file: 'test.yaml',
+    apiVersion: null,
+    entry_point: 'first',
+    params: {},
+    paramDefinitions: {},
+    agents,
+  };
+}
+
+/** A task log being written: `log.add(event)` folds as the store would replay it. */
+export class Log {
+  state: TaskState;
+  private seq = 0;
+
+  constructor(p: Pipeline, input = 'build it', maxStages = 20) {
+    this.state = applyEvent(undefined, {
+      type: 'task_created',
+      pipeline: p.name,
+      pipelineFile: p.file,
+      definition: p,
+      input,
+      startAgent: p.agents[0]!.id,
+      cwd: '/tmp',
+      maxStages,
+      timeouts: {},
+      gate: { model: null, timeout: 120, system_prompt: '' },
+      script: null,
+      parentTaskId: null,
+      kind: 'run',
+      seq: ++this.seq,
+      taskId: 'T-TEST',
+      at: '2026-01-01T00:00:00.000Z',
+    });
+  }
+
+  add(...events: TaskEvent[]): this {
+    for (const event of events) {
+      this.state = applyEvent(this.state, {
+        ...event,
+        seq: ++this.seq,
+        taskId: 'T-TEST',
+        at: '2026-01-01T00:00:01.000Z',
+      });
+    }
+    return this;
+  }
+
+  /** Starts and completes a stage of an activation in one go. */
+  stage(n: number, activation: string, agentId: string, output: string, input = ''): this {
+    return this.add(
+      { type: 'stage_started', stage: n, activation, agent: agentId, input, attempt: 1 },
+      {
+        type: 'stage_completed',
+        stage: n,
+        activation,
+        agent: agentId,
+        output,
+        usage: { input_tokens: 1, output_tokens: 1 },
+        durationMs: 1,
+      },
+    );
+  }
+}

@@ -1,0 +1,144 @@
+import { parseCondition } from '../engine/conditions.js';
+import { closest, didYouMean } from './closest.js';
+import { type CompiledPipeline, locate } from './compiled.js';
+import type { DiagnosticSink } from './diagnostics.js';
+import { CONDITION_KEYWORDS } from './schema.js';
+import type { Handoff, PipelineNode, SessionNode, SourcePosition } from './types.js';
+
+const KEYWORDS: ReadonlySet<string> = new Set(CONDITION_KEYWORDS);
+const CONDITION_HINT =
+  'a condition is one of always, on_approve, on_reject, on_pass, auto, on_no_consensus, or an expression such as `severity == critical` or `status in [done, skipped]`';
+
+/**
+ * The errors aqm's loader raised (and more): every id a node names must be a node that runs, and
+ * every condition must be able to fire.
+ */
+export function checkReferences(compiled: CompiledPipeline, sink: DiagnosticSink): void {
+  const nodes = new Map(compiled.pipeline.agents.map((n) => [n.id, n]));
+
+  /** Reports `id` unless it names a node; true when it does. */
+  const mustExist = (id: string, at: SourcePosition, role: string): boolean => {
+    if (nodes.has(id)) return true;
+    if (compiled.invalidIds.has(id)) return false;
+    if (compiled.abstractIds.has(id)) {
+      sink.error(
+        at,
+        `${role} \`${id}\` is abstract`,
+        'an abstract agent is only a base for `extends`; name an agent that extends it',
+      );
+    } else {
+      sink.error(
+        at,
+        `${role} \`${id}\` does not exist`,
+        didYouMean(id, nodes.keys()) ?? `agents: ${[...nodes.keys()].join(', ')}`,
+      );
+    }
+    return false;
+  };
+
+  for (const node of compiled.pipeline.agents) {
+    node.handoffs.forEach((handoff, i) => {
+      const at = (field: string) => locate(compiled, node.id, 'handoffs', i, field);
+      for (const target of handoff.to) {
+        if (target === '') {
+          sink.error(at('to'), 'empty handoff target', 'separate agent ids with commas: "qa, docs"');
+        } else if (target === '*') {
+          if (handoff.condition !== 'auto') {
+            sink.error(
+              at('to'),
+              '`*` is only allowed with `condition: auto`',
+              'add `condition: auto`: the agent then picks with a `HANDOFF: <id>` line',
+            );
+          }
+        } else {
+          mustExist(target, at('to'), 'handoff target');
+        }
+      }
+      checkCondition(node, handoff, at('condition'), sink);
+    });
+    if (node.type === 'session') checkSession(compiled, node, nodes, mustExist, sink);
+  }
+}
+
+function checkCondition(
+  node: PipelineNode,
+  handoff: Handoff,
+  at: SourcePosition,
+  sink: DiagnosticSink,
+): void {
+  const { condition } = handoff;
+  if (condition === 'on_approve' || condition === 'on_reject') {
+    if (node.type === 'session') {
+      sink.error(
+        at,
+        `\`${condition}\` never fires: sessions have no gate`,
+        'use `always`, or `on_no_consensus`',
+      );
+    } else if (!node.gate) {
+      sink.error(
+        at,
+        `\`${condition}\` never fires: \`${node.id}\` has no gate`,
+        `add a \`gate:\` to \`${node.id}\`, or use \`always\``,
+      );
+    }
+    return;
+  }
+  if (condition === 'on_no_consensus') {
+    if (node.type !== 'session')
+      sink.error(at, '`on_no_consensus` only applies to sessions', 'use `always` or a gate condition');
+    return;
+  }
+  if (KEYWORDS.has(condition)) return;
+  const keyword = /^\w+$/.test(condition) ? closest(condition, KEYWORDS) : undefined;
+  if (keyword) {
+    sink.error(at, `unknown condition \`${condition}\``, `did you mean \`${keyword}\`?`);
+    return;
+  }
+  const parsed = parseCondition(condition);
+  if (!parsed.ok) sink.error(at, `invalid condition \`${condition}\`: ${parsed.message}`, CONDITION_HINT);
+}
+
+function checkSession(
+  compiled: CompiledPipeline,
+  session: SessionNode,
+  nodes: ReadonlyMap<string, PipelineNode>,
+  mustExist: (id: string, at: SourcePosition, role: string) => boolean,
+  sink: DiagnosticSink,
+): void {
+  const at = (...path: (string | number)[]) => locate(compiled, session.id, ...path);
+  if (session.participants.length === 0) {
+    sink.error(
+      at('participants'),
+      `session \`${session.id}\` has no participants`,
+      'participants: [architect, security]',
+    );
+  }
+  session.participants.forEach((id, j) => {
+    if (mustExist(id, at('participants', j), 'participant') && nodes.get(id)?.type === 'session') {
+      sink.error(
+        at('participants', j),
+        `participant \`${id}\` is a session`,
+        'sessions cannot take part in sessions',
+      );
+    }
+  });
+  const summary = session.summary_agent;
+  if (
+    summary &&
+    mustExist(summary, at('summary_agent'), 'summary agent') &&
+    !session.participants.includes(summary)
+  ) {
+    sink.error(
+      at('summary_agent'),
+      `summary agent \`${summary}\` is not a participant of \`${session.id}\``,
+      `add \`${summary}\` to participants`,
+    );
+  }
+  if (session.consensus.require_chunks_done && !session.chunks) {
+    sink.error(
+      at('consensus', 'require_chunks_done'),
+      '`require_chunks_done` needs a `chunks:` block on the session',
+      'add `chunks: { initial: [...] }`, or drop require_chunks_done',
+    );
+  }
+}

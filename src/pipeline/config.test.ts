@@ -1,0 +1,114 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PipelineError } from '../errors.js';
+import { DEFAULT_GATE_SYSTEM_PROMPT, loadProjectConfig, saveDefaultPipeline, timeoutFor } from './config.js';
+import { removeTempDirs, tempDir } from './test-files.js';
+
+afterEach(removeTempDirs);
+
+describe('loadProjectConfig', () => {
+  it('defaults when there is no config file', () => {
+    expect(loadProjectConfig(tempDir())).toEqual({
+      default_pipeline: null,
+      pipeline: { max_stages: 20 },
+      gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT },
+      timeouts: { claude: 600, gemini: 600, codex: 600, openai: 600, scripted: 600 },
+      script: null,
+    });
+    expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
+  });
+
+  it("reads every field (aqm's own settings as an example)", () => {
+    const root = tempDir({
+      '.troupe/config.yaml': `default_pipeline: dev
+pipeline:
+  max_stages: 30
+gate:
+  model: haiku
+  timeout: 180
+  system_prompt: Judge.
+timeouts:
+  claude: 900
+script: replies.yaml
+`,
+    });
+    const config = loadProjectConfig(root);
+    expect(config).toMatchObject({
+      default_pipeline: 'dev',
+      pipeline: { max_stages: 30 },
+      gate: { model: 'haiku', timeout: 180, system_prompt: 'Judge.' },
+      script: 'replies.yaml',
+    });
+    expect(timeoutFor(config, 'claude')).toBe(900);
+    expect(timeoutFor(config, 'gemini')).toBe(600);
+    expect(timeoutFor(config, 'some-future-runtime')).toBe(600);
+  });
+
+  it('falls back to .aqm/config.yaml, and .troupe wins over it', () => {
+    expect(loadProjectConfig(tempDir({ '.aqm/config.yaml': 'default_pipeline: a\n' })).default_pipeline).toBe(
+      'a',
+    );
+    const both = tempDir({
+      '.aqm/config.yaml': 'default_pipeline: a\n',
+      '.troupe/config.yaml': 'default_pipeline: t\n',
+    });
+    expect(loadProjectConfig(both).default_pipeline).toBe('t');
+  });
+
+  it('an unknown key is an error at the key (aqm ignored it)', () => {
+    const root = tempDir({ '.troupe/config.yaml': 'gate:\n  timout: 30\n' });
+    let error: PipelineError | undefined;
+    try {
+      loadProjectConfig(root);
+    } catch (e) {
+      error = e as PipelineError;
+    }
+    expect(error).toBeInstanceOf(PipelineError);
+    expect([error?.line, error?.col, error?.detail]).toEqual([2, 3, 'unknown field `timout` in `gate`']);
+    expect(error?.hint).toBe('did you mean `timeout`?');
+  });
+
+  it('unknown runtimes in timeouts and bad values are errors', () => {
+    expect(() => loadProjectConfig(tempDir({ '.troupe/config.yaml': 'timeouts:\n  gpt: 5\n' }))).toThrow(
+      /config\.yaml:2:3: unknown field `gpt` in `timeouts`/,
+    );
+    expect(() =>
+      loadProjectConfig(tempDir({ '.troupe/config.yaml': 'pipeline:\n  max_stages: 0\n' })),
+    ).toThrow(/config\.yaml:2:15: `pipeline\.max_stages` must be >= 1/);
+  });
+
+  it('broken YAML is an error (aqm silently used the defaults)', () => {
+    expect(() => loadProjectConfig(tempDir({ '.troupe/config.yaml': 'gate: [\n' }))).toThrow(PipelineError);
+  });
+});
+
+describe('saveDefaultPipeline', () => {
+  it('creates .troupe/config.yaml', () => {
+    const root = tempDir();
+    saveDefaultPipeline(root, 'dev');
+    expect(readFileSync(path.join(root, '.troupe/config.yaml'), 'utf8')).toBe('default_pipeline: dev\n');
+  });
+
+  it('keeps the rest of the file, comments included', () => {
+    const root = tempDir({
+      '.troupe/config.yaml': '# team settings\ndefault_pipeline: old\ngate:\n  timeout: 30 # slow model\n',
+    });
+    saveDefaultPipeline(root, 'dev');
+    expect(readFileSync(path.join(root, '.troupe/config.yaml'), 'utf8')).toBe(
+      '# team settings\ndefault_pipeline: dev\ngate:\n  timeout: 30 # slow model\n',
+    );
+  });
+
+  it('carries an aqm project’s settings over', () => {
+    const root = tempDir({ '.aqm/config.yaml': 'pipeline:\n  max_stages: 30\n' });
+    saveDefaultPipeline(root, 'dev');
+    expect(loadProjectConfig(root)).toMatchObject({ default_pipeline: 'dev', pipeline: { max_stages: 30 } });
+  });
+
+  it('refuses to rewrite a broken file', () => {
+    const root = tempDir({ '.troupe/config.yaml': 'gate: [\n' });
+    expect(() => saveDefaultPipeline(root, 'dev')).toThrow(PipelineError);
+    expect(readFileSync(path.join(root, '.troupe/config.yaml'), 'utf8')).toBe('gate: [\n');
+  });
+});

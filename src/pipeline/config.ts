@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { DiagnosticSink, toPipelineError } from './diagnostics.js';
+import { RUNTIMES } from './schema.js';
+import { checkSchema } from './schema-issues.js';
+import { YamlSource } from './yaml-source.js';
+
+export interface ProjectConfig {
+  default_pipeline: string | null;
+  pipeline: { max_stages: number };
+  gate: { model: string | null; timeout: number; system_prompt: string };
+  /** Seconds per runtime. */
+  timeouts: Record<string, number>;
+  /** Script file for agents with `runtime: scripted`, as written (relative to the project root). */
+  script: string | null;
+}
+
+export const DEFAULT_RUNTIME_TIMEOUT = 600;
+
+export const DEFAULT_GATE_SYSTEM_PROMPT = [
+  'You are a quality gate. Judge whether the agent output below meets the criteria you are given.',
+  'Answer with ONLY a JSON object and nothing else:',
+  '{"decision": "approved" or "rejected", "reason": "one or two sentences explaining why"}',
+].join('\n');
+
+const ConfigSchema = z.strictObject({
+  default_pipeline: z.string().min(1).nullish(),
+  pipeline: z.strictObject({ max_stages: z.number().int().min(1).optional() }).nullish(),
+  gate: z
+    .strictObject({
+      model: z.string().min(1).nullish(),
+      timeout: z.number().positive().optional(),
+      system_prompt: z.string().min(1).optional(),
+    })
+    .nullish(),
+  timeouts: z
+    .strictObject(Object.fromEntries(RUNTIMES.map((r) => [r, z.number().positive().optional()])))
+    .nullish(),
+  script: z.string().min(1).nullish(),
+});
+
+export function defaultConfig(): ProjectConfig {
+  return {
+    default_pipeline: null,
+    pipeline: { max_stages: 20 },
+    gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT },
+    timeouts: Object.fromEntries(RUNTIMES.map((r) => [r, DEFAULT_RUNTIME_TIMEOUT])),
+    script: null,
+  };
+}
+
+/** `.troupe/config.yaml`, else aqm's `.aqm/config.yaml`, if either exists. */
+export function configFile(root: string): string | undefined {
+  return ['.troupe', '.aqm']
+    .map((dir) => path.join(root, dir, 'config.yaml'))
+    .find((file) => existsSync(file));
+}
+
+/**
+ * The project's config with defaults filled in. Unlike aqm (which ignores unknown keys and falls
+ * back to defaults on a parse error), a typo or broken file is an error with its position.
+ */
+export function loadProjectConfig(root: string): ProjectConfig {
+  const config = defaultConfig();
+  const file = configFile(root);
+  if (!file) return config;
+  const sink = new DiagnosticSink();
+  const source = YamlSource.parse(file, readFileSync(file, 'utf8'), sink);
+  const raw = source && checkSchema(ConfigSchema, source.value() ?? {}, source, [], sink);
+  if (!raw) throw toPipelineError(sink.errors());
+  if (raw.default_pipeline) config.default_pipeline = raw.default_pipeline;
+  if (raw.pipeline?.max_stages) config.pipeline.max_stages = raw.pipeline.max_stages;
+  if (raw.gate?.model) config.gate.model = raw.gate.model;
+  if (raw.gate?.timeout) config.gate.timeout = raw.gate.timeout;
+  if (raw.gate?.system_prompt) config.gate.system_prompt = raw.gate.system_prompt;
+  for (const [runtime, seconds] of Object.entries(raw.timeouts ?? {})) {
+    if (seconds) config.timeouts[runtime] = seconds;
+  }
+  if (raw.script) config.script = raw.script;
+  return config;
+}
+
+/** Seconds a call to `runtime` may take. */
+export function timeoutFor(config: ProjectConfig, runtime: string): number {
+  return config.timeouts[runtime] ?? DEFAULT_RUNTIME_TIMEOUT;
+}
+
+/**
+ * Sets `default_pipeline` in `.troupe/config.yaml`, keeping the rest of the file (comments
+ * included). A project that only has `.aqm/config.yaml` gets its settings carried over.
+ */
+export function saveDefaultPipeline(root: string, name: string): void {
+  loadProjectConfig(root); // refuses to rewrite a file that is already broken
+  const target = path.join(root, '.troupe', 'config.yaml');
+  const existing = configFile(root);
+  const doc = parseDocument(existing ? readFileSync(existing, 'utf8') : '');
+  doc.set('default_pipeline', name);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, doc.toString());
+}

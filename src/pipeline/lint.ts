@@ -1,0 +1,101 @@
+import { type CompiledPipeline, locate } from './compiled.js';
+import type { DiagnosticSink } from './diagnostics.js';
+import { warnEndlessRejectLoops, warnUnreachable } from './lint-graph.js';
+import { isOnPath } from './on-path.js';
+import type { RawAgent } from './schema.js';
+import type { RuntimeName } from './types.js';
+
+export interface LintOptions {
+  /** The PATH to look for runtime CLIs in; defaults to the process's. */
+  pathEnv?: string;
+}
+
+/** The CLI each subprocess runtime needs; openai and scripted need none. */
+const RUNTIME_CLIS: Partial<Record<RuntimeName, { bin: string; install: string }>> = {
+  claude: { bin: 'claude', install: 'npm i -g @anthropic-ai/claude-code' },
+  gemini: { bin: 'gemini', install: 'npm i -g @google/gemini-cli' },
+  codex: { bin: 'codex', install: 'npm i -g @openai/codex' },
+};
+
+const SESSION_ONLY: (keyof RawAgent)[] = [
+  'participants',
+  'turn_order',
+  'max_rounds',
+  'consensus',
+  'summary_agent',
+  'chunks',
+];
+const AGENT_ONLY: (keyof RawAgent)[] = [
+  'runtime',
+  'model',
+  'gate',
+  'mcp',
+  'cli_flags',
+  'claude_code_flags',
+  'human_input',
+  'retry',
+  'timeout',
+];
+
+/** Warnings only `troupe validate` reports: the pipeline loads, but probably not as meant. */
+export function lintPipeline(
+  compiled: CompiledPipeline,
+  sink: DiagnosticSink,
+  options: LintOptions = {},
+): void {
+  warnUnreachable(compiled, sink);
+  warnEndlessRejectLoops(compiled, sink);
+  warnIgnoredFields(compiled, sink);
+  warnMissingClis(compiled, sink, options.pathEnv);
+}
+
+function warnIgnoredFields(compiled: CompiledPipeline, sink: DiagnosticSink): void {
+  for (const node of compiled.pipeline.agents) {
+    const raw = compiled.definitions.get(node.id)?.raw;
+    if (!raw) continue;
+    const ignored = node.type === 'session' ? AGENT_ONLY : SESSION_ONLY;
+    for (const field of ignored) {
+      if (raw[field] === undefined || raw[field] === null) continue;
+      sink.warning(
+        locate(compiled, node.id, field),
+        `\`${field}\` is ignored on ${node.type === 'session' ? 'a session' : 'an agent'} (\`${node.id}\`)`,
+        node.type === 'session' ? 'set it on the participants instead' : 'it only applies to `type: session`',
+      );
+    }
+    if (raw.claude_code_flags && node.type === 'agent') {
+      sink.warning(
+        locate(compiled, node.id, 'claude_code_flags'),
+        raw.cli_flags
+          ? '`claude_code_flags` is ignored: `cli_flags` is set'
+          : '`claude_code_flags` is deprecated',
+        'rename it to `cli_flags`',
+      );
+    }
+    if (node.type === 'agent' && node.gate?.command && node.gate.type !== 'command') {
+      sink.warning(
+        locate(compiled, node.id, 'gate', 'command'),
+        `\`command\` is ignored on a gate of type ${node.gate.type}`,
+        'set `type: command`',
+      );
+    }
+  }
+}
+
+function warnMissingClis(
+  compiled: CompiledPipeline,
+  sink: DiagnosticSink,
+  pathEnv: string | undefined,
+): void {
+  const found = new Map<string, boolean>();
+  for (const node of compiled.pipeline.agents) {
+    const cli = node.type === 'agent' ? RUNTIME_CLIS[node.runtime] : undefined;
+    if (!cli) continue;
+    if (!found.has(cli.bin)) found.set(cli.bin, isOnPath(cli.bin, pathEnv));
+    if (found.get(cli.bin)) continue;
+    sink.warning(
+      locate(compiled, node.id, 'runtime'),
+      `\`${cli.bin}\` is not on PATH (runtime of \`${node.id}\`)`,
+      `install it (${cli.install}) or choose another runtime`,
+    );
+  }
+}

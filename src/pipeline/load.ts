@@ -1,0 +1,185 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { NotFoundError } from '../errors.js';
+import { checkReferences } from './check-references.js';
+import { checkTemplates } from './check-templates.js';
+import type { CompiledPipeline } from './compiled.js';
+import { DiagnosticSink, toPipelineError } from './diagnostics.js';
+import { resolveExtends } from './extends.js';
+import { importAgents } from './imports.js';
+import { collectAgents, isMapping, type LocatedAgent, positionOf } from './located-agent.js';
+import { toNode } from './normalize.js';
+import {
+  findParamsFile,
+  type ParamsFile,
+  paramDefinitions,
+  readParamsFile,
+  resolveParams,
+  substituteParams,
+} from './params.js';
+import { ParamsSchema, PipelineSchema } from './schema.js';
+import { checkSchema } from './schema-issues.js';
+import type { Pipeline, PipelineNode } from './types.js';
+import { YamlSource } from './yaml-source.js';
+
+export interface LoadOptions {
+  /** `--param k=v` values: they win over the params file and the defaults. */
+  params?: Record<string, string>;
+  /** `--params-file`; without it `params.yaml` beside the pipeline, then the project's. */
+  paramsFile?: string;
+  /** The pipeline's name; defaults to the file name without extension. */
+  name?: string;
+}
+
+export interface CompileOptions extends LoadOptions {
+  /** false for validate: a required param nobody has supplied yet is not a defect of the file. */
+  requireParams?: boolean;
+}
+
+/** Loads a pipeline for running; the first problem is thrown as a PipelineError at its position. */
+export function loadPipeline(file: string, opts: LoadOptions = {}): Pipeline {
+  return loadPipelineText(readPipelineFile(file), file, opts);
+}
+
+export function loadPipelineText(text: string, file: string, opts: LoadOptions = {}): Pipeline {
+  const sink = new DiagnosticSink();
+  const compiled = compilePipeline(text, file, opts, sink);
+  if (!compiled || sink.hasErrors) throw toPipelineError(sink.errors());
+  return compiled.pipeline;
+}
+
+export function readPipelineFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new NotFoundError(
+      `cannot read pipeline ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`,
+    );
+  }
+}
+
+/**
+ * aqm's load order with troupe's fixes: parse, resolve params (flag > file > default),
+ * substitute `${{ params.X }}`, check the schema, import, extend (any depth), drop abstract
+ * agents, normalize, then check references and templates. Every problem goes to `sink`, so that
+ * validate can show them all; undefined when nothing usable could be built.
+ */
+export function compilePipeline(
+  text: string,
+  file: string,
+  opts: CompileOptions,
+  sink: DiagnosticSink,
+): CompiledPipeline | undefined {
+  const absolute = file === '<inline>' ? file : path.resolve(file);
+  const source = YamlSource.parse(absolute, text, sink);
+  if (!source) return undefined;
+  const document = source.value();
+  if (!isMapping(document)) {
+    sink.error(
+      source.position([]),
+      document === null
+        ? 'the pipeline file is empty'
+        : 'a pipeline must be a mapping with an `agents:` list',
+      'start with `agents:`, a list of agents each with an `id` and a `runtime`',
+    );
+    return undefined;
+  }
+
+  const rawParams = checkSchema(ParamsSchema, document.params ?? {}, source, ['params'], sink);
+  if (!rawParams) return undefined;
+  const definitions = paramDefinitions(rawParams);
+  const params = resolveParams(
+    definitions,
+    {
+      cli: opts.params ?? {},
+      file: paramsFileFor(absolute, opts.paramsFile, Object.keys(definitions).length > 0, sink),
+      requireValues: opts.requireParams ?? true,
+    },
+    source,
+    sink,
+  );
+  const { params: _, ...body } = document;
+  const substituted = substituteParams(body, params, (at, message, hint) =>
+    sink.error(source.position(at), message, hint),
+  ) as Record<string, unknown>;
+  checkSchema(PipelineSchema, { ...substituted, params: document.params }, source, [], sink);
+
+  const invalidIds = new Set<string>();
+  const imported = importAgents(substituted.imports, source, { params, sink, invalid: invalidIds });
+  const written = uniqueIds(
+    [...imported, ...collectAgents(substituted.agents, source, ['agents'], invalidIds)],
+    sink,
+  );
+  const extended = resolveExtends(written, sink, invalidIds);
+  const abstractIds = new Set(extended.filter((a) => a.raw.abstract).map((a) => a.raw.id));
+
+  const definitionsById = new Map<string, LocatedAgent>();
+  const nodes: PipelineNode[] = [];
+  for (const agent of extended) {
+    if (agent.raw.abstract || agent.hidden) continue;
+    const node = toNode(agent, sink);
+    if (!node) {
+      invalidIds.add(agent.raw.id);
+      continue;
+    }
+    nodes.push(node);
+    definitionsById.set(node.id, agent);
+  }
+
+  const compiled: CompiledPipeline = {
+    pipeline: {
+      name: opts.name ?? path.basename(absolute).replace(/\.ya?ml$/, ''),
+      file: absolute,
+      apiVersion: stringOrNull(substituted.apiVersion),
+      entry_point: substituted.entry_point === 'auto' ? 'auto' : 'first',
+      params,
+      paramDefinitions: definitions,
+      agents: nodes,
+    },
+    source,
+    definitions: definitionsById,
+    abstractIds,
+    invalidIds,
+  };
+  checkReferences(compiled, sink);
+  checkTemplates(compiled, sink);
+  return compiled;
+}
+
+function paramsFileFor(
+  pipelineFile: string,
+  explicit: string | undefined,
+  hasParams: boolean,
+  sink: DiagnosticSink,
+): ParamsFile | undefined {
+  // A discovered params.yaml is shared by the pipelines beside it; one without params ignores it.
+  if (!hasParams && explicit === undefined) return undefined;
+  const found = findParamsFile(
+    pipelineFile === '<inline>' ? path.join(process.cwd(), 'inline.yaml') : pipelineFile,
+    explicit,
+  );
+  return found && readParamsFile(found, sink);
+}
+
+/** Drops the second and later agents with an id already used, reporting each. */
+function uniqueIds(agents: LocatedAgent[], sink: DiagnosticSink): LocatedAgent[] {
+  const first = new Map<string, LocatedAgent>();
+  return agents.filter((agent) => {
+    const earlier = first.get(agent.raw.id);
+    if (!earlier) {
+      first.set(agent.raw.id, agent);
+      return true;
+    }
+    const where = positionOf(earlier, 'id');
+    sink.error(
+      positionOf(agent, 'id'),
+      `duplicate agent id \`${agent.raw.id}\``,
+      `first defined at ${path.basename(where.file)}:${where.line}:${where.col}`,
+    );
+    return false;
+  });
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}

@@ -1,0 +1,120 @@
+import type { DiagnosticSink } from './diagnostics.js';
+import { type LocatedAgent, positionOf } from './located-agent.js';
+import { type RawHumanInput, type RawMcpServer, RUNTIMES } from './schema.js';
+import type { AgentBase, Chunks, Handoff, HumanInput, McpServer, PipelineNode } from './types.js';
+
+/**
+ * The engine's node for a raw agent (after extends): shorthands expanded and every default filled.
+ * An agent without a runtime is reported and yields undefined.
+ */
+export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode | undefined {
+  const { raw } = agent;
+  const base: AgentBase = {
+    id: raw.id,
+    name: raw.name || displayName(raw.id),
+    handoffs: (raw.handoffs ?? []).map(
+      (h): Handoff => ({
+        to: splitTargets(h.to),
+        task: h.task ?? '',
+        condition: h.condition ?? 'always',
+        payload: h.payload ?? '{{ output }}',
+      }),
+    ),
+    context_strategy: raw.context_strategy ?? 'both',
+    context_window: raw.context_window ?? 3,
+    source: positionOf(agent),
+  };
+  const chunks: Chunks | null = raw.chunks
+    ? { enabled: raw.chunks.enabled ?? true, initial: raw.chunks.initial ?? [] }
+    : null;
+
+  if (raw.type === 'session') {
+    const consensus = raw.consensus ?? {};
+    return {
+      ...base,
+      type: 'session',
+      participants: raw.participants ?? [],
+      turn_order: raw.turn_order ?? 'round_robin',
+      max_rounds: raw.max_rounds ?? 10,
+      consensus: {
+        method: consensus.method ?? 'vote',
+        keyword: consensus.keyword ?? 'VOTE: AGREE',
+        require: consensus.require ?? 'all',
+        require_chunks_done: consensus.require_chunks_done ?? false,
+      },
+      summary_agent: raw.summary_agent ?? null,
+      chunks,
+      system_prompt: raw.system_prompt ?? '',
+    };
+  }
+
+  if (!raw.runtime) {
+    sink.error(
+      positionOf(agent),
+      `agent \`${raw.id}\` has no runtime`,
+      `add \`runtime: ${RUNTIMES.join(' | ')}\`${raw.extends ? ` (here or in \`${raw.extends}\`)` : ''}, or \`abstract: true\` if it is only a base for others`,
+    );
+    return undefined;
+  }
+  const gate = raw.gate;
+  return {
+    ...base,
+    type: 'agent',
+    runtime: raw.runtime,
+    model: raw.model ?? null,
+    system_prompt: raw.system_prompt ?? '',
+    gate: gate
+      ? {
+          type: gate.type ?? 'llm',
+          prompt: gate.prompt ?? '',
+          model: gate.model ?? null,
+          max_retries: gate.max_retries ?? 3,
+          command: gate.command ?? null,
+          timeout: gate.timeout ?? null,
+        }
+      : null,
+    mcp: (raw.mcp ?? []).map(mcpServer),
+    // aqm: the deprecated spelling is read only when cli_flags is not set
+    cli_flags: raw.cli_flags ?? raw.claude_code_flags ?? [],
+    human_input: humanInput(raw.human_input),
+    retry: raw.retry
+      ? {
+          max_retries: raw.retry.max_retries ?? 0,
+          fallback_context_strategy: raw.retry.fallback_context_strategy ?? null,
+          backoff: raw.retry.backoff ?? 0,
+        }
+      : null,
+    timeout: raw.timeout ?? null,
+    chunks,
+  };
+}
+
+/** aqm's name for an id: `code_reviewer` → "Code Reviewer" (Python's str.title()). */
+export function displayName(id: string): string {
+  return id
+    .replace(/[_-]/g, ' ')
+    .replace(/[A-Za-z]+/g, (word) => word[0]!.toUpperCase() + word.slice(1).toLowerCase());
+}
+
+/** `"qa, docs"` → `['qa', 'docs']`; empty entries are kept so the checks can point at them. */
+export function splitTargets(to: string): string[] {
+  return to.split(',').map((t) => t.trim());
+}
+
+function mcpServer(entry: RawMcpServer): McpServer {
+  return typeof entry === 'string'
+    ? { server: entry, command: null, args: [], env: null }
+    : {
+        server: entry.server,
+        command: entry.command ?? null,
+        args: entry.args ?? [],
+        env: entry.env ?? null,
+      };
+}
+
+function humanInput(raw: RawHumanInput | null | undefined): HumanInput | null {
+  if (raw === undefined || raw === null) return null;
+  if (raw === true) return { enabled: true, mode: 'on_demand', prompt: '' };
+  if (typeof raw === 'string') return { enabled: true, mode: raw, prompt: '' };
+  return { enabled: raw.enabled ?? true, mode: raw.mode ?? 'on_demand', prompt: raw.prompt ?? '' };
+}

@@ -1,0 +1,204 @@
+import { z } from 'zod';
+
+/**
+ * The raw `agents.yaml` exactly as written: aqm's format (every object strict, so a typo such as
+ * `sytem_prompt` is an error rather than silently dropped) plus troupe's additions. Defaults live
+ * in `normalize.ts`, not here: `extends` merges raw agents, and a filled-in default on a child
+ * would hide the parent's value. The defaults still reach editors through `.meta({ default })`.
+ */
+
+export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
+export const CONTEXT_STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'] as const;
+export const HUMAN_INPUT_MODES = ['before', 'on_demand', 'both'] as const;
+export const CONDITION_KEYWORDS = [
+  'always',
+  'on_approve',
+  'on_reject',
+  'on_pass',
+  'auto',
+  'on_no_consensus',
+] as const;
+export const API_VERSIONS = ['aqm/v0.1', 'troupe/v1'] as const;
+
+export const AGENT_ID = /^[a-zA-Z_][a-zA-Z0-9_-]*$/;
+export const PARAM_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]*$/;
+
+const agentId = z.string().regex(AGENT_ID, {
+  error: 'an id must start with a letter or _ and contain only letters, digits, _ and -',
+});
+const seconds = z.number().positive();
+const template = z.string();
+
+export const HandoffSchema = z
+  .strictObject({
+    to: z
+      .string()
+      .min(1)
+      .meta({ description: 'Target agent id; a comma list ("qa, docs") fans out; "*" with auto.' }),
+    task: z.string().optional().meta({ description: 'A label for the handoff.', default: '' }),
+    condition: z
+      .union([z.enum(CONDITION_KEYWORDS), z.string().min(1)], {
+        error: `a condition is one of ${CONDITION_KEYWORDS.join(', ')} or an expression such as "severity == critical"`,
+      })
+      .optional()
+      .meta({ default: 'always' }),
+    payload: template
+      .optional()
+      .meta({ description: "Template for the next agent's input.", default: '{{ output }}' }),
+  })
+  .meta({ title: 'Handoff' });
+
+export const GateSchema = z
+  .strictObject({
+    type: z.enum(['llm', 'human', 'command']).optional().meta({ default: 'llm' }),
+    prompt: template.optional().meta({ description: 'Template with output, input and params.', default: '' }),
+    model: z.string().nullish().meta({ description: 'Model for an llm gate; null uses config gate.model.' }),
+    max_retries: z.number().int().min(1).optional().meta({ default: 3 }),
+    command: z
+      .string()
+      .min(1)
+      .nullish()
+      .meta({ description: "type command: shell command run in the task's directory; exit 0 approves." }),
+    timeout: seconds.nullish().meta({ description: 'Seconds; null uses config gate.timeout.' }),
+  })
+  .superRefine((gate, ctx) => {
+    if (gate.type === 'command' && !gate.command) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: 'a gate of type command needs a `command`',
+      });
+    }
+  })
+  .meta({ title: 'Gate' });
+
+export const McpServerSchema = z.union(
+  [
+    z.string().min(1),
+    z.strictObject({
+      server: z.string().min(1),
+      command: z.string().nullish(),
+      args: z.array(z.string()).optional().meta({ default: [] }),
+      env: z.record(z.string(), z.string()).nullish(),
+    }),
+  ],
+  { error: 'an mcp entry is a server name or a mapping with `server`' },
+);
+
+export const RetrySchema = z
+  .strictObject({
+    max_retries: z.number().int().min(0).optional().meta({ default: 0 }),
+    fallback_context_strategy: z.enum(CONTEXT_STRATEGIES).nullish(),
+    backoff: z.number().min(0).optional().meta({ description: 'Seconds between attempts.', default: 0 }),
+  })
+  .meta({ title: 'Retry' });
+
+export const HumanInputSchema = z
+  .union(
+    [
+      z.literal(true),
+      z.enum(HUMAN_INPUT_MODES),
+      z.strictObject({
+        enabled: z.boolean().optional().meta({ default: true }),
+        mode: z.enum(HUMAN_INPUT_MODES).optional().meta({ default: 'on_demand' }),
+        prompt: z.string().optional().meta({ default: '' }),
+      }),
+    ],
+    {
+      error:
+        'human_input is true, "before", "on_demand", "both" or a mapping (false is not allowed: omit it)',
+    },
+  )
+  .meta({ title: 'HumanInput' });
+
+export const ConsensusSchema = z
+  .strictObject({
+    method: z.enum(['vote', 'moderator_decides']).optional().meta({ default: 'vote' }),
+    keyword: z.string().min(1).optional().meta({ default: 'VOTE: AGREE' }),
+    require: z.enum(['all', 'majority']).optional().meta({ default: 'all' }),
+    require_chunks_done: z.boolean().optional().meta({ default: false }),
+  })
+  .meta({ title: 'Consensus' });
+
+export const ChunksSchema = z
+  .strictObject({
+    enabled: z.boolean().optional().meta({ default: true }),
+    initial: z.array(z.string()).optional().meta({ default: [] }),
+  })
+  .meta({ title: 'Chunks' });
+
+export const AgentSchema = z
+  .strictObject({
+    id: agentId,
+    name: z.string().optional().meta({ description: 'Display name; derived from the id when empty.' }),
+    type: z.enum(['agent', 'session']).optional().meta({ default: 'agent' }),
+    runtime: z.enum(RUNTIMES).nullish().meta({ description: 'Required for type agent (unless abstract).' }),
+    model: z.string().nullish(),
+    system_prompt: template.optional().meta({ default: '' }),
+    handoffs: z.array(HandoffSchema).nullish().meta({ default: [] }),
+    gate: GateSchema.nullish(),
+    mcp: z.array(McpServerSchema).nullish().meta({ default: [] }),
+    cli_flags: z.array(z.string()).nullish(),
+    claude_code_flags: z
+      .array(z.string())
+      .nullish()
+      .meta({ deprecated: true, description: 'Use cli_flags.' }),
+    context_strategy: z.enum(CONTEXT_STRATEGIES).optional().meta({ default: 'both' }),
+    context_window: z.number().int().min(0).optional().meta({ default: 3 }),
+    human_input: HumanInputSchema.nullish(),
+    retry: RetrySchema.nullish(),
+    timeout: seconds.nullish().meta({ description: 'Seconds; overrides config timeouts.<runtime>.' }),
+    abstract: z.boolean().optional().meta({ default: false }),
+    extends: agentId.nullish().meta({ description: 'Id of the agent whose fields this one inherits.' }),
+    participants: z.array(agentId).optional(),
+    turn_order: z.enum(['round_robin', 'moderator']).optional().meta({ default: 'round_robin' }),
+    max_rounds: z.number().int().min(1).optional().meta({ default: 10 }),
+    consensus: ConsensusSchema.nullish(),
+    summary_agent: agentId.nullish(),
+    chunks: ChunksSchema.nullish(),
+  })
+  .meta({ title: 'Agent' });
+
+export const ParamDefinitionSchema = z.strictObject({
+  type: z.enum(['string', 'number', 'boolean']).optional().meta({ default: 'string' }),
+  default: z.unknown().optional(),
+  required: z.boolean().optional().meta({ default: false }),
+  description: z.string().optional().meta({ default: '' }),
+  prompt: z.string().nullish(),
+  auto_detect: z.string().nullish(),
+});
+
+export const ParamsSchema = z.record(
+  z
+    .string()
+    .regex(PARAM_NAME, { error: 'a param name must start with a letter or _ (letters, digits, _, -)' }),
+  z.union([ParamDefinitionSchema, z.string(), z.number(), z.boolean(), z.null()], {
+    error: 'a param is a mapping (type, default, required, …) or a bare default value',
+  }),
+);
+
+export const ImportSchema = z.strictObject({
+  from: z.string().min(1).meta({ description: 'Path relative to the importing file.' }),
+  agents: z.array(agentId).optional().meta({ description: 'Ids to import; empty or omitted imports all.' }),
+});
+
+export const PipelineSchema = z.strictObject({
+  apiVersion: z.enum(API_VERSIONS).optional(),
+  entry_point: z.enum(['first', 'auto']).optional().meta({ default: 'first' }),
+  params: ParamsSchema.nullish(),
+  imports: z.array(ImportSchema).nullish(),
+  agents: z.array(AgentSchema).min(1),
+});
+
+/** An imported file may also be a bare list of agents. */
+export const AgentListSchema = z.array(AgentSchema);
+
+export type RawPipeline = z.infer<typeof PipelineSchema>;
+export type RawAgent = z.infer<typeof AgentSchema>;
+export type RawHandoff = z.infer<typeof HandoffSchema>;
+export type RawGate = z.infer<typeof GateSchema>;
+export type RawMcpServer = z.infer<typeof McpServerSchema>;
+export type RawHumanInput = z.infer<typeof HumanInputSchema>;
+export type RawParamDefinition = z.infer<typeof ParamDefinitionSchema>;
+export type RawParams = z.infer<typeof ParamsSchema>;
+export type RawImport = z.infer<typeof ImportSchema>;

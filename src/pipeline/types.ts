@@ -1,0 +1,132 @@
+/**
+ * The pipeline as the engine sees it: loaded, params substituted, imports and extends
+ * resolved, abstract agents dropped, shorthands expanded, defaults filled.
+ * The raw YAML shape is `schema.ts`; `load.ts` turns one into the other.
+ */
+
+export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'scripted';
+export type ContextStrategy = 'none' | 'last_only' | 'own' | 'shared' | 'both';
+export type HumanInputMode = 'before' | 'on_demand' | 'both';
+
+export interface Handoff {
+  /** Target agent ids (a comma list in YAML is a fan-out). `*` is allowed with `auto`. */
+  to: string[];
+  task: string;
+  /** always | on_approve | on_reject | on_pass | auto | on_no_consensus | an expression */
+  condition: string;
+  /** Jinja2 template; default `{{ output }}`. */
+  payload: string;
+}
+
+export interface Gate {
+  type: 'llm' | 'human' | 'command';
+  prompt: string;
+  model: string | null;
+  max_retries: number;
+  /** type command: run through the shell in the task's working directory. */
+  command: string | null;
+  /** Seconds; falls back to config gate.timeout. */
+  timeout: number | null;
+}
+
+export interface McpServer {
+  server: string;
+  command: string | null;
+  args: string[];
+  env: Record<string, string> | null;
+}
+
+export interface Retry {
+  max_retries: number;
+  fallback_context_strategy: ContextStrategy | null;
+  backoff: number;
+}
+
+export interface HumanInput {
+  enabled: boolean;
+  mode: HumanInputMode;
+  prompt: string;
+}
+
+export interface Consensus {
+  method: 'vote' | 'moderator_decides';
+  keyword: string;
+  require: 'all' | 'majority';
+  require_chunks_done: boolean;
+}
+
+export interface Chunks {
+  enabled: boolean;
+  initial: string[];
+}
+
+export interface AgentBase {
+  id: string;
+  name: string;
+  handoffs: Handoff[];
+  context_strategy: ContextStrategy;
+  context_window: number;
+  /** Where this agent was defined, for messages. */
+  source: SourcePosition;
+}
+
+export interface AgentNode extends AgentBase {
+  type: 'agent';
+  runtime: RuntimeName;
+  model: string | null;
+  system_prompt: string;
+  gate: Gate | null;
+  mcp: McpServer[];
+  cli_flags: string[];
+  human_input: HumanInput | null;
+  retry: Retry | null;
+  /** Seconds; overrides config timeouts.<runtime>. */
+  timeout: number | null;
+  /** Allowed but unused on agents (aqm warns); kept so nothing is dropped. */
+  chunks: Chunks | null;
+}
+
+export interface SessionNode extends AgentBase {
+  type: 'session';
+  participants: string[];
+  turn_order: 'round_robin' | 'moderator';
+  max_rounds: number;
+  consensus: Consensus;
+  summary_agent: string | null;
+  chunks: Chunks | null;
+  system_prompt: string;
+}
+
+export type PipelineNode = AgentNode | SessionNode;
+
+export interface ParamDefinition {
+  type: 'string' | 'number' | 'boolean';
+  default: unknown;
+  required: boolean;
+  description: string;
+  prompt: string | null;
+  auto_detect: string | null;
+}
+
+export interface SourcePosition {
+  file: string;
+  line: number;
+  col: number;
+}
+
+export interface Pipeline {
+  name: string;
+  /** Absolute path of the file it was loaded from ('<inline>' when given as text). */
+  file: string;
+  apiVersion: string | null;
+  entry_point: 'first' | 'auto';
+  /** Resolved param values (after --param, params file and defaults). */
+  params: Record<string, unknown>;
+  paramDefinitions: Record<string, ParamDefinition>;
+  /** In file order, imported agents first (as aqm). Abstract agents removed. */
+  agents: PipelineNode[];
+}
+
+export function findNode(pipeline: Pipeline, id: string): PipelineNode | undefined {
+  return pipeline.agents.find((a) => a.id === id);
+}

@@ -1,0 +1,74 @@
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { removeTempDirs, validateYaml } from './test-files.js';
+import { validatePipelineFile } from './validate.js';
+
+afterEach(removeTempDirs);
+
+describe('validatePipelineFile', () => {
+  it('a valid pipeline: no diagnostics, the pipeline and what it uses', () => {
+    const result = validateYaml(`params:
+  model: opus
+agents:
+  - id: dev
+    runtime: scripted
+    mcp: [github]
+    handoffs: [{ to: review }]
+  - id: review
+    runtime: scripted
+    gate: { type: llm }
+    handoffs: [{ to: talk, condition: on_approve }, { to: dev, condition: on_reject }]
+  - id: talk
+    type: session
+    participants: [dev, review]
+    handoffs: [{ to: ship }]
+  - id: ship
+    runtime: scripted
+    gate: { type: command, command: "npm test" }
+`);
+    expect(result.lines).toEqual([]);
+    expect(result.pipeline?.agents).toHaveLength(4);
+    expect(result.features).toEqual([
+      '1 llm gate',
+      '1 command gate',
+      '1 session',
+      '4 handoffs',
+      '1 MCP server',
+      '1 param',
+    ]);
+  });
+
+  it('errors: no pipeline, and no warnings (they would mostly repeat the errors)', () => {
+    const result = validateYaml(
+      'agents:\n  - id: a\n    runtime: scripted\n    handoffs: [{ to: b }]\n  - id: c\n    runtime: claude\n',
+    );
+    expect(result.pipeline).toBeUndefined();
+    expect(result.lines).toEqual(['agents.yaml:4:22 error: handoff target `b` does not exist']);
+  });
+
+  it('warnings alone still give the pipeline', () => {
+    const result = validateYaml('agents:\n  - id: a\n    runtime: claude\n');
+    expect(result.pipeline?.agents).toHaveLength(1);
+    expect(result.diagnostics.map((d) => d.severity)).toEqual(['warning']);
+  });
+
+  it('a file that cannot be read is a diagnostic, not an exception', () => {
+    const result = validatePipelineFile('/nonexistent/agents.yaml');
+    expect(result.diagnostics).toEqual([
+      {
+        severity: 'error',
+        file: path.resolve('/nonexistent/agents.yaml'),
+        line: 1,
+        col: 1,
+        message: 'cannot read the pipeline file (ENOENT)',
+        hint: 'check the path and its permissions',
+      },
+    ]);
+  });
+
+  it('a YAML syntax error stops there', () => {
+    const result = validateYaml('agents:\n  - id: a\n\truntime: claude\n');
+    expect(result.lines).toHaveLength(1);
+    expect(result.lines[0]).toMatch(/^agents\.yaml:3:1 error: YAML syntax error: /);
+  });
+});

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CompiledPipeline } from './compiled.js';
+import { type Diagnostic, DiagnosticSink } from './diagnostics.js';
+import { type LintOptions, lintPipeline } from './lint.js';
+import { compilePipeline, type LoadOptions } from './load.js';
+import type { Pipeline } from './types.js';
+
+export type { Diagnostic } from './diagnostics.js';
+
+export interface ValidateOptions extends LoadOptions, LintOptions {}
+
+export interface ValidationResult {
+  /** Set when there are no errors. */
+  pipeline?: Pipeline;
+  /** Errors and warnings, sorted by file and position. */
+  diagnostics: Diagnostic[];
+  /** What the pipeline uses, for the summary line ("2 llm gates", "1 session", …). */
+  features: string[];
+}
+
+/**
+ * Every problem of a pipeline file, as diagnostics; it does not throw for problems in the
+ * pipeline. Warnings (unreachable agents, endless reject loops, missing CLIs, …) are looked for
+ * once there are no errors, since they would mostly repeat them. Required params need no value
+ * here: they are given at run time.
+ */
+export function validatePipelineFile(file: string, opts: ValidateOptions = {}): ValidationResult {
+  const sink = new DiagnosticSink();
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+    sink.error(
+      { file: path.resolve(file), line: 1, col: 1 },
+      `cannot read the pipeline file (${reason})`,
+      'check the path and its permissions',
+    );
+    return { diagnostics: sink.list(), features: [] };
+  }
+  const compiled = compilePipeline(text, file, { ...opts, requireParams: false }, sink);
+  if (compiled && !sink.hasErrors) lintPipeline(compiled, sink, opts);
+  return {
+    ...(compiled && !sink.hasErrors ? { pipeline: compiled.pipeline } : {}),
+    diagnostics: sink.list(),
+    features: compiled ? features(compiled) : [],
+  };
+}
+
+function features(compiled: CompiledPipeline): string[] {
+  const nodes = compiled.pipeline.agents;
+  const count = (n: number, one: string, many = `${one}s`) => (n > 0 ? [`${n} ${n === 1 ? one : many}`] : []);
+  const gates = (type: string) => nodes.filter((n) => n.type === 'agent' && n.gate?.type === type).length;
+  const agentsOnly = nodes.flatMap((n) => (n.type === 'agent' ? [n] : []));
+  const definitions = [...compiled.definitions.values()];
+  return [
+    ...count(gates('llm'), 'llm gate'),
+    ...count(gates('human'), 'human gate'),
+    ...count(gates('command'), 'command gate'),
+    ...count(nodes.filter((n) => n.type === 'session').length, 'session'),
+    ...count(
+      nodes.reduce((sum, n) => sum + n.handoffs.length, 0),
+      'handoff',
+    ),
+    ...count(
+      agentsOnly.reduce((sum, n) => sum + n.mcp.length, 0),
+      'MCP server',
+    ),
+    ...count(Object.keys(compiled.pipeline.paramDefinitions).length, 'param'),
+    ...count(definitions.filter((d) => d.at.source !== compiled.source).length, 'imported agent'),
+    ...count(definitions.filter((d) => d.raw.extends).length, 'agent using extends', 'agents using extends'),
+  ];
+}

@@ -1,0 +1,41 @@
+import { execa } from 'execa';
+
+export interface CommandGateResult {
+  decision: 'approved' | 'rejected';
+  reason: string;
+}
+
+/**
+ * A `gate: {type: command}`: the pipeline author's shell command, run in the task's working
+ * directory. Exit 0 approves; anything else rejects, with the tail of what it printed.
+ */
+export async function runCommandGate(
+  command: string,
+  options: { cwd: string; timeoutMs: number; signal: AbortSignal; env: Record<string, string> },
+): Promise<CommandGateResult> {
+  const result = await execa(command, {
+    shell: true,
+    cwd: options.cwd,
+    env: options.env,
+    all: true,
+    reject: false,
+    timeout: options.timeoutMs,
+    cancelSignal: options.signal,
+    forceKillAfterDelay: 2000,
+    stdin: 'ignore',
+  });
+  if (result.exitCode === 0 && !result.timedOut && !result.isCanceled)
+    return { decision: 'approved', reason: '' };
+  const tail = tailOf(result.all ?? '', 20, 2000);
+  const why = result.timedOut
+    ? `command timed out after ${options.timeoutMs / 1000}s`
+    : result.exitCode === undefined
+      ? `command ended by ${result.signal ?? 'a signal'}`
+      : `command exited with ${result.exitCode}`;
+  return { decision: 'rejected', reason: tail ? `${why}:\n${tail}` : why };
+}
+
+function tailOf(text: string, lines: number, chars: number): string {
+  const kept = text.trimEnd().split('\n').slice(-lines).join('\n');
+  return kept.length > chars ? kept.slice(-chars) : kept;
+}

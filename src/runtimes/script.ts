@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { LineCounter, parseDocument } from 'yaml';
+import { z } from 'zod';
+import { NotFoundError, ScriptError } from '../errors.js';
+
+/**
+ * The scripted runtime's script (`troupe run|test --script script.yaml`). A product feature:
+ * people unit-test their pipelines offline against it. The contract is documented in
+ * docs/scripted-runtime.md; keep both in step.
+ */
+
+const UsageShape = z.strictObject({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+});
+
+const ReplyEntry = z.strictObject({
+  when: z.string().optional(),
+  reply: z.string(),
+  delay_ms: z.number().int().nonnegative().optional(),
+  usage: UsageShape.optional(),
+});
+
+const ErrorEntry = z.strictObject({
+  when: z.string().optional(),
+  error: z.enum(['rate_limit', 'auth', 'timeout', 'context_overflow', 'crash']),
+  reset_after_s: z.number().nonnegative().optional(),
+  delay_ms: z.number().int().nonnegative().optional(),
+});
+
+const AgentEntry = z.union([z.string(), ReplyEntry, ErrorEntry]);
+
+const GateEntry = z.union([
+  z.enum(['approved', 'rejected']),
+  z.strictObject({ decision: z.enum(['approved', 'rejected']), reason: z.string().optional() }),
+]);
+
+const HumanEntry = z.union([z.string(), z.number(), z.boolean()]).transform(String);
+
+export const ScriptSchema = z.strictObject({
+  agents: z.record(z.string(), z.array(AgentEntry)).default({}),
+  gates: z.record(z.string(), z.array(GateEntry)).default({}),
+  human: z.record(z.string(), z.array(HumanEntry)).default({}),
+});
+
+export type Script = z.infer<typeof ScriptSchema>;
+export type ScriptAgentEntry = z.infer<typeof AgentEntry>;
+export type ScriptGateEntry = z.infer<typeof GateEntry>;
+
+export function loadScript(file: string): Script {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new NotFoundError(`script not found: ${file}`);
+  }
+  return parseScript(text, file);
+}
+
+export function parseScript(text: string, file: string): Script {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = lineCounter.linePos(first.pos[0]);
+    throw new ScriptError(`${file}:${pos.line}:${pos.col}: ${first.message.split('\n')[0]}`);
+  }
+  const parsed = ScriptSchema.safeParse(doc.toJS() ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const node = doc.getIn(issue.path as (string | number)[], true) as
+      | { range?: [number, number] }
+      | undefined;
+    const pos = node?.range ? lineCounter.linePos(node.range[0]) : { line: 1, col: 1 };
+    throw new ScriptError(
+      `${file}:${pos.line}:${pos.col}: ${issue.path.join('.') || 'script'}: ${issue.message}`,
+    );
+  }
+  for (const [agent, entries] of Object.entries(parsed.data.agents)) {
+    for (const entry of entries) {
+      if (typeof entry === 'object' && entry.when !== undefined) {
+        try {
+          new RegExp(entry.when);
+        } catch (e) {
+          throw new ScriptError(`${file}: agents.${agent}: invalid when regex: ${(e as Error).message}`);
+        }
+      }
+    }
+  }
+  return parsed.data;
+}

@@ -1,0 +1,122 @@
+import type { Usage } from '../engine/events.js';
+import {
+  type Runtime,
+  RuntimeError,
+  type RuntimeErrorKind,
+  type RuntimeEvent,
+  type RuntimeRequest,
+} from './runtime.js';
+import type { Script, ScriptAgentEntry } from './script.js';
+
+/**
+ * Replies from a script instead of a model: offline, free and deterministic. Its place in
+ * the script comes from the request's `previousMeta`, which the task's own event log
+ * supplies, so a resumed task in another process carries on where the first left off.
+ */
+export function scriptedRuntime(script: Script): Runtime {
+  return {
+    name: 'scripted',
+    run: (request) => (request.purpose === 'gate' ? gateReply(script, request) : agentReply(script, request)),
+  };
+}
+
+const ERROR_KINDS: Record<string, RuntimeErrorKind> = {
+  rate_limit: 'rate_limited',
+  auth: 'auth',
+  timeout: 'timeout',
+  context_overflow: 'context_overflow',
+  crash: 'crashed',
+};
+
+async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenerator<RuntimeEvent> {
+  const entries = script.agents[request.agentId];
+  if (!entries?.length) {
+    throw new RuntimeError(
+      'script_missing',
+      `the script has no reply for agent '${request.agentId}' (agents.${request.agentId})`,
+    );
+  }
+  const picked = pickEntry(entries, request);
+  const entry = picked.entry;
+  const meta = { script_entry: picked.kind, script_index: picked.index };
+  if (typeof entry === 'object' && entry.delay_ms) await sleep(entry.delay_ms, request.signal);
+  if (typeof entry === 'object' && 'error' in entry) {
+    const resetAt =
+      entry.error === 'rate_limit' ? new Date(Date.now() + (entry.reset_after_s ?? 60) * 1000) : undefined;
+    throw new RuntimeError(
+      ERROR_KINDS[entry.error]!,
+      `scripted ${entry.error} for agent '${request.agentId}'`,
+      {
+        ...(resetAt ? { resetAt } : {}),
+        meta,
+      },
+    );
+  }
+  const text = typeof entry === 'string' ? entry : entry.reply;
+  for (const line of text.split(/(?<=\n)/)) yield { type: 'text', text: line };
+  const usage: Usage =
+    typeof entry === 'object' && entry.usage ? { ...entry.usage } : estimateUsage(request.prompt, text);
+  yield { type: 'result', text, usage, meta };
+}
+
+function pickEntry(
+  entries: ScriptAgentEntry[],
+  request: RuntimeRequest,
+): { entry: ScriptAgentEntry; kind: 'when' | 'plain'; index: number } {
+  for (const [index, entry] of entries.entries()) {
+    if (
+      typeof entry === 'object' &&
+      entry.when !== undefined &&
+      new RegExp(entry.when).test(request.prompt)
+    ) {
+      return { entry, kind: 'when', index };
+    }
+  }
+  const plain = entries.flatMap((entry, index) =>
+    typeof entry === 'string' || entry.when === undefined ? [{ entry, index }] : [],
+  );
+  if (plain.length === 0) {
+    throw new RuntimeError(
+      'script_missing',
+      `no scripted reply for agent '${request.agentId}' matches its prompt, and agents.${request.agentId} has no plain entry`,
+    );
+  }
+  const used = request.previousMeta.filter((m) => m.script_entry === 'plain').length;
+  const chosen = plain[Math.min(used, plain.length - 1)]!;
+  return { ...chosen, kind: 'plain' };
+}
+
+async function* gateReply(script: Script, request: RuntimeRequest): AsyncGenerator<RuntimeEvent> {
+  const entries = script.gates[request.agentId];
+  if (!entries?.length) {
+    throw new RuntimeError(
+      'script_missing',
+      `the script has no decision for the gate of agent '${request.agentId}' (gates.${request.agentId})`,
+    );
+  }
+  const entry = entries[Math.min(request.previousMeta.length, entries.length - 1)]!;
+  const decision = typeof entry === 'string' ? { decision: entry, reason: '' } : { reason: '', ...entry };
+  const text = JSON.stringify(decision);
+  yield { type: 'text', text };
+  yield { type: 'result', text, usage: estimateUsage(request.prompt, text) };
+}
+
+/** About four characters a token: good enough for offline runs, where nothing is billed. */
+function estimateUsage(prompt: string, reply: string): Usage {
+  return { input_tokens: Math.ceil(prompt.length / 4), output_tokens: Math.ceil(reply.length / 4) };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,54 @@
+import type { StoredEvent, TaskEvent, TaskStatus } from '../engine/events.js';
+
+/**
+ * The append-only event log every task lives in: the single source of truth. SQLite for one
+ * machine; PostgreSQL (later) for many. Both pass store/contract.ts.
+ */
+
+export interface TaskSummary {
+  id: string;
+  status: TaskStatus;
+  pipeline: string;
+  input: string;
+  currentAgent: string | null;
+  created: string;
+  updated: string;
+}
+
+export interface TaskFilter {
+  status?: TaskStatus[];
+  limit?: number;
+  offset?: number;
+}
+
+/** Who runs a task right now; a lease held by a live process keeps others from running it too. */
+export interface LeaseHolder {
+  pid: number;
+  host: string;
+}
+
+export interface SummaryUpdate {
+  status: TaskStatus;
+  currentAgent?: string | null;
+}
+
+export interface EventStore {
+  /** Creates the task with its first event; the id is new (T-XXXXXX). */
+  createTask(event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent;
+  /**
+   * Appends events to one task in one transaction and updates its summary row.
+   * Throws StateError when the task has already ended: nothing is written after the end.
+   */
+  append(taskId: string, events: TaskEvent[], summary: SummaryUpdate, at?: string): StoredEvent[];
+  /** The task's events in order, streamed from the store (not held in memory). */
+  events(taskId: string, afterSeq?: number): IterableIterator<StoredEvent>;
+  /** Events of all tasks after a global sequence number (live streams, replay). */
+  eventsSince(afterSeq: number, limit: number): StoredEvent[];
+  task(id: string): TaskSummary | undefined;
+  tasks(filter?: TaskFilter): TaskSummary[];
+  /** Takes the task's lease unless a live process holds it. */
+  tryLease(taskId: string, holder: LeaseHolder): boolean;
+  releaseLease(taskId: string, holder: LeaseHolder): void;
+  leaseHolder(taskId: string): LeaseHolder | null;
+  close(): void;
+}

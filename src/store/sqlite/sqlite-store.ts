@@ -1,0 +1,192 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../engine/events.js';
+import { NotFoundError, StateError } from '../../errors.js';
+import type { EventStore, LeaseHolder, SummaryUpdate, TaskFilter, TaskSummary } from '../event-store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  pipeline TEXT NOT NULL,
+  input TEXT NOT NULL,
+  current_agent TEXT,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  lease_pid INTEGER,
+  lease_host TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks(status, created_at);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  type TEXT NOT NULL,
+  at TEXT NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_by_task ON events(task_id, seq);
+`;
+
+interface TaskRow {
+  id: string;
+  status: TaskStatus;
+  pipeline: string;
+  input: string;
+  current_agent: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface EventRow {
+  seq: number;
+  task_id: string;
+  at: string;
+  data: string;
+}
+
+export function openSqliteStore(file: string): EventStore {
+  mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // NORMAL in WAL mode survives any process crash (kill -9); only an OS crash can lose the last commits.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  db.exec(SCHEMA);
+
+  const insertTask = db.prepare(
+    'INSERT INTO tasks (id, status, pipeline, input, current_agent, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+  );
+  const insertEvent = db.prepare('INSERT INTO events (task_id, type, at, data) VALUES (?, ?, ?, ?)');
+  const selectTask = db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?');
+  const selectStatus = db.prepare<[string], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
+  const updateTask = db.prepare(
+    'UPDATE tasks SET status = ?, current_agent = coalesce(?, current_agent), updated_at = ? WHERE id = ?',
+  );
+  const selectEvents = db.prepare<[string, number], EventRow>(
+    'SELECT seq, task_id, at, data FROM events WHERE task_id = ? AND seq > ? ORDER BY seq',
+  );
+  const selectSince = db.prepare<[number, number], EventRow>(
+    'SELECT seq, task_id, at, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+  );
+  const selectLease = db.prepare<[string], { lease_pid: number | null; lease_host: string | null }>(
+    'SELECT lease_pid, lease_host FROM tasks WHERE id = ?',
+  );
+  const setLease = db.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?');
+
+  const toStored = (row: EventRow): StoredEvent =>
+    ({
+      ...(JSON.parse(row.data) as TaskEvent),
+      seq: row.seq,
+      taskId: row.task_id,
+      at: row.at,
+    }) as StoredEvent;
+
+  const write = (taskId: string, event: TaskEvent, at: string): StoredEvent => {
+    const info = insertEvent.run(taskId, event.type, at, JSON.stringify(event));
+    return { ...event, seq: Number(info.lastInsertRowid), taskId, at } as StoredEvent;
+  };
+
+  const createTask = db.transaction((event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent => {
+    const at = new Date().toISOString();
+    let id = newTaskId();
+    while (selectStatus.get(id)) id = newTaskId();
+    insertTask.run(id, 'pending', event.pipeline, event.input, at, at);
+    return write(id, event, at);
+  });
+
+  const append = db.transaction(
+    (taskId: string, events: TaskEvent[], summary: SummaryUpdate, when?: string): StoredEvent[] => {
+      const row = selectStatus.get(taskId);
+      if (!row) throw new NotFoundError(`no task ${taskId}`);
+      if (isTerminal(row.status))
+        throw new StateError(
+          `task ${taskId} has already ${row.status === 'cancelled' ? 'been cancelled' : row.status}`,
+        );
+      const at = when ?? new Date().toISOString();
+      const stored = events.map((event) => write(taskId, event, at));
+      updateTask.run(summary.status, summary.currentAgent ?? null, at, taskId);
+      return stored;
+    },
+  );
+
+  const tryLease = db.transaction((taskId: string, holder: LeaseHolder): boolean => {
+    const row = selectLease.get(taskId);
+    if (!row) throw new NotFoundError(`no task ${taskId}`);
+    const held = row.lease_pid !== null && !(row.lease_pid === holder.pid && row.lease_host === holder.host);
+    if (held && isAlive({ pid: row.lease_pid!, host: row.lease_host ?? '' })) return false;
+    setLease.run(holder.pid, holder.host, taskId);
+    return true;
+  });
+
+  return {
+    createTask,
+    append,
+    *events(taskId, afterSeq = 0) {
+      for (const row of selectEvents.iterate(taskId, afterSeq)) yield toStored(row);
+    },
+    eventsSince: (afterSeq, limit) => selectSince.all(afterSeq, limit).map(toStored),
+    task(id) {
+      const row = selectTask.get(id);
+      return row ? toSummary(row) : undefined;
+    },
+    tasks(filter: TaskFilter = {}) {
+      const where = filter.status?.length
+        ? `WHERE status IN (${filter.status.map(() => '?').join(', ')})`
+        : '';
+      const rows = db
+        .prepare<unknown[], TaskRow>(
+          `SELECT * FROM tasks ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+        )
+        .all(...(filter.status ?? []), filter.limit ?? -1, filter.offset ?? 0);
+      return rows.map(toSummary);
+    },
+    tryLease,
+    releaseLease(taskId, holder) {
+      db.prepare(
+        'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
+      ).run(taskId, holder.pid, holder.host);
+    },
+    leaseHolder(taskId) {
+      const row = selectLease.get(taskId);
+      if (!row || row.lease_pid === null) return null;
+      const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
+      return isAlive(holder) ? holder : null;
+    },
+    close: () => db.close(),
+  };
+}
+
+function toSummary(row: TaskRow): TaskSummary {
+  return {
+    id: row.id,
+    status: row.status,
+    pipeline: row.pipeline,
+    input: row.input,
+    currentAgent: row.current_agent,
+    created: row.created_at,
+    updated: row.updated_at,
+  };
+}
+
+function newTaskId(): string {
+  return `T-${randomBytes(3).toString('hex').toUpperCase()}`;
+}
+
+/** A holder on another host is taken to be alive; on this host, its pid is checked. */
+function isAlive(holder: LeaseHolder): boolean {
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function currentHolder(): LeaseHolder {
+  return { pid: process.pid, host: hostname() };
+}

@@ -1,0 +1,213 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { eventLog, example, project, troupe, troupeJson } from './support/troupe.js';
+
+describe('troupe run (the real binary)', () => {
+  it('runs aqm’s dev team offline: the gate rejects once, the developer fixes it, the deployer ships', async () => {
+    const dir = project();
+    const { code, json } = await troupeJson(dir, [
+      'run',
+      'Add a /health endpoint',
+      '--file',
+      example('dev-team'),
+      '--script',
+      example('dev-team', 'script.yaml'),
+    ]);
+    expect(code).toBe(0);
+    expect(json.status).toBe('completed');
+    expect(json.stages.map((s) => s.agent)).toEqual([
+      'developer',
+      'reviewer',
+      'developer',
+      'reviewer',
+      'deployer',
+    ]);
+    expect(json.stages.map((s) => s.gate?.decision ?? null)).toEqual([
+      null,
+      'rejected',
+      null,
+      'approved',
+      null,
+    ]);
+    expect(json.stages[1]!.gate!.reason).toBe('no test covers a missing BUILD_VERSION');
+    // the rejection reaches the developer through the on_reject payload ({{ output }} of the reviewer)
+    expect(json.stages[2]!.output).toContain('unit test');
+    expect(json.usage.input_tokens).toBeGreaterThanOrEqual(1200 + 1900);
+    const context = readFileSync(join(dir, '.troupe', 'tasks', json.id, 'context.md'), 'utf8');
+    expect(context.match(/^## \[stage \d+\]/gm)).toHaveLength(5);
+    expect(context).toContain('**reject_reason**: no test covers a missing BUILD_VERSION');
+    expect(existsSync(join(dir, '.troupe', 'tasks', json.id, 'agent_developer.md'))).toBe(true);
+  });
+
+  it('status --json and list --json read the same task back from any process', async () => {
+    const dir = project();
+    const run = await troupeJson(dir, [
+      'run',
+      'x',
+      '--file',
+      example('dev-team'),
+      '--script',
+      example('dev-team', 'script.yaml'),
+    ]);
+    const status = await troupeJson(dir, ['status', run.json.id]);
+    expect(status.json).toEqual(run.json);
+    const list = await troupeJson<Array<Record<string, string>>>(dir, ['list']);
+    expect(list.json).toEqual([
+      { id: run.json.id, status: 'completed', pipeline: 'agents', input: 'x', created: expect.any(String) },
+    ]);
+  });
+
+  it('a pipeline error is one line with file:line:col and exit 2, and no task is created', async () => {
+    const dir = project({ 'bad.yaml': 'agents:\n  - id: a\n    runtime: claude\n    sytem_prompt: hi\n' });
+    const result = await troupe(dir, ['run', 'x', '--file', 'bad.yaml']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/bad\.yaml:4:5/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect((await troupeJson<unknown[]>(dir, ['list'])).json).toEqual([]);
+  });
+
+  it('TROUPE_DEBUG=1 shows the stack', async () => {
+    const dir = project();
+    const result = await troupe(dir, ['status', 'T-NOPE00'], { TROUPE_DEBUG: '1' });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/\n\s+at /);
+  });
+
+  it('an unknown task is exit 3, a bad flag exit 2', async () => {
+    const dir = project();
+    expect((await troupe(dir, ['status', 'T-NOPE00'])).code).toBe(3);
+    expect((await troupe(dir, ['run'])).code).toBe(2);
+    expect((await troupe(dir, ['list', '--bogus'])).code).toBe(2);
+  });
+
+  it('routes on a field of the output and runs a fan-out’s branches at the same time, then joins them', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: triage
+    runtime: claude
+    system_prompt: "Triage: {{ input }}"
+    handoffs:
+      - { to: "sec, perf", condition: "severity == critical" }
+      - { to: backlog, condition: "severity != critical" }
+  - id: sec
+    runtime: claude
+    handoffs: [{ to: summary }]
+  - id: perf
+    runtime: claude
+    handoffs: [{ to: summary }]
+  - id: summary
+    runtime: claude
+    system_prompt: "{% for b in branches %}[{{ b.agent }}] {{ b.output }}\n{% endfor %}"
+  - id: backlog
+    runtime: claude
+`,
+      's.yaml': `agents:
+  triage: ['{"severity": "critical", "note": "not a drill"}']
+  sec: [{reply: "no injection", delay_ms: 400}]
+  perf: [{reply: "N+1 query", delay_ms: 400}]
+  summary:
+    - when: "\\\\[sec\\\\] no injection\\n\\\\[perf\\\\] N\\\\+1 query"
+      reply: "both seen"
+  backlog: ["parked"]
+`,
+    });
+    const { code, json } = await troupeJson(dir, [
+      'run',
+      'incident',
+      '--file',
+      'p.yaml',
+      '--script',
+      's.yaml',
+    ]);
+    expect(json.error).toBeNull();
+    expect(code).toBe(0);
+    expect(json.stages.map((s) => s.agent)).toEqual(['triage', 'sec', 'perf', 'summary']);
+    expect(json.stages[3]!.output).toBe('both seen');
+    const types = eventLog(dir, json.id).map((e) => `${e.type}:${(e.data.agent as string) ?? ''}`);
+    const firstDone = types.findIndex(
+      (t) => t.startsWith('stage_completed:sec') || t.startsWith('stage_completed:perf'),
+    );
+    expect(types.indexOf('stage_started:perf')).toBeLessThan(firstDone);
+    expect(types.indexOf('stage_started:sec')).toBeLessThan(firstDone);
+  });
+
+  it('a command gate rejects with the tail of its output, and the agent tries again', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: tester
+    runtime: claude
+    gate:
+      type: command
+      command: 'printf "%s\\n" "$TROUPE_OUTPUT" | grep -q "^PASS"'
+      max_retries: 2
+`,
+      's.yaml': `agents:
+  tester: ["FAIL: 2 tests", "PASS: 14 tests"]
+`,
+    });
+    const { code, json } = await troupeJson(dir, [
+      'run',
+      'test it',
+      '--file',
+      'p.yaml',
+      '--script',
+      's.yaml',
+    ]);
+    expect(code).toBe(0);
+    expect(json.stages.map((s) => [s.output, s.gate?.decision])).toEqual([
+      ['FAIL: 2 tests', 'rejected'],
+      ['PASS: 14 tests', 'approved'],
+    ]);
+    expect(json.stages[0]!.gate!.reason).toMatch(/^command exited with 1/);
+  });
+
+  it('a stage that runs past its timeout fails the task with exit 4', async () => {
+    const dir = project({
+      'p.yaml': 'agents:\n  - id: slow\n    runtime: claude\n    timeout: 1\n',
+      's.yaml': 'agents:\n  slow: [{reply: "late", delay_ms: 5000}]\n',
+    });
+    const { code, json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(json.status).toBe('failed');
+    expect(json.error).toMatch(/timed out after 1s/);
+    expect(code).toBe(4);
+  });
+
+  it('an agent with no scripted reply fails the stage naming the missing entry', async () => {
+    const dir = project({
+      'p.yaml': 'agents:\n  - id: lonely\n    runtime: claude\n',
+      's.yaml': 'agents: {}\n',
+    });
+    const { code, json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(code).toBe(1);
+    expect(json.error).toContain('agents.lonely');
+  });
+
+  it('params reach prompts through the params substitution and --param', async () => {
+    const dir = project({
+      'p.yaml': `params:
+  lang: {type: string, default: go}
+agents:
+  - id: dev
+    runtime: claude
+    system_prompt: "Write \${{ params.lang }}: {{ input }}"
+`,
+      's.yaml': `agents:
+  dev:
+    - {when: "^Write rust: hello$", reply: "rust it is"}
+    - "wrong language"
+`,
+    });
+    const { json } = await troupeJson(dir, [
+      'run',
+      'hello',
+      '--file',
+      'p.yaml',
+      '--script',
+      's.yaml',
+      '--param',
+      'lang=rust',
+    ]);
+    expect(json.stages[0]!.output).toBe('rust it is');
+  });
+});
