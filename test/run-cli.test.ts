@@ -98,7 +98,7 @@ describe('troupe run (the real binary)', () => {
     handoffs: [{ to: summary }]
   - id: summary
     runtime: claude
-    system_prompt: "{% for b in branches %}[{{ b.agent }}] {{ b.output }}\n{% endfor %}"
+    system_prompt: "{% for b in branches %}[{{ b.agent }}] {{ b.output }};{% endfor %}"
   - id: backlog
     runtime: claude
 `,
@@ -107,7 +107,7 @@ describe('troupe run (the real binary)', () => {
   sec: [{reply: "no injection", delay_ms: 400}]
   perf: [{reply: "N+1 query", delay_ms: 400}]
   summary:
-    - when: "\\\\[sec\\\\] no injection\\n\\\\[perf\\\\] N\\\\+1 query"
+    - when: '^\\[sec\\] no injection;\\[perf\\] N\\+1 query;$'
       reply: "both seen"
   backlog: ["parked"]
 `,

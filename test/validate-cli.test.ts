@@ -99,6 +99,7 @@ describe('troupe validate', () => {
     expect(found.code).toBe(1);
     expect(found.stdout).toContain('pipelines/dev.yaml:4:5: error: unknown field `foo`');
     expect((await troupe(dir, ['validate', '--pipeline', 'ok'])).code).toBe(0);
+    expect((await troupe(dir, ['validate', '--file', '.troupe/pipelines/ok.yaml'])).code).toBe(0);
     expect((await troupe(repoRoot, ['validate', dir, '--pipeline', 'ok'])).code).toBe(0);
 
     const unknown = await troupe(dir, ['validate', '--pipeline', 'prod']);

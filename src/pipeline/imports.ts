@@ -17,15 +17,32 @@ export interface ImportContext {
 }
 
 /**
- * The agents brought in by `imports` (each `from` relative to the file that says it), in import
- * order, to be placed before the file's own agents. An imported file's own imports are followed;
- * its params are not used.
+ * The agents of a pipeline document, params substituted and the schema checked: those its
+ * `imports` bring (each `from` relative to the file that says it, in import order) first, then
+ * its own, as aqm places them. An imported file's own imports are followed; its params are not
+ * used. Also returns the substituted document, for its top-level settings.
  */
-export function importAgents(
-  imports: unknown,
+export function documentAgents(
+  document: Record<string, unknown>,
   source: YamlSource,
   context: ImportContext,
   chain: readonly string[] = [source.file],
+): { agents: LocatedAgent[]; substituted: Record<string, unknown> } {
+  const { params, ...rest } = document;
+  const substituted = substitute(rest, source, context) as Record<string, unknown>;
+  checkSchema(PipelineSchema, { ...substituted, params }, source, [], context.sink);
+  const agents = [
+    ...importAgents(substituted.imports, source, context, chain),
+    ...collectAgents(substituted.agents, source, ['agents'], context.invalid),
+  ];
+  return { agents, substituted };
+}
+
+function importAgents(
+  imports: unknown,
+  source: YamlSource,
+  context: ImportContext,
+  chain: readonly string[],
 ): LocatedAgent[] {
   const parsed = z.array(ImportSchema).safeParse(imports ?? []);
   if (!parsed.success) return []; // reported by the importing document's schema check
@@ -80,20 +97,14 @@ function agentsOfFile(file: string, context: ImportContext, chain: readonly stri
     );
     return [];
   }
-  const { params, ...rest } = raw;
-  if (isMapping(params) && Object.keys(params).length > 0) {
+  if (isMapping(raw.params) && Object.keys(raw.params).length > 0) {
     sink.warning(
       source.keyPosition([], 'params'),
       'the params of an imported file are not used',
       'declare them in the importing pipeline; its values are substituted into imported agents',
     );
   }
-  const pipeline = substitute(rest, source, context) as Record<string, unknown>;
-  checkSchema(PipelineSchema, { ...pipeline, params }, source, [], sink);
-  return [
-    ...importAgents(pipeline.imports, source, context, chain),
-    ...collectAgents(pipeline.agents, source, ['agents'], context.invalid),
-  ];
+  return documentAgents(raw, source, context, chain).agents;
 }
 
 function substitute(value: unknown, source: YamlSource, { params, sink }: ImportContext): unknown {

@@ -46,6 +46,14 @@ describe('loadPipelineText: errors carry the position of the YAML node', () => {
     expect(error.message).toBe('p.yaml:4:21: `agents[0].context_window` must be a number, not "many"');
   });
 
+  it('a quoted number, with the fix as hint', () => {
+    const error = thrown(() =>
+      loadPipelineText('agents:\n  - id: a\n    runtime: claude\n    context_window: "3"\n', 'p.yaml'),
+    );
+    expect(error.message).toBe('p.yaml:4:21: `agents[0].context_window` must be a number, not "3"');
+    expect(error.hint).toBe('write the number without quotes');
+  });
+
   it('a value outside an enum, with a suggestion', () => {
     const error = thrown(() => loadPipelineText('agents:\n  - id: a\n    runtime: cluade\n', 'p.yaml'));
     expect(error.message).toBe(

@@ -6,8 +6,8 @@ import { checkTemplates } from './check-templates.js';
 import type { CompiledPipeline } from './compiled.js';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
 import { resolveExtends } from './extends.js';
-import { importAgents } from './imports.js';
-import { collectAgents, isMapping, type LocatedAgent, positionOf } from './located-agent.js';
+import { documentAgents } from './imports.js';
+import { isMapping, type LocatedAgent, positionOf } from './located-agent.js';
 import { toNode } from './normalize.js';
 import {
   findParamsFile,
@@ -15,9 +15,8 @@ import {
   paramDefinitions,
   readParamsFile,
   resolveParams,
-  substituteParams,
 } from './params.js';
-import { ParamsSchema, PipelineSchema } from './schema.js';
+import { ParamsSchema } from './schema.js';
 import { checkSchema } from './schema-issues.js';
 import type { Pipeline, PipelineNode } from './types.js';
 import { YamlSource } from './yaml-source.js';
@@ -60,9 +59,9 @@ export function readPipelineFile(file: string): string {
 
 /**
  * aqm's load order with troupe's fixes: parse, resolve params (flag > file > default),
- * substitute `${{ params.X }}`, check the schema, import, extend (any depth), drop abstract
- * agents, normalize, then check references and templates. Every problem goes to `sink`, so that
- * validate can show them all; undefined when nothing usable could be built.
+ * substitute `${{ params.X }}` (imported agents too), check the schema, import, extend (any
+ * depth), drop abstract agents, normalize, then check references and templates. Every problem
+ * goes to `sink`, so that validate can show them all; undefined when nothing usable was built.
  */
 export function compilePipeline(
   text: string,
@@ -98,18 +97,9 @@ export function compilePipeline(
     source,
     sink,
   );
-  const { params: _, ...body } = document;
-  const substituted = substituteParams(body, params, (at, message, hint) =>
-    sink.error(source.position(at), message, hint),
-  ) as Record<string, unknown>;
-  checkSchema(PipelineSchema, { ...substituted, params: document.params }, source, [], sink);
-
   const invalidIds = new Set<string>();
-  const imported = importAgents(substituted.imports, source, { params, sink, invalid: invalidIds });
-  const written = uniqueIds(
-    [...imported, ...collectAgents(substituted.agents, source, ['agents'], invalidIds)],
-    sink,
-  );
+  const { agents, substituted } = documentAgents(document, source, { params, sink, invalid: invalidIds });
+  const written = uniqueIds(agents, sink);
   const extended = resolveExtends(written, sink, invalidIds);
   const abstractIds = new Set(extended.filter((a) => a.raw.abstract).map((a) => a.raw.id));
 
@@ -154,10 +144,8 @@ function paramsFileFor(
 ): ParamsFile | undefined {
   // A discovered params.yaml is shared by the pipelines beside it; one without params ignores it.
   if (!hasParams && explicit === undefined) return undefined;
-  const found = findParamsFile(
-    pipelineFile === '<inline>' ? path.join(process.cwd(), 'inline.yaml') : pipelineFile,
-    explicit,
-  );
+  // '<inline>' resolves into the working directory, which is where its params file would be
+  const found = findParamsFile(pipelineFile, explicit);
   return found && readParamsFile(found, sink);
 }
 

@@ -79,7 +79,7 @@ class IssueReporter {
           this.sink.error(
             at,
             `${label} must be ${expected(issue.expected)}, not ${describe(value)}`,
-            typeHint(issue.expected),
+            typeHint(issue.expected, value),
           );
         }
         return;
@@ -140,16 +140,16 @@ function expected(type: string): string {
   return names[type] ?? `a ${type}`;
 }
 
-function typeHint(type: string): string | undefined {
-  const hints: Record<string, string> = {
-    object: 'write it as `key: value` lines indented below it, or `{ key: value }`',
-    array: 'write it as `[a, b]`, or as `- item` lines indented below it',
-    number: 'write the number without quotes',
-    int: 'write a whole number without quotes',
-    boolean: 'write true or false, without quotes',
-    string: 'put the value in quotes',
-  };
-  return hints[type];
+/** How to fix the commonest mistakes: a quoted number, an unquoted word where a list goes, … */
+function typeHint(type: string, value: unknown): string | undefined {
+  if (type === 'object') return 'write it as `key: value` lines indented below it, or `{ key: value }`';
+  if (type === 'array') return 'write it as `[a, b]`, or as `- item` lines indented below it';
+  if (typeof value !== 'string') return type === 'string' ? 'put the value in quotes' : undefined;
+  if ((type === 'number' || type === 'int') && value.trim() !== '' && Number.isFinite(Number(value))) {
+    return 'write the number without quotes';
+  }
+  if (type === 'boolean' && /^(true|false)$/i.test(value)) return 'write true or false without quotes';
+  return undefined;
 }
 
 function describe(value: unknown): string {

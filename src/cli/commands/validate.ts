@@ -9,6 +9,7 @@ import { action } from '../action.js';
 import { Exit } from '../exit-codes.js';
 
 interface ValidateFlags {
+  file?: string;
   pipeline?: string;
   strict?: boolean;
   json?: boolean;
@@ -21,6 +22,7 @@ export function registerValidate(program: Command): void {
     .command('validate')
     .description('check a pipeline: YAML, schema, references, conditions, templates, runtimes')
     .argument('[path]', 'pipeline file, or project directory to find it in (default: discover from here)')
+    .option('-f, --file <path>', 'pipeline file (the same as PATH, as in the other commands)')
     .option('-P, --pipeline <name>', 'pipeline name (.troupe/pipelines/<name>.yaml)')
     .option('--strict', 'treat warnings as errors (exit 1)')
     .option('--json', 'print {valid, errors, warnings, summary} as JSON')
@@ -35,7 +37,9 @@ export function registerValidate(program: Command): void {
       action(async (target: string | undefined, flags: ValidateFlags) => {
         const { validatePipelineFile } = await import('../../pipeline/validate.js');
         const { parseParams } = await import('../options.js');
-        const found = await locatePipeline(target, flags.pipeline);
+        if (target !== undefined && flags.file !== undefined)
+          throw new UsageError('give PATH or --file, not both');
+        const found = await locatePipeline(target ?? flags.file, flags.pipeline);
         const result = validatePipelineFile(found.file, {
           name: found.name,
           params: parseParams(flags.param),
