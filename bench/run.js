@@ -2,6 +2,7 @@
 // Prints a table and rewrites docs/benchmarks.md. Every figure is given against a baseline
 // measured in the same run, because the machines are shared and noisy.
 // Options: --quick (fewer runs, for trying the bench itself), --strict (exit 1 if a target fails).
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem, type } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -23,11 +24,24 @@ const troupeVersion = JSON.parse(
   readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8'),
 ).version;
 
+/**
+ * The disks here are shared and slow to absorb bursts of writes (a build just before, the
+ * previous section's temp files): flush what is pending and let the disk settle before each
+ * section, so one section's writes do not land in the next one's figures.
+ */
+function settle() {
+  spawnSync('sync', { stdio: 'ignore' });
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, quick ? 200 : 3000);
+}
+
 const began = nowMs();
+settle();
 log('overhead per stage (troupe vs LangGraph JS, in this process)');
-const o = await measureOverhead({ warmup: quick ? 3 : 10, runs: quick ? 8 : 30, log });
+const o = await measureOverhead({ warmup: quick ? 3 : 10, runs: quick ? 8 : 50, log });
+settle();
 log('startup (child processes)');
 const s = measureStartup({ warmup: quick ? 1 : 2, runs: quick ? 4 : 10, log });
+settle();
 log('memory (child processes)');
 const m = measureMemory({ runs: quick ? 1 : 3, log });
 const tookS = (nowMs() - began) / 1000;
@@ -149,7 +163,8 @@ const md = `# Benchmarks
 
 Written by \`node bench/run.js\` (\`npm run bench\` builds first); do not edit by hand.
 Every figure stands next to a baseline measured in the same run, because the machines are
-shared and noisy: compare ratios across runs, not milliseconds.
+shared and noisy: compare ratios across runs, not milliseconds. Before each section the bench flushes
+the disk (\`sync\`) and waits 3 s.
 
 - **Date:** ${date}
 - **Machine:** ${machine}

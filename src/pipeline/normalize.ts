@@ -97,7 +97,7 @@ export function displayName(id: string): string {
 }
 
 /** `"qa, docs"` → `['qa', 'docs']`; empty entries are kept so the checks can point at them. */
-export function splitTargets(to: string): string[] {
+function splitTargets(to: string): string[] {
   return to.split(',').map((t) => t.trim());
 }
 

@@ -32,7 +32,7 @@ export function checkSchema<T>(
 }
 
 /** Readable path: `agents[1].gate.max_retries`. */
-export function pathLabel(path: Path): string {
+function pathLabel(path: Path): string {
   return path.reduce<string>(
     (label, part) => (typeof part === 'number' ? `${label}[${part}]` : label ? `${label}.${part}` : part),
     '',
