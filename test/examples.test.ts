@@ -26,7 +26,8 @@ describe('examples/', () => {
   it('`troupe test` fails when the pipeline does not complete', async () => {
     const dir = project({
       'p.yaml': 'agents:\n  - id: a\n    runtime: claude\n    gate: {type: llm, max_retries: 1}\n',
-      'p.script.yaml': 'agents:\n  a: ["meh"]\ngates:\n  a: [{decision: rejected, reason: "never good enough"}]\n',
+      'p.script.yaml':
+        'agents:\n  a: ["meh"]\ngates:\n  a: [{decision: rejected, reason: "never good enough"}]\n',
     });
     const test = await troupe(dir, ['test', '--file', 'p.yaml']);
     expect(test.code).toBe(1);
