@@ -289,10 +289,12 @@ function field(operand: Operand, fields: Fields): Resolved {
   return fields[operand.name.toLowerCase()] ?? MISSING;
 }
 
-/** An operand used as a value: a name that is not a field is the word itself (`== critical`). */
-function value(operand: Operand, fields: Fields): FieldValue {
-  if (operand.kind === 'literal') return operand.value;
-  return fields[operand.name.toLowerCase()] ?? operand.name;
+/**
+ * An operand used as a value: a bare word is the word itself (`== critical`), never a field, so
+ * an output that happens to contain `Critical: yes` cannot change what a rule compares against.
+ */
+function value(operand: Operand, _fields: Fields): FieldValue {
+  return operand.kind === 'literal' ? operand.value : operand.name;
 }
 
 function truthy(value: Resolved): Truth {
