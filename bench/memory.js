@@ -1,5 +1,5 @@
 // Target 3: peak RSS of 50- and 200-stage runs (the real CLI, in child processes), and whether
-// memory grows with the stages already run (one 200-stage run sampled after every stage).
+// memory grows with the stages already run (one 800-stage run sampled after every stage).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -66,18 +66,24 @@ export function measureMemory({ runs = 3, log = () => {} } = {}) {
   const curve = JSON.parse(child.stdout);
   const mb = (bytes) => bytes / 1024 / 1024;
   const heap = curve.heapAfterGc;
+  if (process.env.TROUPE_BENCH_DEBUG)
+    log(`  raw kB: base ${base} / 50 ${r50} / 200 ${r200} / linear ${linear200}`);
+  const ms = curve.msAfterStage;
   return {
     runs,
     baselineMb: median(base) / 1024,
     peak50Mb: median(r50) / 1024,
     peak200Mb: median(r200) / 1024,
+    peak800Mb: median(r800) / 1024,
     peakLinear200Mb: median(linear200) / 1024,
-    rssAtStage50Mb: mb(curve.rssAfterStage[49]),
     rssAtStage200Mb: mb(curve.rssAfterStage[199]),
-    heapAtStage50Mb: mb(heap[50]),
+    rssAtStage800Mb: mb(curve.rssAfterStage[799]),
     heapAtStage200Mb: mb(heap[200]),
-    heapPerStageKb: (heap[200] - heap[50]) / 150 / 1024,
-    apiMaxRssMb: curve.maxRssKb / 1024,
+    heapAtStage800Mb: mb(heap[800]),
+    heapPerStageKb: (heap[800] - heap[200]) / 600 / 1024,
+    /** ms a stage over stages 1–200, and over stages 601–800, of the same task */
+    msPerStageFirst200: ms[199] / 200,
+    msPerStageLast200: (ms[799] - ms[599]) / 200,
   };
 }
 

@@ -1,2 +1,6 @@
 #!/usr/bin/env node
-import '../dist/cli/main.js';
+import module from 'node:module';
+
+// Node 22+ caches compiled code between runs; Node 20 has no such cache and skips this.
+module.enableCompileCache?.();
+await import('../dist/bundle/main.js');

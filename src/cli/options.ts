@@ -1,29 +1,9 @@
-import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { resolvePipeline } from '../pipeline/discover.js';
 import { loadPipeline } from '../pipeline/load.js';
 import type { Pipeline } from '../pipeline/types.js';
+import type { PipelineOptions } from './pipeline-flags.js';
 import type { Project } from './project.js';
-
-/** Flags shared by the commands that load a pipeline. */
-export interface PipelineOptions {
-  pipeline?: string;
-  file?: string;
-  param?: string[];
-  paramsFile?: string;
-}
-
-export function addPipelineOptions(command: Command): Command {
-  return command
-    .option('-P, --pipeline <name>', 'pipeline name (.troupe/pipelines/<name>.yaml)')
-    .option('-f, --file <path>', 'pipeline file')
-    .option('-p, --param <key=value>', 'set a pipeline param (repeatable)', collect, [])
-    .option('--params-file <path>', 'YAML file of param values');
-}
-
-export function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
 
 export function parseParams(pairs: string[] = []): Record<string, string> {
   const params: Record<string, string> = {};

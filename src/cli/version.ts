@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../package-root.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-export const VERSION: string = pkg.version;
+export const VERSION: string = packageVersion();

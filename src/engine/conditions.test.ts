@@ -144,9 +144,9 @@ describe('evaluateCondition', () => {
     expect(evaluateCondition('approved == "TRUE"', 'approved: true')).toBe(true);
   });
 
-  it('takes a value word that names a field as that field', () => {
-    expect(evaluateCondition('score >= threshold', 'score: 7\nthreshold: 5')).toBe(true);
-    expect(evaluateCondition('score >= threshold', 'score: 3\nthreshold: 5')).toBe(false);
+  it('takes a value word as that word, even when the output has a field of that name', () => {
+    expect(evaluateCondition('status == approved', 'status: approved\nApproved: yes')).toBe(true);
+    expect(evaluateCondition('status == approved', 'status: pending\napproved: pending')).toBe(false);
   });
 
   it('supports in [..] with words, strings and numbers', () => {

@@ -271,8 +271,11 @@ function holds(condition: Condition, fields: Fields): Truth {
     case 'truthy':
       return truthy(field(condition.operand, fields));
     case 'compare': {
-      const left = field(condition.left, fields);
-      const right = value(condition.right, fields);
+      // a literal on the left (`"critical" == severity`) makes the right-hand name the field
+      const flipped = condition.left.kind === 'literal' && condition.right.kind === 'name';
+      const left = field(flipped ? condition.right : condition.left, fields);
+      const right = value(flipped ? condition.left : condition.right, fields);
+      if (flipped && left !== MISSING) return compare(condition.op, right, left);
       return left === MISSING ? null : compare(condition.op, left, right);
     }
     case 'in': {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Pipeline } from '../../pipeline/types.js';
 import { action } from '../action.js';
-import { addPipelineOptions, type PipelineOptions } from '../options.js';
+import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
 interface AgentsOptions extends PipelineOptions {
   format: 'text' | 'mermaid' | 'json';

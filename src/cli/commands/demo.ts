@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { action } from '../action.js';
 
@@ -12,8 +12,8 @@ export function registerDemo(program: Command): void {
         const { loadPipeline } = await import('../../pipeline/load.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { runForeground } = await import('../foreground.js');
-        const example = (file: string) =>
-          fileURLToPath(new URL(`../../../examples/dev-team/${file}`, import.meta.url));
+        const { packageRoot } = await import('../../package-root.js');
+        const example = (file: string) => join(packageRoot(), 'examples', 'dev-team', file);
         const project = openProject();
         const pipeline = loadPipeline(example('agents.yaml'), { name: 'demo-dev-team' });
         const id = project.tasks.start({

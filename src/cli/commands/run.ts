@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { addPipelineOptions, type PipelineOptions } from '../options.js';
+import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
 interface RunOptions extends PipelineOptions {
   agent?: string;

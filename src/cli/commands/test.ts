@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { action } from '../action.js';
-import { addPipelineOptions, type PipelineOptions } from '../options.js';
+import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
 interface TestOptions extends PipelineOptions {
   script?: string;
