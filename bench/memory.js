@@ -44,20 +44,22 @@ function cliRun(stages, shape) {
 
 export function measureMemory({ runs = 3, log = () => {} } = {}) {
   log(
-    `  peak RSS: node -e 0; troupe run, 2-agent loop for 50 and 200 stages, 200-agent linear; ${runs} runs each`,
+    `  peak RSS: node -e 0; troupe run: 2-agent loop, 50, 200 and 800 stages; 200-agent linear; ${runs} runs each`,
   );
   const base = [];
   const r50 = [];
   const r200 = [];
+  const r800 = [];
   const linear200 = [];
   for (let i = 0; i < runs; i++) {
     base.push(peakRssKb(['-e', '0'], process.cwd()));
     r50.push(cliRun(50, 'loop'));
     r200.push(cliRun(200, 'loop'));
+    r800.push(cliRun(800, 'loop'));
     linear200.push(cliRun(200, 'linear'));
   }
-  log('  growth: one 200-stage task through the API, memory read after every stage');
-  const child = spawnSync(process.execPath, ['--expose-gc', CHILD, '200'], {
+  log('  growth: one 800-stage loop task through the API, memory and clock read after every stage');
+  const child = spawnSync(process.execPath, ['--expose-gc', CHILD, '800'], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
@@ -67,7 +69,7 @@ export function measureMemory({ runs = 3, log = () => {} } = {}) {
   const mb = (bytes) => bytes / 1024 / 1024;
   const heap = curve.heapAfterGc;
   if (process.env.TROUPE_BENCH_DEBUG)
-    log(`  raw kB: base ${base} / 50 ${r50} / 200 ${r200} / linear ${linear200}`);
+    log(`  raw kB: base ${base} / 50 ${r50} / 200 ${r200} / 800 ${r800} / linear ${linear200}`);
   const ms = curve.msAfterStage;
   return {
     runs,
