@@ -24,6 +24,7 @@ export function taskJson(state: TaskState) {
     })),
     waiting: waitingFor(state),
     error: state.failure?.reason ?? null,
+    parent: state.parentTaskId,
     usage: state.usage,
   };
 }

@@ -50,6 +50,8 @@ export type TaskEvent =
       kind: 'run' | 'fix';
     }
   | { type: 'task_resumed'; pid: number }
+  /** Everything from stage `fromStage` on was set aside; the task runs again from there. */
+  | { type: 'task_restarted'; fromStage: number }
   | {
       type: 'stage_started';
       stage: number;

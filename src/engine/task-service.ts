@@ -103,6 +103,57 @@ export class TaskService {
     });
   }
 
+  /**
+   * Sets aside everything from stage `fromStage` on (default: the failed stage, else the last)
+   * so that the next `continue` runs the task again from there, with the context it had then.
+   */
+  restart(taskId: string, fromStage?: number): number {
+    const state = this.state(taskId);
+    const holder = this.store.leaseHolder(taskId);
+    if (holder) throw new StateError(`task ${taskId} is running in process ${holder.pid}; cancel it first`);
+    const last = state.stages.length;
+    if (last === 0) throw new StateError(`task ${taskId} has no stages to restart from`);
+    const n = fromStage ?? state.failure?.stage ?? last;
+    if (!Number.isInteger(n) || n < 1 || n > last) {
+      throw new UsageError(`--from-stage ${n} is outside task ${taskId}'s stages (1-${last})`);
+    }
+    const first = this.firstEventOfStage(taskId, n);
+    this.store.restart(taskId, first, { type: 'task_restarted', fromStage: n }, { status: 'running' });
+    return n;
+  }
+
+  /** Starts a follow-up task carrying a finished task's context, linked to it. */
+  fix(parentId: string, request: string, options: { agent?: string; script?: Script | null } = {}): string {
+    const parent = this.state(parentId);
+    const input = [
+      `[FIX — follow-up from ${parentId}]`,
+      `Description: ${parent.input}`,
+      '',
+      '--- Previous context ---',
+      parent.contextMd.trim(),
+      '',
+      '--- Fix request ---',
+      request,
+    ].join('\n');
+    return this.start({
+      pipeline: parent.definition,
+      input,
+      ...(options.agent ? { agent: options.agent } : {}),
+      script: options.script === undefined ? parent.script : options.script,
+      cwd: parent.cwd,
+      parentTaskId: parentId,
+      kind: 'fix',
+    });
+  }
+
+  private firstEventOfStage(taskId: string, n: number): number {
+    for (const event of this.store.events(taskId)) {
+      if ((event.type === 'stage_started' || event.type === 'session_ended') && event.stage === n)
+        return event.seq;
+    }
+    throw new NotFoundError(`task ${taskId} has no stage ${n}`);
+  }
+
   cancel(taskId: string, reason: string): void {
     const state = this.state(taskId);
     if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') {

@@ -143,6 +143,7 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
   state.updatedAt = event.at;
   switch (event.type) {
     case 'task_resumed':
+    case 'task_restarted':
     case 'stage_output':
       break;
     case 'stage_started': {

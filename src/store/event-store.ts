@@ -40,6 +40,11 @@ export interface EventStore {
    * Throws StateError when the task has already ended: nothing is written after the end.
    */
   append(taskId: string, events: TaskEvent[], summary: SummaryUpdate, at?: string): StoredEvent[];
+  /**
+   * Sets aside the task's events from `fromSeq` on (kept for audit, no longer part of its
+   * history) and appends `event`, in one transaction; the task may have ended.
+   */
+  restart(taskId: string, fromSeq: number, event: TaskEvent, summary: SummaryUpdate): StoredEvent;
   /** The task's events in order, streamed from the store (not held in memory). */
   events(taskId: string, afterSeq?: number): IterableIterator<StoredEvent>;
   /** Events of all tasks after a global sequence number (live streams, replay). */

@@ -7,6 +7,7 @@ import { registerDemo } from './demo.js';
 import { registerInit } from './init.js';
 import { registerList } from './list.js';
 import { registerPipeline } from './pipeline.js';
+import { registerRestart } from './restart.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
@@ -30,6 +31,7 @@ export function registerCommands(program: Command): void {
   registerDecide(program);
   registerCancel(program);
   registerResume(program);
+  registerRestart(program);
   registerDemo(program);
   registerPipeline(program);
   registerSchema(program);

@@ -25,7 +25,9 @@ CREATE TABLE IF NOT EXISTS events (
   task_id TEXT NOT NULL REFERENCES tasks(id),
   type TEXT NOT NULL,
   at TEXT NOT NULL,
-  data TEXT NOT NULL
+  data TEXT NOT NULL,
+  -- set when a restart sets the event aside: kept for audit, left out of the task's history
+  superseded_by INTEGER
 );
 CREATE INDEX IF NOT EXISTS events_by_task ON events(task_id, seq);
 `;
@@ -56,6 +58,7 @@ export function openSqliteStore(file: string): EventStore {
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.exec(SCHEMA);
+  migrate(db);
 
   const insertTask = db.prepare(
     'INSERT INTO tasks (id, status, pipeline, input, current_agent, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
@@ -67,10 +70,10 @@ export function openSqliteStore(file: string): EventStore {
     'UPDATE tasks SET status = ?, current_agent = coalesce(?, current_agent), updated_at = ? WHERE id = ?',
   );
   const selectEvents = db.prepare<[string, number], EventRow>(
-    'SELECT seq, task_id, at, data FROM events WHERE task_id = ? AND seq > ? ORDER BY seq',
+    'SELECT seq, task_id, at, data FROM events WHERE task_id = ? AND seq > ? AND superseded_by IS NULL ORDER BY seq',
   );
   const selectSince = db.prepare<[number, number], EventRow>(
-    'SELECT seq, task_id, at, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+    'SELECT seq, task_id, at, data FROM events WHERE seq > ? AND superseded_by IS NULL ORDER BY seq LIMIT ?',
   );
   const selectLease = db.prepare<[string], { lease_pid: number | null; lease_host: string | null }>(
     'SELECT lease_pid, lease_host FROM tasks WHERE id = ?',
@@ -113,6 +116,20 @@ export function openSqliteStore(file: string): EventStore {
     },
   );
 
+  const supersede = db.prepare(
+    'UPDATE events SET superseded_by = ? WHERE task_id = ? AND seq >= ? AND seq < ? AND superseded_by IS NULL',
+  );
+  const restart = db.transaction(
+    (taskId: string, fromSeq: number, event: TaskEvent, summary: SummaryUpdate): StoredEvent => {
+      if (!selectStatus.get(taskId)) throw new NotFoundError(`no task ${taskId}`);
+      const at = new Date().toISOString();
+      const stored = write(taskId, event, at);
+      supersede.run(stored.seq, taskId, fromSeq, stored.seq);
+      updateTask.run(summary.status, summary.currentAgent ?? null, at, taskId);
+      return stored;
+    },
+  );
+
   const tryLease = db.transaction((taskId: string, holder: LeaseHolder): boolean => {
     const row = selectLease.get(taskId);
     if (!row) throw new NotFoundError(`no task ${taskId}`);
@@ -125,6 +142,7 @@ export function openSqliteStore(file: string): EventStore {
   return {
     createTask,
     append,
+    restart,
     *events(taskId, afterSeq = 0) {
       for (const row of selectEvents.iterate(taskId, afterSeq)) yield toStored(row);
     },
@@ -158,6 +176,13 @@ export function openSqliteStore(file: string): EventStore {
     },
     close: () => db.close(),
   };
+}
+
+/** Brings a store written by an older troupe up to this schema. */
+function migrate(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
+  if (!columns.some((c) => c.name === 'superseded_by'))
+    db.exec('ALTER TABLE events ADD COLUMN superseded_by INTEGER');
 }
 
 function toSummary(row: TaskRow): TaskSummary {
