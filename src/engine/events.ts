@@ -1,5 +1,6 @@
 import type { Pipeline } from '../pipeline/types.js';
 import type { Script } from '../runtimes/script.js';
+import type { Chunk, ChunkStatus } from './chunk-table.js';
 
 /**
  * Every change to a task is one of these events, appended to the store. Task state is a
@@ -117,6 +118,9 @@ export type TaskEvent =
       rounds: number;
       output: string;
     }
+  | { type: 'chunk_added'; chunk: Chunk }
+  | { type: 'chunk_updated'; id: string; status: ChunkStatus; by: string }
+  | { type: 'chunk_removed'; id: string; by: string }
   | { type: 'task_completed' }
   | { type: 'task_failed'; reason: string; stage: number | null; errorKind: string | null }
   | { type: 'task_cancelled'; reason: string };

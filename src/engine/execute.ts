@@ -5,6 +5,7 @@ import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/run
 import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
 import type { TaskFiles } from '../store/task-files.js';
+import { chunkEventsFromOutput, usesChunks } from './chunks.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
 import { gateUserMessage, parseGateDecision } from './gate-decision.js';
 import { nextSteps, type Step, stepKey } from './plan.js';
@@ -61,19 +62,23 @@ class TaskRun {
   private readonly inflight = new Map<string, Promise<void>>();
   private wake: () => void = () => {};
   private stopped: Error | null = null;
+  /** The poller's place in the log, and the events this process wrote that it has not passed yet. */
+  private pollCursor: number;
+  private readonly ownSeqs = new Set<number>();
 
   constructor(
     private readonly taskId: string,
     private readonly ports: ExecutorPorts,
   ) {
     this.state = foldEvents(ports.store.events(taskId));
+    this.pollCursor = this.state.lastSeq;
   }
 
   async run(): Promise<TaskState> {
     if (isTerminal(this.state.status)) return this.state;
     this.ports.files.sync(this.state);
     this.recoverInterrupted();
-    const poll = setInterval(() => this.pollForCancel(), this.ports.pollMs ?? 200);
+    const poll = setInterval(() => this.pollForeignEvents(), this.ports.pollMs ?? 200);
     try {
       await this.loop();
     } finally {
@@ -258,6 +263,9 @@ class TaskRun {
         this.ports.observer?.onText?.(step.stage, node.id, text);
       });
       streamed.close();
+      const chunkEvents = usesChunks(this.state.definition)
+        ? chunkEventsFromOutput(this.state.chunks, node.id, result.text, new Date().toISOString())
+        : [];
       this.commit([
         {
           type: 'stage_completed',
@@ -269,6 +277,7 @@ class TaskRun {
           durationMs: Date.now() - started,
           ...(result.meta ? { meta: result.meta } : {}),
         },
+        ...chunkEvents,
       ]);
     } catch (error) {
       streamed.close();
@@ -383,18 +392,30 @@ class TaskRun {
       { status: this.state.status, currentAgent: current },
       at,
     );
+    for (const event of stored) this.ownSeqs.add(event.seq);
     this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
     if (events.some((e) => e.type !== 'stage_output')) this.ports.files.sync(this.state);
     for (const event of stored) this.ports.observer?.onEvent?.(event, this.state);
     this.wake();
   }
 
-  private pollForCancel(): void {
-    if (this.ports.store.task(this.taskId)?.status === 'cancelled') {
+  /**
+   * Events other processes appended to this task (a cancel, a person's chunk edits) are
+   * applied as they arrive; a cancel aborts whatever is running.
+   */
+  private pollForeignEvents(): void {
+    for (const event of this.ports.store.events(this.taskId, this.pollCursor)) {
+      this.pollCursor = event.seq;
+      if (this.ownSeqs.delete(event.seq)) continue;
+      this.state = applyEvent(this.state, event);
+      this.ports.files.sync(this.state);
+      this.ports.observer?.onEvent?.(event, this.state);
+    }
+    if (this.state.status === 'cancelled') {
       this.stopped ??= new StateError(`task ${this.taskId} was cancelled`);
       this.abort.abort(new RuntimeError('cancelled', 'task cancelled'));
-      this.wake();
     }
+    this.wake();
   }
 }
 

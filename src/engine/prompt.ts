@@ -1,4 +1,5 @@
 import type { AgentNode } from '../pipeline/types.js';
+import { chunksVariable } from './chunks.js';
 import { readForStrategy } from './context.js';
 import type { Activation, TaskState } from './task-state.js';
 import { renderTemplate } from './template.js';
@@ -35,7 +36,7 @@ export function stagePrompt(
       gate_result: '',
       branches: activation.branches,
       params: state.definition.params,
-      chunks: '',
+      chunks: chunksVariable(state.definition, state.chunks),
       transcript: '',
     },
     `${node.id}: system_prompt`,
@@ -62,7 +63,7 @@ export function turnPrompt(state: TaskState, node: AgentNode, topic: string): st
       gate_result: '',
       branches: [],
       params: state.definition.params,
-      chunks: '',
+      chunks: chunksVariable(state.definition, state.chunks),
       transcript: state.transcript,
     },
     `${node.id}: system_prompt`,

@@ -1,7 +1,8 @@
 import type { SessionNode } from '../pipeline/types.js';
+import { allChunksDone } from './chunks.js';
 import type { Step } from './plan.js';
 import { agreedBy } from './session-state.js';
-import type { Activation, TaskState } from './task-state.js';
+import type { Activation, SessionProgress, TaskState } from './task-state.js';
 
 /**
  * What a session does next: open, the next speaker's turn, the end of a round (consensus or
@@ -24,8 +25,7 @@ export function planSession(
     };
   }
   if (session.phase === 'turns') {
-    const order = speakingOrder(node);
-    const speaker = order[session.turn];
+    const speaker = nextSpeaker(node, session);
     if (speaker !== undefined)
       return turn(activation, speaker, session.round, false, session.pendingStage ?? nextStage, state);
     const agreed = agreedBy(session);
@@ -34,7 +34,7 @@ export function planSession(
       activation: activation.id,
       round: session.round,
       agreed,
-      consensus: consensus(node, session.votes, agreed),
+      consensus: consensus(node, session.votes, agreed) && chunksAllowConsensus(node, state),
     };
   }
   if (session.phase === 'summary') {
@@ -58,10 +58,20 @@ export function planSession(
   };
 }
 
-/** round_robin: participants in order; moderator: the summary agent opens each round (aqm). */
-function speakingOrder(node: SessionNode): string[] {
-  if (node.turn_order !== 'moderator' || !node.summary_agent) return node.participants;
-  return [node.summary_agent, ...node.participants.filter((p) => p !== node.summary_agent)];
+/**
+ * Everyone speaks once a round. round_robin: in the order listed. moderator: the summary agent
+ * opens, and then whoever its latest `NEXT: <id>` names, else the next in the list.
+ */
+function nextSpeaker(node: SessionNode, session: SessionProgress): string | undefined {
+  const waiting = node.participants.filter((p) => !session.spoken.includes(p));
+  if (node.turn_order !== 'moderator' || !node.summary_agent) return waiting[0];
+  if (session.spoken.length === 0 && waiting.includes(node.summary_agent)) return node.summary_agent;
+  if (session.next && waiting.includes(session.next)) return session.next;
+  return waiting[0];
+}
+
+function chunksAllowConsensus(node: SessionNode, state: TaskState): boolean {
+  return !node.consensus.require_chunks_done || allChunksDone(state.chunks);
 }
 
 function consensus(node: SessionNode, votes: Record<string, boolean>, agreed: string[]): boolean {

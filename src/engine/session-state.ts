@@ -1,6 +1,6 @@
 import { findNode, type SessionNode } from '../pipeline/types.js';
 import { formatAgentNotesSection } from './context.js';
-import { hasVote } from './directives.js';
+import { hasVote, parseNextSpeaker } from './directives.js';
 import type { TaskEvent } from './events.js';
 import type { Activation, SessionProgress, StageRecord, TaskState } from './task-state.js';
 import {
@@ -29,7 +29,8 @@ export function sessionStarted(
   activation.session = {
     participants: event.participants,
     round: 1,
-    turn: 0,
+    spoken: [],
+    next: null,
     phase: 'turns',
     outcome: null,
     votes: {},
@@ -68,7 +69,10 @@ export function turnFinished(state: TaskState, activation: Activation, stage: St
   // the latest turn is what counts, so a participant can take a vote back
   session.votes[stage.agent] = hasVote(stage.output, node.consensus.keyword);
   session.lastMessage = stage.output;
-  session.turn++;
+  session.spoken.push(stage.agent);
+  if (node.turn_order === 'moderator' && stage.agent === node.summary_agent) {
+    session.next = parseNextSpeaker(stage.output, session.participants);
+  }
 }
 
 /** aqm: a failed turn becomes a message in the transcript and the session goes on. */
@@ -100,7 +104,8 @@ export function sessionRoundEnded(
     state.transcript += formatNoConsensus({ rounds: event.round });
   } else {
     session.round = event.round + 1;
-    session.turn = 0;
+    session.spoken = [];
+    session.next = null;
     state.transcript += formatRoundHeader(session.round);
   }
 }

@@ -6,6 +6,8 @@ import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript, type Script } from '../runtimes/script.js';
 import type { EventStore } from '../store/event-store.js';
 import { TaskFiles } from '../store/task-files.js';
+import type { Chunk } from './chunk-table.js';
+import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from './events.js';
 import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
 import { foldEvents, type TaskState } from './task-state.js';
@@ -144,6 +146,35 @@ export class TaskService {
       parentTaskId: parentId,
       kind: 'fix',
     });
+  }
+
+  /** A person's change to a task's chunks; a running task sees it on its next turn. */
+  editChunks(taskId: string, edit: { add: string } | { done: string } | { remove: string }): Chunk | null {
+    const state = this.state(taskId);
+    if (!usesChunks(state.definition)) {
+      throw new StateError(`task ${taskId}'s pipeline has no chunks`, {
+        hint: 'add a `chunks:` block to a session or agent',
+      });
+    }
+    let event: TaskEvent;
+    let chunk: Chunk | null = null;
+    if ('add' in edit) {
+      chunk = newChunk(state.chunks, edit.add, 'user', new Date().toISOString());
+      event = { type: 'chunk_added', chunk };
+    } else {
+      const id = 'done' in edit ? edit.done : edit.remove;
+      if (!state.chunks.some((c) => c.id === id)) {
+        throw new NotFoundError(`task ${taskId} has no chunk ${id}`, {
+          hint: `chunks: ${state.chunks.map((c) => c.id).join(', ') || 'none'}`,
+        });
+      }
+      event =
+        'done' in edit
+          ? { type: 'chunk_updated', id, status: 'done', by: 'user' }
+          : { type: 'chunk_removed', id, by: 'user' };
+    }
+    this.store.append(taskId, [event], { status: state.status });
+    return chunk;
   }
 
   private firstEventOfStage(taskId: string, n: number): number {

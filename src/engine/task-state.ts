@@ -1,5 +1,7 @@
 import { findNode, type Pipeline } from '../pipeline/types.js';
 import type { Script } from '../runtimes/script.js';
+import type { Chunk } from './chunk-table.js';
+import { initialChunks } from './chunks.js';
 import { formatAgentNotesSection, formatHumanSection, formatStageSection } from './context.js';
 import type { SessionTurn, StageError, TaskEvent, TaskStatus, Usage } from './events.js';
 import {
@@ -51,8 +53,10 @@ export interface Activation {
 export interface SessionProgress {
   participants: string[];
   round: number;
-  /** Index of the next speaker in this round's order. */
-  turn: number;
+  /** Who has spoken in this round, in order. */
+  spoken: string[];
+  /** The moderator's latest `NEXT: <id>` (moderated sessions). */
+  next: string | null;
   phase: 'turns' | 'summary' | 'done';
   outcome: 'consensus' | 'no_consensus' | null;
   /** Each participant's latest turn: did it carry the vote keyword? */
@@ -120,6 +124,8 @@ export interface TaskState {
   /** context.md as written so far, and each agent's own notes. */
   contextMd: string;
   agentNotes: Record<string, string>;
+  /** The task's chunks (chunks.json), when its pipeline uses them. */
+  chunks: Chunk[];
   /** transcript.md of the latest session. */
   transcript: string;
   usage: Usage;
@@ -280,6 +286,21 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       activation.status = 'settling';
       break;
     }
+    case 'chunk_added':
+      state.chunks.push({ ...event.chunk });
+      break;
+    case 'chunk_updated': {
+      const chunk = state.chunks.find((c) => c.id === event.id);
+      if (chunk) {
+        chunk.status = event.status;
+        chunk.updated_at = event.at;
+        chunk.completed_by = event.status === 'done' ? event.by : null;
+      }
+      break;
+    }
+    case 'chunk_removed':
+      state.chunks = state.chunks.filter((c) => c.id !== event.id);
+      break;
     case 'task_completed':
       state.status = 'completed';
       return state;
@@ -325,6 +346,7 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     contextMd: '',
     agentNotes: {},
     transcript: '',
+    chunks: initialChunks(event.definition, event.at),
     usage: { input_tokens: 0, output_tokens: 0 },
     failure: null,
     cancelReason: null,

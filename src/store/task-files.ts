@@ -4,13 +4,15 @@ import type { TaskState } from '../engine/task-state.js';
 
 /**
  * The files people and file-reading agents look at, written from the task's state:
- * `.troupe/tasks/<id>/context.md` and `agent_<id>.md`. They only grow, so after the first
- * full write each sync appends what is new. They are projections: the event log is the truth,
- * and a resumed task rewrites them whole.
+ * `.troupe/tasks/<id>/context.md`, `agent_<id>.md`, `transcript.md` and `chunks.json`. They are
+ * projections: the event log is the truth, and a resumed task rewrites them whole. The
+ * markdown files only grow (a new session restarts transcript.md), so after the first write
+ * a sync appends what is new.
  */
 export class TaskFiles {
-  /** Per file: how much has been written, and how it starts (a new session restarts transcript.md). */
+  /** Per file: how much has been written, and how it starts. */
   private readonly written = new Map<string, { length: number; head: string }>();
+  private chunksJson = '';
 
   constructor(readonly dir: string) {}
 
@@ -20,12 +22,17 @@ export class TaskFiles {
 
   sync(state: TaskState): void {
     if (this.written.size === 0) mkdirSync(this.dir, { recursive: true });
-    this.put('context.md', state.contextMd);
-    if (state.transcript) this.put('transcript.md', state.transcript);
-    for (const [agent, notes] of Object.entries(state.agentNotes)) this.put(`agent_${agent}.md`, notes);
+    this.grow('context.md', state.contextMd);
+    for (const [agent, notes] of Object.entries(state.agentNotes)) this.grow(`agent_${agent}.md`, notes);
+    if (state.transcript) this.grow('transcript.md', state.transcript);
+    if (state.chunks.length > 0 || this.chunksJson) {
+      const json = `${JSON.stringify({ chunks: state.chunks }, null, 2)}\n`;
+      if (json !== this.chunksJson) writeFileSync(join(this.dir, 'chunks.json'), json);
+      this.chunksJson = json;
+    }
   }
 
-  private put(name: string, content: string): void {
+  private grow(name: string, content: string): void {
     const done = this.written.get(name);
     if (done?.length === content.length) return;
     const path = join(this.dir, name);

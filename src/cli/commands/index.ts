@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerAgents } from './agents.js';
 import { registerCancel } from './cancel.js';
+import { registerChunks } from './chunks.js';
 import { registerContext } from './context.js';
 import { registerDecide } from './decide.js';
 import { registerDemo } from './demo.js';
@@ -30,6 +31,7 @@ export function registerCommands(program: Command): void {
   registerContext(program);
   registerDecide(program);
   registerCancel(program);
+  registerChunks(program);
   registerResume(program);
   registerRestart(program);
   registerDemo(program);
