@@ -65,6 +65,9 @@ class TaskRun {
   /** The poller's place in the log, and the events this process wrote that it has not passed yet. */
   private pollCursor: number;
   private readonly ownSeqs = new Set<number>();
+  private batch: TaskEvent[] = [];
+  private batchAt: string | null = null;
+  private filesTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly taskId: string,
@@ -81,10 +84,14 @@ class TaskRun {
     const poll = setInterval(() => this.pollForeignEvents(), this.ports.pollMs ?? 200);
     try {
       await this.loop();
+      this.flush();
+    } catch (error) {
+      this.stopped ??= error instanceof Error ? error : new Error(String(error));
     } finally {
       clearInterval(poll);
       this.abort.abort();
       await Promise.allSettled(this.inflight.values());
+      void this.syncFiles();
     }
     if (this.stopped && !(this.stopped instanceof StateError)) throw this.stopped;
     // the store may know better (another process cancelled the task)
@@ -108,6 +115,7 @@ class TaskRun {
         this.perform(step);
         continue;
       }
+      this.flush();
       if (this.inflight.size === 0) return; // waiting for a person, or nothing left to do
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -238,10 +246,10 @@ class TaskRun {
     ]);
     const timeoutS = node.timeout ?? this.state.timeouts[node.runtime] ?? 600;
     const started = Date.now();
-    const streamed = new OutputBuffer(
-      (text) => this.commit([{ type: 'stage_output', stage: step.stage, text }]),
-      this.ports.flushMs,
-    );
+    const streamed = new OutputBuffer((text) => {
+      this.commit([{ type: 'stage_output', stage: step.stage, text }]);
+      this.flush();
+    }, this.ports.flushMs);
     const request: RuntimeRequest = {
       agentId: node.id,
       purpose: 'stage',
@@ -258,7 +266,10 @@ class TaskRun {
       previousMeta: this.state.agentMeta[node.id] ?? [],
     };
     try {
-      const result = await this.invoke(this.ports.runtimeFor(this.state, node, 'stage'), request, (text) => {
+      const runtime = this.ports.runtimeFor(this.state, node, 'stage');
+      this.flush();
+      if (runtime.name !== 'scripted') await this.syncFiles();
+      const result = await this.invoke(runtime, request, (text) => {
         streamed.add(text);
         this.ports.observer?.onText?.(step.stage, node.id, text);
       });
@@ -307,6 +318,8 @@ class TaskRun {
     const output = this.state.stages[step.stage - 1]!.output;
     const timeoutMs = (gate.timeout ?? this.state.gateConfig.timeout) * 1000;
     if (step.gate === 'command') {
+      this.flush();
+      await this.syncFiles();
       const result = await runCommandGate(gate.command ?? 'false', {
         cwd: this.state.cwd,
         timeoutMs,
@@ -339,7 +352,10 @@ class TaskRun {
     };
     let decision: { decision: 'approved' | 'rejected'; reason: string };
     try {
-      const result = await this.invoke(this.ports.runtimeFor(this.state, node, 'gate'), request, () => {});
+      const runtime = this.ports.runtimeFor(this.state, node, 'gate');
+      this.flush();
+      if (runtime.name !== 'scripted') await this.syncFiles();
+      const result = await this.invoke(runtime, request, () => {});
       decision = parseGateDecision(result.text);
     } catch (error) {
       if (this.abort.signal.aborted) throw error;
@@ -357,19 +373,29 @@ class TaskRun {
 
   /** Runs one runtime call under the stage's timeout, streaming text to `onText`. */
   private async invoke(runtime: Runtime, request: RuntimeRequest, onText: (text: string) => void) {
-    const timeout = AbortSignal.timeout(request.timeoutMs);
-    const signal = AbortSignal.any([this.abort.signal, timeout]);
+    // one controller and one timer per call: cheaper than AbortSignal.timeout + AbortSignal.any
+    const call = new AbortController();
+    let timedOutNow = false;
+    const timer = setTimeout(() => {
+      timedOutNow = true;
+      call.abort(timedOut(request.timeoutMs));
+    }, request.timeoutMs);
+    const cancel = () => call.abort(new RuntimeError('cancelled', 'task cancelled'));
+    this.abort.signal.addEventListener('abort', cancel, { once: true });
     try {
-      for await (const event of runtime.run({ ...request, signal })) {
+      for await (const event of runtime.run({ ...request, signal: call.signal })) {
         if (event.type === 'text') onText(event.text);
         else if (event.type === 'result') return event;
-        if (signal.aborted) break;
+        if (call.signal.aborted) break;
       }
     } catch (error) {
-      if (timeout.aborted && !this.abort.signal.aborted) throw timedOut(request.timeoutMs);
+      if (timedOutNow) throw timedOut(request.timeoutMs);
       throw error;
+    } finally {
+      clearTimeout(timer);
+      this.abort.signal.removeEventListener('abort', cancel);
     }
-    if (timeout.aborted && !this.abort.signal.aborted) throw timedOut(request.timeoutMs);
+    if (timedOutNow) throw timedOut(request.timeoutMs);
     if (this.abort.signal.aborted) throw new RuntimeError('cancelled', 'cancelled');
     throw new RuntimeError('crashed', `runtime ${runtime.name} ended without a result`);
   }
@@ -380,11 +406,31 @@ class TaskRun {
     return node;
   }
 
-  /** Applies events to the state, then appends them in one transaction. */
+  /**
+   * Applies events to the state at once and queues them; `flush` appends the queue in one
+   * transaction. The loop flushes before it waits and before any runtime, gate command or
+   * person is involved, so every event is committed before the next stage starts, and a stage's
+   * completion, its handoff and the next stage's start cost one commit.
+   */
   private commit(events: TaskEvent[]): void {
-    const at = new Date().toISOString();
-    for (const event of events)
-      this.state = applyEvent(this.state, { ...event, seq: this.state.lastSeq, taskId: this.taskId, at });
+    this.batchAt ??= new Date().toISOString();
+    for (const event of events) {
+      this.state = applyEvent(this.state, {
+        ...event,
+        seq: this.state.lastSeq,
+        taskId: this.taskId,
+        at: this.batchAt,
+      });
+    }
+    this.batch.push(...events);
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    const events = this.batch;
+    const at = this.batchAt!;
+    this.batch = [];
+    this.batchAt = null;
     const current = [...this.state.activations.values()].find((a) => a.status === 'running')?.agent ?? null;
     const stored = this.ports.store.append(
       this.taskId,
@@ -394,9 +440,28 @@ class TaskRun {
     );
     for (const event of stored) this.ownSeqs.add(event.seq);
     this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
-    if (events.some((e) => e.type !== 'stage_output')) this.ports.files.sync(this.state);
+    if (events.some((e) => e.type !== 'stage_output')) this.scheduleFiles();
     for (const event of stored) this.ports.observer?.onEvent?.(event, this.state);
     this.wake();
+  }
+
+  /**
+   * The human-readable files follow the log within 250 ms, and are brought up to date before
+   * any runtime that may read them starts and when the run stops.
+   */
+  private scheduleFiles(): void {
+    this.filesTimer ??= setTimeout(() => void this.syncFiles(), 250);
+  }
+
+  /**
+   * Brings the files up to date; resolves when they are on disk. A file that cannot be written
+   * never fails the task: it is a projection, and a resumed task rewrites it.
+   */
+  private syncFiles(): Promise<void> {
+    if (this.filesTimer) clearTimeout(this.filesTimer);
+    this.filesTimer = null;
+    this.ports.files.sync(this.state);
+    return this.ports.files.flushed().catch(() => {});
   }
 
   /**
@@ -408,7 +473,7 @@ class TaskRun {
       this.pollCursor = event.seq;
       if (this.ownSeqs.delete(event.seq)) continue;
       this.state = applyEvent(this.state, event);
-      this.ports.files.sync(this.state);
+      this.scheduleFiles();
       this.ports.observer?.onEvent?.(event, this.state);
     }
     if (this.state.status === 'cancelled') {

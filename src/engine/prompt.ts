@@ -1,8 +1,8 @@
-import type { AgentNode } from '../pipeline/types.js';
+import type { AgentNode, ContextStrategy } from '../pipeline/types.js';
 import { chunksVariable } from './chunks.js';
 import { readForStrategy } from './context.js';
 import type { Activation, TaskState } from './task-state.js';
-import { renderTemplate } from './template.js';
+import { referencedVariables, renderTemplate } from './template.js';
 
 /**
  * The prompt an agent gets: its system_prompt template rendered with the stage input and the
@@ -19,55 +19,63 @@ export function stagePrompt(
   if (!node.system_prompt.trim()) return input;
   const fallback = node.retry?.fallback_context_strategy;
   const strategy = attempt > 1 && fallback ? fallback : node.context_strategy;
-  const context = readForStrategy(
-    strategy,
-    node.context_window,
-    state.contextMd,
-    state.agentNotes[node.id] ?? '',
-    node.id,
-  );
-  return renderTemplate(
-    node.system_prompt,
-    {
-      input,
-      context,
-      output: '',
-      reject_reason: '',
-      gate_result: '',
-      branches: activation.branches,
-      params: state.definition.params,
-      chunks: chunksVariable(state.definition, state.chunks),
-      transcript: '',
-    },
-    `${node.id}: system_prompt`,
-  );
+  return render(state, node, strategy, { input, branches: activation.branches, transcript: '' });
 }
 
 /** A participant's turn in a session: the topic, its context, and the transcript so far. */
 export function turnPrompt(state: TaskState, node: AgentNode, topic: string): string {
   if (!node.system_prompt.trim()) return `${topic}\n\n${state.transcript}`;
-  const context = readForStrategy(
-    node.context_strategy,
-    node.context_window,
-    state.contextMd,
-    state.agentNotes[node.id] ?? '',
-    node.id,
-  );
+  return render(state, node, node.context_strategy, {
+    input: topic,
+    branches: [],
+    transcript: state.transcript,
+  });
+}
+
+/**
+ * Renders an agent's template. Context and chunks are only built when the template reads them:
+ * building context means re-reading everything the task has done so far.
+ */
+function render(
+  state: TaskState,
+  node: AgentNode,
+  strategy: ContextStrategy,
+  vars: { input: string; branches: unknown[]; transcript: string },
+): string {
+  const used = usedVariables(node.system_prompt);
+  const context = used.has('context')
+    ? readForStrategy(
+        strategy,
+        node.context_window,
+        state.contextMd,
+        state.agentNotes[node.id] ?? '',
+        node.id,
+      )
+    : '';
   return renderTemplate(
     node.system_prompt,
     {
-      input: topic,
+      ...vars,
       context,
       output: '',
       reject_reason: '',
       gate_result: '',
-      branches: [],
       params: state.definition.params,
-      chunks: chunksVariable(state.definition, state.chunks),
-      transcript: state.transcript,
+      chunks: used.has('chunks') ? chunksVariable(state.definition, state.chunks) : '',
     },
     `${node.id}: system_prompt`,
   );
+}
+
+const usedCache = new Map<string, Set<string>>();
+
+function usedVariables(template: string): Set<string> {
+  let used = usedCache.get(template);
+  if (!used) {
+    used = new Set(referencedVariables(template));
+    usedCache.set(template, used);
+  }
+  return used;
 }
 
 /** The gate's own prompt: rendered with the output judged and the task's original request. */

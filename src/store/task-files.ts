@@ -1,18 +1,24 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskState } from '../engine/task-state.js';
 
 /**
  * The files people and file-reading agents look at, written from the task's state:
  * `.troupe/tasks/<id>/context.md`, `agent_<id>.md`, `transcript.md` and `chunks.json`. They are
- * projections: the event log is the truth, and a resumed task rewrites them whole. The
- * markdown files only grow (a new session restarts transcript.md), so after the first write
- * a sync appends what is new.
+ * projections: the event log is the truth, and a resumed task rewrites them whole.
+ *
+ * Writes go to disk in the background, one after another in the order they were asked for, so
+ * orchestration never waits on them; `flushed()` resolves when everything asked so far is on
+ * disk (the executor waits for it before any runtime that may read the files starts). The
+ * markdown files only grow (a new session restarts transcript.md), so after the first write a
+ * sync appends what is new.
  */
 export class TaskFiles {
   /** Per file: how much has been written, and how it starts. */
   private readonly written = new Map<string, { length: number; head: string }>();
   private chunksJson = '';
+  private queue: Promise<void> = Promise.resolve();
+  private failure: Error | null = null;
 
   constructor(readonly dir: string) {}
 
@@ -21,15 +27,21 @@ export class TaskFiles {
   }
 
   sync(state: TaskState): void {
-    if (this.written.size === 0) mkdirSync(this.dir, { recursive: true });
+    if (this.written.size === 0) this.enqueue(() => mkdir(this.dir, { recursive: true }).then(() => {}));
     this.grow('context.md', state.contextMd);
     for (const [agent, notes] of Object.entries(state.agentNotes)) this.grow(`agent_${agent}.md`, notes);
     if (state.transcript) this.grow('transcript.md', state.transcript);
     if (state.chunks.length > 0 || this.chunksJson) {
       const json = `${JSON.stringify({ chunks: state.chunks }, null, 2)}\n`;
-      if (json !== this.chunksJson) writeFileSync(join(this.dir, 'chunks.json'), json);
+      if (json !== this.chunksJson) this.enqueue(() => writeFile(join(this.dir, 'chunks.json'), json));
       this.chunksJson = json;
     }
+  }
+
+  /** Resolves once every write asked for so far is on disk; rejects if one failed. */
+  async flushed(): Promise<void> {
+    await this.queue;
+    if (this.failure) throw this.failure;
   }
 
   private grow(name: string, content: string): void {
@@ -37,9 +49,18 @@ export class TaskFiles {
     if (done?.length === content.length) return;
     const path = join(this.dir, name);
     const head = content.slice(0, 200);
-    if (done && content.length > done.length && content.startsWith(done.head))
-      appendFileSync(path, content.slice(done.length));
-    else writeFileSync(path, content);
+    if (done && content.length > done.length && content.startsWith(done.head)) {
+      const tail = content.slice(done.length);
+      this.enqueue(() => appendFile(path, tail));
+    } else {
+      this.enqueue(() => writeFile(path, content));
+    }
     this.written.set(name, { length: content.length, head });
+  }
+
+  private enqueue(write: () => Promise<void>): void {
+    this.queue = this.queue.then(write).catch((error: Error) => {
+      this.failure ??= error;
+    });
   }
 }
