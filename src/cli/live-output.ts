@@ -23,6 +23,15 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
       switch (event.type) {
         case 'task_created':
           return line(paint(1, `troupe ${event.taskId} · ${event.pipeline}`));
+        case 'entry_routed':
+          return line(
+            event.fallback
+              ? paint(
+                  33,
+                  `⇢ the router named no agent ("${firstLine(event.answer)}"); starting with ${event.agent}`,
+                )
+              : `⇢ routed to ${event.agent}`,
+          );
         case 'stage_started':
           return line(
             paint(

@@ -40,7 +40,8 @@ export type TaskEvent =
       /** The resolved pipeline, so any process continues the task exactly as it was started. */
       definition: Pipeline;
       input: string;
-      startAgent: string;
+      /** null: `entry_point: auto` — a router picks the first agent (event entry_routed). */
+      startAgent: string | null;
       cwd: string;
       maxStages: number;
       /** Seconds per runtime, from config timeouts. */
@@ -51,6 +52,8 @@ export type TaskEvent =
       kind: 'run' | 'fix';
     }
   | { type: 'task_resumed'; pid: number }
+  /** `entry_point: auto`: the agent the router picked, or the first agent when its answer named none. */
+  | { type: 'entry_routed'; agent: string; fallback: boolean; answer: string }
   /** Everything from stage `fromStage` on was set aside; the task runs again from there. */
   | { type: 'task_restarted'; fromStage: number }
   | {

@@ -169,6 +169,9 @@ class TaskRun {
       case 'evaluate_gate':
         this.track(step, this.evaluateGate(step));
         return;
+      case 'route_entry':
+        this.track(step, this.routeEntry());
+        return;
     }
   }
 
@@ -369,6 +372,73 @@ class TaskRun {
     }
     const by = this.state.script ? 'script' : 'llm';
     this.commit([{ type: 'gate_decided', stage: step.stage, agent: node.id, ...decision, by }]);
+  }
+
+  /**
+   * `entry_point: auto`: a router call picks the first agent (the script's `_router` entry under
+   * --script). An answer that names no agent, or a failed call, falls back to the first agent,
+   * and the event says so.
+   */
+  private async routeEntry(): Promise<void> {
+    const pipeline = this.state.definition;
+    const first = pipeline.agents[0]!;
+    const runner = pipeline.agents.find((a): a is AgentNode => a.type === 'agent');
+    const catalog = pipeline.agents
+      .map((a) =>
+        a.type === 'session'
+          ? `- ${a.id}: [session] participants: [${a.participants.join(', ')}]`
+          : `- ${a.id}: ${a.system_prompt.replace(/\s+/g, ' ').trim().slice(0, 150)}`,
+      )
+      .join('\n');
+    const prompt = [
+      'Pick the agent that should handle this request first.',
+      '',
+      `Request: ${this.state.input}`,
+      '',
+      'Agents:',
+      catalog,
+      '',
+      `Answer with ONLY the agent id. If unsure, answer ${first.id}.`,
+    ].join('\n');
+    let answer: string;
+    try {
+      if (!runner) throw new RuntimeError('crashed', 'no agent to route with');
+      const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
+      this.flush();
+      const result = await this.invoke(
+        runtime,
+        {
+          agentId: '_router',
+          purpose: 'stage',
+          prompt,
+          systemPrompt: '',
+          model: runner.model,
+          effort: null,
+          cwd: this.state.cwd,
+          mcp: [],
+          extraFlags: [],
+          timeoutMs: 60_000,
+          signal: this.abort.signal,
+          resumeSessionId: null,
+          previousMeta: [],
+        },
+        () => {},
+      );
+      answer = result.text.trim();
+    } catch (error) {
+      if (this.abort.signal.aborted) throw error;
+      answer = `router failed: ${(error as Error).message}`;
+    }
+    const ids = new Set(pipeline.agents.map((a) => a.id));
+    const named = answer.split(/[^A-Za-z0-9_-]+/).find((word) => ids.has(word));
+    this.commit([
+      {
+        type: 'entry_routed',
+        agent: named ?? first.id,
+        fallback: named === undefined,
+        answer: answer.slice(0, 500),
+      },
+    ]);
   }
 
   /** Runs one runtime call under the stage's timeout, streaming text to `onText`. */

@@ -90,6 +90,16 @@ describe('planner: linear handoffs', () => {
   });
 });
 
+describe('planner: entry_point auto', () => {
+  it('asks the router first, then starts the agent it named', () => {
+    const p = pipeline(agent('a'), agent('b'));
+    const log = new Log(p, 'x', 20, null);
+    expect(nextSteps(log.state)).toEqual([{ kind: 'route_entry' }]);
+    log.add({ type: 'entry_routed', agent: 'b', fallback: false, answer: 'b' });
+    expect(only(log)).toMatchObject({ kind: 'start_stage', agent: 'b', stage: 1, input: 'x' });
+  });
+});
+
 describe('planner: conditions', () => {
   it('routes on a named field of the output, not on a word in it', () => {
     const p = pipeline(

@@ -48,6 +48,7 @@ export type Step =
   | { kind: 'await_gate'; stage: number; agent: string }
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
   | { kind: 'join'; agent: string; activations: string[] }
+  | { kind: 'route_entry' }
   | { kind: 'complete' }
   | { kind: 'fail'; reason: string; stage: number | null; errorKind: string | null };
 
@@ -72,6 +73,7 @@ export function stepKey(step: Step): string {
 
 export function nextSteps(state: TaskState): Step[] {
   if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') return [];
+  if (state.startAgent === null) return [{ kind: 'route_entry' }];
   const open = openActivations(state);
   if (open.length === 0) return [{ kind: 'complete' }];
   const steps: Step[] = [];

@@ -37,6 +37,7 @@ export class TaskService {
     kind?: 'run' | 'fix';
   }): string {
     const { pipeline } = options;
+    const routed = options.agent === undefined && pipeline.entry_point === 'auto';
     const startAgent = options.agent ?? pipeline.agents[0]?.id;
     if (!startAgent || !findNode(pipeline, startAgent)) {
       throw new NotFoundError(`no agent '${options.agent}' in pipeline ${pipeline.name}`, {
@@ -49,7 +50,7 @@ export class TaskService {
       pipelineFile: pipeline.file,
       definition: pipeline,
       input: options.input,
-      startAgent,
+      startAgent: routed ? null : startAgent,
       cwd: options.cwd ?? this.root,
       maxStages: this.config.pipeline.max_stages,
       timeouts: this.config.timeouts,

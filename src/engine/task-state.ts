@@ -99,7 +99,7 @@ export interface TaskState {
   pipelineFile: string;
   definition: Pipeline;
   input: string;
-  startAgent: string;
+  startAgent: string | null;
   cwd: string;
   maxStages: number;
   timeouts: Record<string, number>;
@@ -148,6 +148,9 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
   state.lastSeq = event.seq;
   state.updatedAt = event.at;
   switch (event.type) {
+    case 'entry_routed':
+      startWith(state, event.agent);
+      break;
     case 'task_resumed':
     case 'task_restarted':
     case 'stage_output':
@@ -351,14 +354,13 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     failure: null,
     cancelReason: null,
   };
-  addActivation(state, {
-    agent: event.startAgent,
-    input: event.input,
-    group: null,
-    lineage: null,
-    origin: null,
-  });
+  if (event.startAgent !== null) startWith(state, event.startAgent);
   return state;
+}
+
+function startWith(state: TaskState, agent: string): void {
+  state.startAgent = agent;
+  addActivation(state, { agent, input: state.input, group: null, lineage: null, origin: null });
 }
 
 /** Whether the task is doing work, or which kind of person it waits for. */

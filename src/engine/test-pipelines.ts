@@ -70,14 +70,14 @@ export class Log {
   state: TaskState;
   private seq = 0;
 
-  constructor(p: Pipeline, input = 'build it', maxStages = 20) {
+  constructor(p: Pipeline, input = 'build it', maxStages = 20, startAgent: string | null = p.agents[0]!.id) {
     this.state = applyEvent(undefined, {
       type: 'task_created',
       pipeline: p.name,
       pipelineFile: p.file,
       definition: p,
       input,
-      startAgent: p.agents[0]!.id,
+      startAgent,
       cwd: '/tmp',
       maxStages,
       timeouts: {},
