@@ -81,6 +81,45 @@ describe('a person in the loop, across processes', () => {
     expect(done.json.status).toBe('completed');
   });
 
+  it('--interactive asks at the prompt instead of exiting, and a rejection there sends the work back', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "{{ input }}"
+    human_input: {mode: before, prompt: "Audience?"}
+    gate: {type: human}
+`,
+      's.yaml': 'agents:\n  writer: ["draft 1", "draft 2"]\n',
+    });
+    const run = await troupe(
+      dir,
+      ['run', 'write', '--file', 'p.yaml', '--script', 's.yaml', '--interactive'],
+      {},
+      'engineers\nn\ntoo long\ny\n',
+    );
+    expect(run.stderr).toContain('? writer: Audience?');
+    expect(run.code).toBe(0);
+    const id = /troupe (T-[0-9A-F]{6})/.exec(run.stderr)![1]!;
+    const status = await troupeJson(dir, ['status', id]);
+    expect(status.json.stages.map((s) => [s.output, s.gate?.decision, s.gate?.reason])).toEqual([
+      ['draft 1', 'rejected', 'too long'],
+      ['draft 2', 'approved', ''],
+    ]);
+    expect(status.json.stages[0]!.input).toContain('--- User Input ---\nengineers');
+  });
+
+  it('--interactive with no one at the prompt (end of input) leaves the task waiting, exit 6', async () => {
+    const dir = project({ 's.yaml': noHuman });
+    const run = await troupe(
+      dir,
+      ['run', 'x', '--file', example('human-deploy'), '--script', 's.yaml', '--interactive'],
+      {},
+      '',
+    );
+    expect(run.code).toBe(6);
+  });
+
   it('approving a task that is not at a gate is refused and changes nothing', async () => {
     const dir = project({ 's.yaml': noHuman });
     const first = await troupeJson(dir, [

@@ -1,23 +1,98 @@
+import { createInterface, type Interface } from 'node:readline';
+import type { TaskState } from '../engine/task-state.js';
 import { liveOutput } from './live-output.js';
 import { printJson } from './options.js';
 import type { Project } from './project.js';
 import { exitCodeForTask, taskJson, waitingFor } from './task-view.js';
 
+export interface ForegroundOptions {
+  json: boolean;
+  /** Ask the person here when the task waits, instead of exiting (default: on a terminal). */
+  interactive?: boolean;
+}
+
 /** Runs a task here until it ends or waits, showing progress (or JSON at the end); returns the exit code. */
 export async function runForeground(
   project: Project,
   taskId: string,
-  options: { json: boolean },
+  options: ForegroundOptions,
 ): Promise<number> {
   if (!options.json) process.stderr.write(`troupe ${taskId} · .troupe/tasks/${taskId}/\n`);
-  const state = await project.tasks.continue(taskId, options.json ? undefined : liveOutput());
+  const interactive =
+    options.interactive ?? (!options.json && process.stdin.isTTY === true && process.stderr.isTTY === true);
+  const observer = options.json ? undefined : liveOutput();
+  let state = await project.tasks.continue(taskId, observer);
+  if (interactive) {
+    const prompt = new PersonAtPrompt();
+    try {
+      while (waitingFor(state) && (await prompt.answer(project, state))) {
+        state = await project.tasks.continue(taskId, observer);
+      }
+    } finally {
+      prompt.close();
+    }
+  }
   if (options.json) printJson(taskJson(state));
   else {
     const waiting = waitingFor(state);
-    if (waiting)
+    if (waiting) {
       process.stderr.write(
         `⏸ ${taskId} is waiting for you (${waiting.kind} at ${waiting.agent}); it holds no process.\n`,
       );
+    }
   }
   return exitCodeForTask(state);
+}
+
+/** Asks at the terminal (or whatever stdin is) what a waiting task needs; false at end of input. */
+class PersonAtPrompt {
+  private readonly rl: Interface = createInterface({ input: process.stdin, output: process.stderr });
+  private readonly lines: string[] = [];
+  private readonly waiters: Array<(line: string | null) => void> = [];
+  private ended = false;
+
+  constructor() {
+    this.rl.on('line', (line) => {
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(line);
+      else this.lines.push(line);
+    });
+    this.rl.on('close', () => {
+      this.ended = true;
+      for (const waiter of this.waiters.splice(0)) waiter(null);
+    });
+  }
+
+  async answer(project: Project, state: TaskState): Promise<boolean> {
+    const waiting = waitingFor(state)!;
+    if (waiting.kind === 'question') {
+      for (const q of waiting.questions) process.stderr.write(`? ${waiting.agent}: ${q}\n`);
+      const answer = await this.ask('> ');
+      if (answer === null) return false;
+      project.tasks.answer(state.id, answer);
+      return true;
+    }
+    const verdict = await this.ask(`approve ${waiting.agent}'s output (stage ${waiting.stage})? [y/n] `);
+    if (verdict === null) return false;
+    if (/^\s*y/i.test(verdict)) {
+      project.tasks.decideGate(state.id, 'approved', '');
+      return true;
+    }
+    const reason = await this.ask('why (the agent gets this)? ');
+    if (reason === null || !reason.trim()) return false;
+    project.tasks.decideGate(state.id, 'rejected', reason);
+    return true;
+  }
+
+  close(): void {
+    this.rl.close();
+  }
+
+  private ask(question: string): Promise<string | null> {
+    process.stderr.write(question);
+    const queued = this.lines.shift();
+    if (queued !== undefined) return Promise.resolve(queued);
+    if (this.ended) return Promise.resolve(null);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
 }

@@ -437,13 +437,15 @@ function handedOff(state: TaskState, event: Extract<TimedEvent, { type: 'handoff
   const origin = { agent: stage.agent, stage: stage.n };
   if (event.targets.length === 1) {
     const [target] = event.targets;
-    addActivation(state, {
+    const next = addActivation(state, {
       agent: target!.agent,
       input: target!.input,
       group: activation.group,
       lineage: activation.lineage,
       origin,
     });
+    // a gate sending work back to the same agent continues it: no second `before` question
+    next.continuation = target!.condition === 'gate_retry';
   } else if (event.targets.length > 1) {
     const group = `g${++state.counters.group}`;
     state.groups.set(group, { id: group, parentGroup: activation.group, parentLineage: activation.lineage });

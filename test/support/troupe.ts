@@ -20,12 +20,13 @@ export async function troupe(
   cwd: string,
   args: string[],
   env: Record<string, string> = {},
+  input?: string,
 ): Promise<CliResult> {
   const result = await execa('node', [bin, ...args], {
     cwd,
     reject: false,
     env: { NO_COLOR: '1', ...env },
-    stdin: 'ignore',
+    ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
   });
   return { code: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }

@@ -7,6 +7,7 @@ interface RunOptions extends PipelineOptions {
   agent?: string;
   script?: string;
   json?: boolean;
+  interactive?: boolean;
 }
 
 export function registerRun(program: Command): void {
@@ -18,6 +19,8 @@ export function registerRun(program: Command): void {
   )
     .option('-a, --agent <id>', 'start at this agent instead of the entry point')
     .option('-s, --script <file>', 'run every agent and llm gate on the scripted runtime (offline)')
+    .option('--interactive', 'ask here when the task waits for a person (default on a terminal)')
+    .option('--no-interactive', 'exit with code 6 when the task waits for a person')
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
@@ -35,7 +38,10 @@ export function registerRun(program: Command): void {
           script,
           cwd: process.cwd(),
         });
-        return runForeground(project, id, { json: options.json === true });
+        return runForeground(project, id, {
+          json: options.json === true,
+          ...(options.interactive === undefined ? {} : { interactive: options.interactive }),
+        });
       }),
     );
 }
