@@ -63,6 +63,7 @@ export interface TaskJson {
     n: number;
     agent: string;
     status: string;
+    input: string;
     output: string;
     gate: { decision: string; reason: string } | null;
     usage: { input_tokens: number; output_tokens: number };
