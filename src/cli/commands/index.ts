@@ -12,6 +12,7 @@ import { registerRestart } from './restart.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
+import { registerServe } from './serve.js';
 import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
 import { registerValidate } from './validate.js';
@@ -37,4 +38,5 @@ export function registerCommands(program: Command): void {
   registerDemo(program);
   registerPipeline(program);
   registerSchema(program);
+  registerServe(program);
 }

@@ -1,0 +1,95 @@
+import path from 'node:path';
+import { Hono } from 'hono';
+import type { Project } from '../cli/project.js';
+import { TaskService } from '../engine/task-service.js';
+import { packageRoot } from '../package-root.js';
+import type { EventStore } from '../store/event-store.js';
+import { guard } from './auth.js';
+import type { ServerContext } from './context.js';
+import { ApiError, errorResponse } from './errors.js';
+import { EventHub } from './event-hub.js';
+import { openApiDocument } from './openapi.js';
+import { eventRoutes } from './routes/events.js';
+import { pipelineRoutes } from './routes/pipelines.js';
+import { runRoutes } from './routes/run.js';
+import { taskRoutes } from './routes/tasks.js';
+import { usageRoutes } from './routes/usage.js';
+import { Runner } from './runner.js';
+import { serveDashboard } from './static-files.js';
+import { TaskCache } from './task-cache.js';
+
+export interface AppOptions {
+  project: Pick<Project, 'root' | 'store' | 'config'>;
+  /** Required on every request when set. */
+  token?: string | null;
+  /** The built dashboard; default dist/web of the package. */
+  webRoot?: string;
+  pollMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface TroupeApp {
+  app: Hono;
+  ctx: ServerContext;
+  /** Starts polling the event log (live streams). */
+  start(): void;
+  /** Stops the live streams. */
+  stop(): void;
+}
+
+/**
+ * The HTTP API and dashboard over a project. Tasks run in this process through the same
+ * TaskService as the CLI; its appends wake the live streams at once, and a poll of the event
+ * log brings in what other processes write.
+ */
+export function createApp(options: AppOptions): TroupeApp {
+  const { project } = options;
+  let hub: EventHub | undefined;
+  const store = notifying(project.store, () => hub?.poke());
+  hub = new EventHub(project.store, { pollMs: options.pollMs ?? 50 });
+  const tasks = new TaskService(project.root, store, project.config);
+  const ctx: ServerContext = {
+    root: project.root,
+    store,
+    tasks,
+    cache: new TaskCache(store),
+    runner: new Runner(tasks, store, options.log),
+    hub,
+  };
+
+  const app = new Hono();
+  app.onError((error, c) => errorResponse(c, error));
+  app.use('*', guard({ token: options.token ?? null }));
+  app.get('/api/openapi.json', (c) => c.json(openApiDocument));
+  app.route('/', taskRoutes(ctx));
+  app.route('/', runRoutes(ctx));
+  app.route('/', pipelineRoutes(ctx));
+  app.route('/', usageRoutes(ctx));
+  app.route('/', eventRoutes(ctx));
+  app.all('/api/*', (c) =>
+    errorResponse(c, new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)),
+  );
+  app.get('*', serveDashboard(options.webRoot ?? path.join(packageRoot(), 'dist', 'web')));
+
+  return {
+    app,
+    ctx,
+    start: () => ctx.hub.start(),
+    stop: () => ctx.hub.close(),
+  };
+}
+
+/** The store, telling `onAppend` after each write of this process. */
+function notifying(store: EventStore, onAppend: () => void): EventStore {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (key !== 'append' && key !== 'createTask' && key !== 'restart') return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        onAppend();
+        return result;
+      };
+    },
+  });
+}

@@ -1,0 +1,79 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Context, MiddlewareHandler } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+
+/**
+ * Who may talk to the server. Without a token (loopback only), the Host header must name the
+ * loopback (no DNS rebinding). With a token, every request carries it: `Authorization: Bearer`,
+ * `?token=` (EventSource cannot set headers; a page opened with it also gets a SameSite=Strict
+ * cookie and is redirected to the same URL without it), or that cookie. Requests that change
+ * anything must also come from this origin: a page on another site cannot post here.
+ */
+export interface AuthOptions {
+  token: string | null;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+export function generateToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK_HOSTS.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+export function guard(options: AuthOptions): MiddlewareHandler {
+  const expected = options.token ? digest(options.token) : null;
+  return async (c, next) => {
+    const host = c.req.header('host') ?? '';
+    // cookies ignore ports: the name carries it so two servers on one host keep their own
+    const cookieName = `troupe_token_${host.match(/:(\d+)$/)?.[1] ?? 'default'}`;
+    if (!expected && !isLoopback(hostName(host))) {
+      return denied(c, 403, 'forbidden_host', `requests must be addressed to the loopback, not ${host}`);
+    }
+    if (!SAFE_METHODS.has(c.req.method) && !sameOrigin(c, host)) {
+      return denied(c, 403, 'forbidden_origin', 'state-changing requests must come from this origin');
+    }
+    if (!expected) return next();
+    const fromQuery = c.req.query('token');
+    const given = bearer(c.req.header('authorization')) ?? fromQuery ?? getCookie(c, cookieName) ?? null;
+    if (given === null || !timingSafeEqual(digest(given), expected)) {
+      return denied(c, 401, 'unauthorized', 'a valid token is needed (Authorization: Bearer, or ?token=)');
+    }
+    if (fromQuery !== undefined && c.req.method === 'GET' && !c.req.path.startsWith('/api/')) {
+      setCookie(c, cookieName, fromQuery, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      const url = new URL(c.req.url);
+      url.searchParams.delete('token');
+      return c.redirect(`${url.pathname}${url.search}`, 302);
+    }
+    return next();
+  };
+}
+
+function sameOrigin(c: Context, host: string): boolean {
+  const origin = c.req.header('origin');
+  if (origin !== undefined) return origin === `http://${host}` || origin === `https://${host}`;
+  const site = c.req.header('sec-fetch-site');
+  // no Origin and no Fetch Metadata: not a browser, so not a cross-site request
+  return site === undefined || site === 'same-origin' || site === 'none';
+}
+
+function bearer(header: string | undefined): string | undefined {
+  const match = header?.match(/^Bearer\s+(.+)$/i);
+  return match?.[1]?.trim();
+}
+
+function hostName(host: string): string {
+  if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
+  return host.replace(/:\d+$/, '');
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function denied(c: Context, status: 401 | 403, code: string, message: string): Response {
+  return c.json({ error: { code, message } }, status);
+}

@@ -1,0 +1,135 @@
+import { Hono } from 'hono';
+import { loadProjectConfig, saveDefaultPipeline } from '../../pipeline/config.js';
+import { resolvePipeline } from '../../pipeline/discover.js';
+import { loadPipeline } from '../../pipeline/load.js';
+import { validatePipelineFile } from '../../pipeline/validate.js';
+import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import {
+  agentsJson,
+  checkName,
+  checkPipelineText,
+  diagnosticsJson,
+  findPipeline,
+  newPipelineFile,
+  pipelineEntries,
+  pipelineGraph,
+  readPipeline,
+  writePipeline,
+} from '../pipeline-files.js';
+
+/** Pipelines: list, show (YAML, graph, problems), save with validation, the default, validate text. */
+export function pipelineRoutes(ctx: ServerContext): Hono {
+  const app = new Hono();
+
+  app.get('/api/pipelines', (c) => {
+    const entries = pipelineEntries(ctx.root);
+    return c.json({
+      pipelines: entries.map((p) => ({
+        name: p.name,
+        file: p.file,
+        is_default: p.isDefault,
+        agent_count: agentCount(readPipeline(p)),
+      })),
+      default: entries.find((p) => p.isDefault)?.name ?? null,
+    });
+  });
+
+  app.get('/api/pipelines/:name', (c) => {
+    const entry = findPipeline(ctx.root, c.req.param('name'));
+    const result = validatePipelineFile(entry.file, { name: entry.name });
+    return c.json({
+      name: entry.name,
+      file: entry.file,
+      is_default: entry.isDefault,
+      content: readPipeline(entry),
+      valid: !result.diagnostics.some((d) => d.severity === 'error'),
+      diagnostics: diagnosticsJson(result.diagnostics, ctx.root, entry.file),
+      features: result.features,
+      graph: result.pipeline ? pipelineGraph(result.pipeline) : null,
+    });
+  });
+
+  app.get('/api/pipelines/:name/yaml', (c) => {
+    const entry = findPipeline(ctx.root, c.req.param('name'));
+    c.header('Content-Disposition', `inline; filename="${entry.name}.yaml"`);
+    return c.body(readPipeline(entry), 200, { 'Content-Type': 'text/yaml; charset=utf-8' });
+  });
+
+  /** Saves a pipeline (new or existing) unless it has errors; warnings do not stop it. */
+  app.put('/api/pipelines/:name', async (c) => {
+    const name = c.req.param('name');
+    checkName(name);
+    const content = requiredString(await jsonBody(c), 'content');
+    const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
+    const file = existing?.file ?? newPipelineFile(ctx.root, name);
+    const check = checkPipelineText(content, file, name);
+    const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
+    if (!check.pipeline) {
+      throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics });
+    }
+    writePipeline(file, content);
+    return c.json(
+      { name, file, created: !existing, diagnostics, graph: pipelineGraph(check.pipeline) },
+      existing ? 200 : 201,
+    );
+  });
+
+  app.post('/api/pipelines/default', async (c) => {
+    const name = requiredString(await jsonBody(c), 'name');
+    findPipeline(ctx.root, name);
+    saveDefaultPipeline(ctx.root, name);
+    return c.json({ default: name });
+  });
+
+  app.get('/api/agents', (c) => {
+    const found = resolvePipeline(
+      ctx.root,
+      { pipeline: c.req.query('pipeline') },
+      loadProjectConfig(ctx.root),
+    );
+    return c.json(agentsJson(loadPipeline(found.file, { name: found.name })));
+  });
+
+  /** Checks pipeline text without saving it: what the editor shows as you type. */
+  app.post('/api/validate', async (c) => {
+    const body = await jsonBody(c);
+    const content = optionalString(body, 'content', 'yaml_content');
+    const name = optionalString(body, 'name') ?? 'pipeline';
+    checkName(name);
+    const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
+    const file = existing?.file ?? newPipelineFile(ctx.root, name);
+    const text = content ?? (existing ? readPipeline(existing) : '');
+    const check = checkPipelineText(text, file, name);
+    const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    const warnings = diagnostics.filter((d) => d.severity === 'warning');
+    return c.json({
+      valid: errors.length === 0 && !(body.strict === true && warnings.length > 0),
+      diagnostics,
+      errors: errors.map(aqmIssue),
+      warnings: warnings.map(aqmIssue),
+      summary: { agent_count: check.pipeline?.agents.length ?? 0 },
+      graph: check.pipeline ? pipelineGraph(check.pipeline) : null,
+    });
+  });
+
+  return app;
+}
+
+/** aqm's count: the "- id:" lines. */
+function agentCount(text: string): number {
+  return text.match(/^\s*-\s+id\s*:/gm)?.length ?? 0;
+}
+
+function aqmIssue(d: { line: number; col: number; message: string; hint?: string }) {
+  return { path: `${d.line}:${d.col}`, message: d.message, fix: d.hint ?? null };
+}
+
+function firstError(diagnostics: { severity: string; line: number; col: number; message: string }[]): string {
+  const first = diagnostics.find((d) => d.severity === 'error');
+  const more = diagnostics.filter((d) => d.severity === 'error').length - 1;
+  return first
+    ? `${first.line}:${first.col}: ${first.message}${more > 0 ? ` (and ${more} more)` : ''}`
+    : 'the pipeline is invalid';
+}

@@ -1,0 +1,129 @@
+import { Hono } from 'hono';
+import type { TaskStatus } from '../../engine/events.js';
+import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
+import { ApiError, badRequest } from '../errors.js';
+import { eventStream, startSeq } from '../sse.js';
+import { taskDetail, taskRow } from '../task-json.js';
+
+const STATUSES: TaskStatus[] = [
+  'pending',
+  'running',
+  'awaiting_gate',
+  'awaiting_human_input',
+  'completed',
+  'failed',
+  'cancelled',
+];
+const WAITING: TaskStatus[] = ['awaiting_gate', 'awaiting_human_input'];
+
+/** Tasks: list, detail, context, a person's decisions, cancel, restart, and each task's events. */
+export function taskRoutes(ctx: ServerContext): Hono {
+  const app = new Hono();
+
+  app.get('/api/tasks', (c) => {
+    const status = c.req.query('waiting') === 'true' ? WAITING : parseStatuses(c.req.query('status'));
+    const limit = intParam(c.req.query('limit'), 50, 1, 500);
+    const offset = intParam(c.req.query('offset'), 0, 0, Number.MAX_SAFE_INTEGER);
+    const pipeline = c.req.query('pipeline');
+    const rows = ctx.store
+      .tasks({
+        ...(status ? { status } : {}),
+        limit: pipeline ? -1 : limit + 1,
+        offset: pipeline ? 0 : offset,
+      })
+      .filter((t) => !pipeline || t.pipeline === pipeline);
+    const page = pipeline ? rows.slice(offset, offset + limit + 1) : rows;
+    return c.json({
+      tasks: page.slice(0, limit).map((t) => taskRow(t, ctx.cache.state(t.id))),
+      limit,
+      offset,
+      next_offset: page.length > limit ? offset + limit : null,
+    });
+  });
+
+  app.get('/api/tasks/:id', (c) => c.json(taskDetail(ctx.cache.state(mustExist(ctx, c.req.param('id'))))));
+
+  app.get('/api/tasks/:id/context', (c) => {
+    const state = ctx.cache.state(mustExist(ctx, c.req.param('id')));
+    if (!state.contextMd.trim()) throw new ApiError(404, 'not_found', 'the task has no context yet');
+    return c.text(state.contextMd);
+  });
+
+  app.get('/api/tasks/:id/events', (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    return eventStream(ctx.hub, ctx.store, {
+      taskId: id,
+      after: startSeq(c.req.header('last-event-id'), c.req.query('after'), 0),
+      signal: c.req.raw.signal,
+    });
+  });
+
+  app.post('/api/tasks/:id/approve', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const reason = optionalString(await jsonBody(c), 'reason') ?? '';
+    ctx.tasks.decideGate(id, 'approved', reason);
+    return resumed(c, ctx, id);
+  });
+
+  app.post('/api/tasks/:id/reject', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const body = await jsonBody(c);
+    const reason = optionalString(body, 'reason') ?? '';
+    if (!reason.trim()) throw badRequest('a rejection needs a reason');
+    ctx.tasks.decideGate(id, 'rejected', reason);
+    return resumed(c, ctx, id);
+  });
+
+  app.post('/api/tasks/:id/human-input', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const answer = requiredString(await jsonBody(c), 'response', 'answer');
+    ctx.tasks.answer(id, answer);
+    return resumed(c, ctx, id);
+  });
+
+  app.post('/api/tasks/:id/cancel', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const reason = optionalString(await jsonBody(c), 'reason') || 'cancelled from the API';
+    ctx.tasks.cancel(id, reason);
+    return c.json({ id, status: 'cancelled' });
+  });
+
+  app.post('/api/tasks/:id/restart', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const body = await jsonBody(c);
+    const from = body.from_stage ?? body.fromStage;
+    if (from !== undefined && from !== null && typeof from !== 'number')
+      throw badRequest('from_stage must be a number');
+    const stage = ctx.tasks.restart(id, from ?? undefined);
+    ctx.runner.run(id);
+    return c.json({ id, status: 'running', from_stage: stage }, 202);
+  });
+
+  return app;
+}
+
+function resumed(c: import('hono').Context, ctx: ServerContext, id: string): Response {
+  ctx.runner.run(id);
+  return c.json({ id, status: 'running' }, 202);
+}
+
+export function mustExist(ctx: ServerContext, id: string): string {
+  if (!ctx.store.task(id)) throw new ApiError(404, 'not_found', `no task ${id}`);
+  return id;
+}
+
+function parseStatuses(value: string | undefined): TaskStatus[] | undefined {
+  if (!value) return undefined;
+  const list = value.split(',').map((s) => s.trim()) as TaskStatus[];
+  const unknown = list.filter((s) => !STATUSES.includes(s));
+  if (unknown.length) throw badRequest(`unknown status ${unknown.join(', ')}; one of ${STATUSES.join(', ')}`);
+  return list;
+}
+
+function intParam(value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw badRequest(`expected an integer from ${min} to ${max}, got ${value}`);
+  return n;
+}

@@ -1,0 +1,66 @@
+import type { TaskService } from '../engine/task-service.js';
+import { TaskBusyError } from '../errors.js';
+import type { EventStore } from '../store/event-store.js';
+
+/**
+ * Runs tasks in the server process, in the background: a request records what a person decided
+ * and returns; the task carries on here. One executor per task at a time: a second request for
+ * a task already running here is folded into one more pass after the current one.
+ */
+export class Runner {
+  #running = new Map<string, Promise<void>>();
+  #again = new Set<string>();
+  #closing = false;
+
+  constructor(
+    private readonly tasks: TaskService,
+    private readonly store: EventStore,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  get active(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  run(taskId: string): void {
+    if (this.#closing) return;
+    if (this.#running.has(taskId)) {
+      this.#again.add(taskId);
+      return;
+    }
+    const done = this.#loop(taskId).finally(() => this.#running.delete(taskId));
+    this.#running.set(taskId, done);
+  }
+
+  /** Tasks left running or pending by a process that is gone (its lease is free): carry them on. */
+  resumeOrphans(): string[] {
+    const orphans = this.store
+      .tasks({ status: ['running', 'pending'] })
+      .filter((t) => this.store.leaseHolder(t.id) === null)
+      .map((t) => t.id);
+    for (const id of orphans) this.run(id);
+    return orphans;
+  }
+
+  /** Stops taking work; resolves when the runs in progress end, or after `ms`. */
+  async drain(ms: number): Promise<boolean> {
+    this.#closing = true;
+    const all = Promise.allSettled(this.#running.values()).then(() => true);
+    const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref());
+    return Promise.race([all, timeout]);
+  }
+
+  async #loop(taskId: string): Promise<void> {
+    do {
+      this.#again.delete(taskId);
+      try {
+        const state = await this.tasks.continue(taskId);
+        this.log(`${taskId} ${state.status}`);
+      } catch (error) {
+        // another process runs it: it shows up live through the event log all the same
+        if (error instanceof TaskBusyError) return;
+        this.log(`${taskId} stopped: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    } while (this.#again.has(taskId) && !this.#closing);
+  }
+}

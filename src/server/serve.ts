@@ -1,0 +1,56 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Project } from '../cli/project.js';
+import { createApp } from './app.js';
+
+export interface ServeOptions {
+  project: Project;
+  port: number;
+  host: string;
+  token: string | null;
+  log?: (line: string) => void;
+  webRoot?: string;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Tasks resumed at start (left running by a process that is gone). */
+  resumed: string[];
+  /** Stops taking requests and ends the live streams; waits up to `graceMs` for running tasks. */
+  close(graceMs?: number): Promise<{ idle: boolean }>;
+}
+
+/** Starts the API and dashboard on host:port and carries on the tasks left running by a dead process. */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const troupe = createApp({
+    project: options.project,
+    token: options.token,
+    ...(options.log ? { log: options.log } : {}),
+    ...(options.webRoot ? { webRoot: options.webRoot } : {}),
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: troupe.app.fetch, port: options.port, hostname: options.host }, () =>
+      resolve(s),
+    );
+    s.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  troupe.start();
+  const resumed = troupe.ctx.runner.resumeOrphans();
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}/`,
+    port,
+    resumed,
+    async close(graceMs = 2000) {
+      troupe.stop();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      if ('closeIdleConnections' in server) server.closeIdleConnections();
+      const idle = await troupe.ctx.runner.drain(graceMs);
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      await closed;
+      return { idle };
+    },
+  };
+}

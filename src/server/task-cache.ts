@@ -1,0 +1,35 @@
+import { applyEvent, foldEvents, type TaskState } from '../engine/task-state.js';
+import type { EventStore } from '../store/event-store.js';
+
+/**
+ * Folded task states, brought up to date from the log on each read (only the events since the
+ * last read are applied), so listing tasks with their usage does not re-fold whole logs.
+ */
+export class TaskCache {
+  #states = new Map<string, TaskState>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly size = 500,
+  ) {}
+
+  state(taskId: string): TaskState {
+    let state = this.#states.get(taskId);
+    if (state) {
+      for (const event of this.store.events(taskId, state.lastSeq)) {
+        // a restart sets later events aside: the state must be folded again without them
+        if (event.type === 'task_restarted') {
+          state = foldEvents(this.store.events(taskId));
+          break;
+        }
+        state = applyEvent(state, event);
+      }
+      this.#states.delete(taskId);
+    } else {
+      state = foldEvents(this.store.events(taskId));
+    }
+    this.#states.set(taskId, state!);
+    if (this.#states.size > this.size) this.#states.delete(this.#states.keys().next().value!);
+    return state!;
+  }
+}

@@ -1,0 +1,48 @@
+import { taskJson, waitingFor } from '../cli/task-view.js';
+import type { TaskState } from '../engine/task-state.js';
+import type { TaskSummary } from '../store/event-store.js';
+import { pipelineGraph } from './pipeline-files.js';
+
+/** A row of the task list: the summary plus what the dashboard shows live (usage, waiting, elapsed). */
+export function taskRow(summary: TaskSummary, state: TaskState) {
+  const running = [...state.activations.values()].filter((a) => a.status === 'running').map((a) => a.agent);
+  return {
+    id: summary.id,
+    status: summary.status,
+    pipeline: summary.pipeline,
+    input: summary.input,
+    current_agent: summary.currentAgent,
+    running_agents: running,
+    created: summary.created,
+    updated: summary.updated,
+    stage_count: state.stages.filter(Boolean).length,
+    usage: state.usage,
+    waiting: waitingFor(state),
+    error: state.failure?.reason ?? null,
+    parent_task_id: state.parentTaskId,
+  };
+}
+
+/** The task as the CLI's `--json` shows it, plus the graph, transcript and what runs right now. */
+export function taskDetail(state: TaskState) {
+  const base = taskJson(state);
+  return {
+    ...base,
+    stages: base.stages.map((s, i) => {
+      const record = state.stages[i];
+      return {
+        ...s,
+        turn: record?.turn ?? null,
+        started: record?.startedAt ?? null,
+        finished: record?.finishedAt ?? null,
+      };
+    }),
+    parent_task_id: state.parentTaskId,
+    start_agent: state.startAgent,
+    running_agents: [...state.activations.values()].filter((a) => a.status === 'running').map((a) => a.agent),
+    graph: pipelineGraph(state.definition),
+    transcript: state.transcript,
+    cancel_reason: state.cancelReason,
+    last_seq: state.lastSeq,
+  };
+}

@@ -1,0 +1,292 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readSse, type Served, serve } from './support/serve.js';
+import { eventLog, example, project, troupe, waitFor } from './support/troupe.js';
+
+/** `troupe serve` as people use it: a real server on a free loopback port, driven over HTTP. */
+
+const writerPipeline = `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "Write: {{ input }}"
+    handoffs: [{ to: editor }]
+  - id: editor
+    runtime: claude
+    system_prompt: "Edit: {{ input }}"
+`;
+const slowScript = {
+  agents: {
+    writer: [{ reply: 'first draft\nwith two lines\n', delay_ms: 150 }],
+    editor: [{ reply: 'edited draft', delay_ms: 150 }],
+  },
+};
+const noHuman = `agents:
+  developer: ["Refactored auth into token.ts and session.ts."]
+  deployer: ["Ready to deploy 2.0.0 to staging."]
+`;
+
+let dir: string;
+let server: Served;
+const api = (path: string) => new URL(path, server.url).toString();
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(api(path), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+const getJson = async <T = Record<string, unknown>>(path: string) =>
+  (await (await fetch(api(path))).json()) as T;
+
+beforeAll(async () => {
+  dir = project({
+    '.troupe/pipelines/write.yaml': writerPipeline,
+    '.troupe/pipelines/deploy.yaml': (await import('node:fs')).readFileSync(example('human-deploy'), 'utf8'),
+    '.troupe/config.yaml': 'default_pipeline: write\n',
+    'no-human.yaml': noHuman,
+    'write-script.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+  });
+  server = await serve(dir);
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('troupe serve: REST API', () => {
+  it('publishes its OpenAPI document and answers errors as {error: {code, message}} with the right status', async () => {
+    const doc = await getJson<{ openapi: string; paths: Record<string, unknown> }>('/api/openapi.json');
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toContain('/api/tasks/{id}/events');
+
+    const missing = await fetch(api('/api/tasks/T-NOPE00'));
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: { code: 'not_found', message: 'no task T-NOPE00' } });
+    const noInput = await post('/api/run', {});
+    expect(noInput.status).toBe(400);
+    expect(((await noInput.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    const badJson = await fetch(api('/api/run'), {
+      method: 'POST',
+      body: '{',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(badJson.status).toBe(400);
+    const noPipeline = await post('/api/run', { input: 'x', pipeline: 'nope' });
+    expect(noPipeline.status).toBe(404);
+    const noRoute = await fetch(api('/api/nothing'));
+    expect(noRoute.status).toBe(404);
+  });
+
+  it('runs a scripted pipeline in the background and streams it to the end; Last-Event-ID replays exactly what was missed', async () => {
+    const started = await post('/api/run', { input: 'a haiku', script: slowScript });
+    expect(started.status).toBe(202);
+    const {
+      task_id: id,
+      status,
+      agent_id,
+    } = (await started.json()) as { task_id: string; status: string; agent_id: string };
+    expect([status, agent_id]).toEqual(['started', 'writer']);
+
+    // a browser that drops after the first stage starts, then comes back with Last-Event-ID
+    const first = await readSse(api(`/api/tasks/${id}/events`), {
+      until: (f) => f.event === 'stage_started',
+    });
+    const lastId = first.frames.filter((f) => f.id !== null).at(-1)!.id!;
+    const rest = await readSse(api(`/api/tasks/${id}/events`), { lastEventId: lastId });
+    const frames = [...first.frames, ...rest.frames];
+
+    const seqs = frames.filter((f) => f.id !== null).map((f) => Number(f.id));
+    const log = eventLog(dir, id);
+    expect(seqs).toEqual(log.map((e) => e.seq)); // nothing lost, nothing twice
+    expect(frames.filter((f) => f.id !== null).map((f) => f.event)).toEqual(log.map((e) => e.type));
+    // aqm's names, for aqm's front ends
+    const aqm = frames.filter((f) => f.id === null).map((f) => f.event);
+    expect(aqm).toEqual(['stage_start', 'stage_complete', 'stage_start', 'stage_complete', 'task_complete']);
+    expect(frames.find((f) => f.event === 'stage_complete')!.data).toMatchObject({
+      agent_id: 'writer',
+      stage_number: 1,
+      output_preview: 'first draft\nwith two lines\n',
+    });
+
+    // the task has ended and everything was sent: 204 stops EventSource from reconnecting
+    const after = await fetch(api(`/api/tasks/${id}/events`), {
+      headers: { 'Last-Event-ID': String(seqs.at(-1)) },
+    });
+    expect(after.status).toBe(204);
+
+    const task = await getJson<{
+      status: string;
+      stages: { agent: string; output: string }[];
+      graph: { nodes: unknown[] };
+    }>(`/api/tasks/${id}`);
+    expect(task.status).toBe('completed');
+    expect(task.stages.map((s) => [s.agent, s.output])).toEqual([
+      ['writer', 'first draft\nwith two lines\n'],
+      ['editor', 'edited draft'],
+    ]);
+    expect(task.graph.nodes).toHaveLength(2);
+    const context = await fetch(api(`/api/tasks/${id}/context`));
+    expect(await context.text()).toContain('edited draft');
+  });
+
+  it('a person answers and approves over HTTP; the task carries on in the server', async () => {
+    const started = await post('/api/run', {
+      input: 'Refactor auth',
+      pipeline: 'deploy',
+      script: 'no-human.yaml',
+    });
+    const { task_id: id } = (await started.json()) as { task_id: string };
+    const waiting = await waitFor(async () => {
+      const list = await getJson<{ tasks: { id: string; waiting: unknown }[] }>('/api/tasks?waiting=true');
+      return list.tasks.find((t) => t.id === id);
+    });
+    expect(waiting.waiting).toMatchObject({ kind: 'question', agent: 'developer' });
+
+    expect((await post(`/api/tasks/${id}/approve`, {})).status).toBe(409); // not at a gate yet
+    expect((await post(`/api/tasks/${id}/human-input`, { response: 'keep the API' })).status).toBe(202);
+    await waitFor(async () =>
+      (await getJson(`/api/tasks/${id}`)).status === 'awaiting_gate' ? true : undefined,
+    );
+
+    const reject = await post(`/api/tasks/${id}/reject`, {});
+    expect(reject.status).toBe(400);
+    // a state-changing request from another site is refused
+    const forged = await post(`/api/tasks/${id}/approve`, {}, { Origin: 'http://evil.example' });
+    expect(forged.status).toBe(403);
+
+    const approve = await post(`/api/tasks/${id}/approve`, { reason: 'LGTM' });
+    expect(approve.status).toBe(202);
+    const done = await waitFor(async () => {
+      const t = await getJson<{ status: string; stages: { gate: unknown }[] }>(`/api/tasks/${id}`);
+      return t.status === 'completed' ? t : undefined;
+    });
+    expect(done.stages[1]!.gate).toMatchObject({ decision: 'approved', reason: 'LGTM', by: 'human' });
+    expect((await post(`/api/tasks/${id}/cancel`, {})).status).toBe(409); // already ended
+  });
+
+  it('shows a task run by the CLI in another shell live on /api/events', async () => {
+    const { last_seq } = await getJson<{ last_seq: number }>('/api/health');
+    const stream = readSse(api(`/api/events?after=${last_seq}`), {
+      until: (f) => f.event === 'task_completed',
+    });
+    const cli = await troupe(dir, ['run', 'from the shell', '-P', 'write', '--script', 'write-script.yaml']);
+    expect(cli.code).toBe(0);
+    const { frames } = await stream;
+    const created = frames.find((f) => f.event === 'task_created')!.data as { input: string; taskId: string };
+    expect(created.input).toBe('from the shell');
+    expect((frames.at(-1)!.data as { taskId: string }).taskId).toBe(created.taskId);
+  });
+
+  it('lists tasks with filters and paging; pipelines with validation at the line; usage', async () => {
+    const page = await getJson<{ tasks: unknown[]; next_offset: number | null }>('/api/tasks?limit=1');
+    expect(page.tasks).toHaveLength(1);
+    expect(page.next_offset).toBe(1);
+    expect((await fetch(api('/api/tasks?status=bogus'))).status).toBe(400);
+    const completed = await getJson<{ tasks: { status: string }[] }>('/api/tasks?status=completed');
+    expect(completed.tasks.every((t) => t.status === 'completed')).toBe(true);
+
+    const pipelines = await getJson<{ pipelines: { name: string }[]; default: string }>('/api/pipelines');
+    expect(pipelines.pipelines.map((p) => p.name)).toEqual(['deploy', 'write']);
+    expect(pipelines.default).toBe('write');
+
+    const broken = writerPipeline.replace('handoffs: [{ to: editor }]', 'handoffs: [{ to: editr }]');
+    const check = (await (await post('/api/validate', { name: 'write', content: broken })).json()) as {
+      valid: boolean;
+      diagnostics: { line: number; message: string }[];
+    };
+    expect(check.valid).toBe(false);
+    expect(check.diagnostics[0]).toMatchObject({ line: 5 });
+    expect(check.diagnostics[0]!.message).toContain('editr');
+    const refused = await fetch(api('/api/pipelines/write'), {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ content: broken }),
+    });
+    expect(refused.status).toBe(422);
+    const created = await fetch(api('/api/pipelines/solo'), {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        content: 'agents:\n  - id: solo\n    runtime: claude\n    system_prompt: "{{ input }}"\n',
+      }),
+    });
+    expect(created.status).toBe(201);
+    const shown = await getJson<{ content: string; valid: boolean; graph: { nodes: { id: string }[] } }>(
+      '/api/pipelines/solo',
+    );
+    expect(shown.valid).toBe(true);
+    expect(shown.graph.nodes.map((n) => n.id)).toEqual(['solo']);
+
+    const usage = await getJson<{ total: { output_tokens: number }; by_agent: Record<string, unknown> }>(
+      '/api/usage',
+    );
+    expect(usage.total.output_tokens).toBeGreaterThan(0);
+    expect(Object.keys(usage.by_agent)).toContain('writer');
+  });
+});
+
+describe('troupe serve: security and lifecycle', () => {
+  it('with a token, every request needs it (header, ?token= or the cookie the page gets)', async () => {
+    const d = project({ '.troupe/pipelines/write.yaml': writerPipeline });
+    const s = await serve(d, ['--token', 'sekrit-token']);
+    try {
+      const url = (p: string) => new URL(p, s.url).toString();
+      expect((await fetch(url('/api/tasks'))).status).toBe(401);
+      expect((await fetch(url('/api/tasks'), { headers: { Authorization: 'Bearer wrong' } })).status).toBe(
+        401,
+      );
+      expect(
+        (await fetch(url('/api/tasks'), { headers: { Authorization: 'Bearer sekrit-token' } })).status,
+      ).toBe(200);
+      expect((await fetch(url('/api/events?token=sekrit-token'))).status).toBe(200);
+      const page = await fetch(url('/?token=sekrit-token'), { redirect: 'manual' });
+      expect(page.status).toBe(302);
+      expect(page.headers.get('set-cookie')).toMatch(/HttpOnly/i);
+      expect(s.stdout()).not.toContain('token: '); // given, so not printed
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('without a token, only requests addressed to the loopback are answered (no DNS rebinding)', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const u = new URL('/api/tasks', server.url);
+      request(
+        { host: u.hostname, port: u.port, path: u.pathname, headers: { Host: 'evil.example' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      )
+        .on('error', reject)
+        .end();
+    });
+    expect(status).toBe(403);
+  });
+
+  it('stops cleanly on SIGTERM and, started again, carries on the task it was running', async () => {
+    const d = project({ '.troupe/pipelines/write.yaml': writerPipeline });
+    const first = await serve(d);
+    const slow = { agents: { writer: [{ reply: 'slow draft', delay_ms: 3000 }], editor: ['edited'] } };
+    const started = await fetch(new URL('/api/run', first.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ input: 'x', script: slow }),
+    });
+    const { task_id: id } = (await started.json()) as { task_id: string };
+    await waitFor(() => (eventLog(d, id).some((e) => e.type === 'stage_started') ? true : undefined));
+    const t0 = Date.now();
+    expect(await first.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(3500);
+
+    const second = await serve(d);
+    try {
+      const done = await waitFor(async () => {
+        const t = (await (await fetch(new URL(`/api/tasks/${id}`, second.url))).json()) as { status: string };
+        return t.status === 'completed' ? t : undefined;
+      }, 15_000);
+      expect(done.status).toBe('completed');
+      expect(eventLog(d, id).map((e) => e.type)).toContain('stage_interrupted');
+    } finally {
+      await second.stop();
+    }
+  });
+});
