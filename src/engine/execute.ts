@@ -39,6 +39,11 @@ export interface ExecutorPorts {
   pollMs?: number;
   /** How often streamed output is committed as stage_output events. */
   flushMs?: number;
+  /**
+   * Stops this process's run without ending the task (a server shutting down): runtimes are
+   * aborted and nothing more is recorded, so the stage in progress is run again on resume.
+   */
+  stop?: AbortSignal;
 }
 
 export async function runTask(taskId: string, ports: ExecutorPorts): Promise<TaskState> {
@@ -82,6 +87,13 @@ class TaskRun {
     this.ports.files.sync(this.state);
     this.recoverInterrupted();
     const poll = setInterval(() => this.pollForeignEvents(), this.ports.pollMs ?? 200);
+    const stop = () => {
+      this.stopped ??= new StopRequested();
+      this.abort.abort(new RuntimeError('cancelled', 'stopped'));
+      this.wake();
+    };
+    if (this.ports.stop?.aborted) stop();
+    this.ports.stop?.addEventListener('abort', stop, { once: true });
     try {
       await this.loop();
       this.flush();
@@ -89,11 +101,13 @@ class TaskRun {
       this.stopped ??= error instanceof Error ? error : new Error(String(error));
     } finally {
       clearInterval(poll);
+      this.ports.stop?.removeEventListener('abort', stop);
       this.abort.abort();
       await Promise.allSettled(this.inflight.values());
       void this.syncFiles();
     }
-    if (this.stopped && !(this.stopped instanceof StateError)) throw this.stopped;
+    if (this.stopped && !(this.stopped instanceof StateError) && !(this.stopped instanceof StopRequested))
+      throw this.stopped;
     // the store may know better (another process cancelled the task)
     if (this.stopped) this.state = foldEvents(this.ports.store.events(this.taskId));
     return this.state;
@@ -553,6 +567,8 @@ class TaskRun {
     this.wake();
   }
 }
+
+class StopRequested extends Error {}
 
 /** Streamed text, committed as stage_output events at most every flushMs. */
 class OutputBuffer {

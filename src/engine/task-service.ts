@@ -63,7 +63,7 @@ export class TaskService {
   }
 
   /** Runs the task in this process until it ends or waits for a person. */
-  continue(taskId: string, observer?: RunObserver): Promise<TaskState> {
+  continue(taskId: string, observer?: RunObserver, stop?: AbortSignal): Promise<TaskState> {
     this.mustExist(taskId);
     const ports: ExecutorPorts = {
       store: this.store,
@@ -72,6 +72,7 @@ export class TaskService {
         runtimeFor(node.runtime, state.script, this.configScript),
       human: scriptedHuman,
       ...(observer ? { observer } : {}),
+      ...(stop ? { stop } : {}),
     };
     return runTask(taskId, ports);
   }

@@ -1,0 +1,47 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultConfig } from '../pipeline/config.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { TaskService } from './task-service.js';
+import { agent, handoff, pipeline } from './test-pipelines.js';
+
+describe('executor: stopping a run without ending the task', () => {
+  const stores: Array<{ close(): void }> = [];
+  afterEach(() => {
+    for (const store of stores.splice(0)) store.close();
+  });
+
+  it('a stop signal aborts the running stage and records nothing more; the next run does the stage again', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-exec-'));
+    const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
+    stores.push(store);
+    const service = new TaskService(root, store, defaultConfig());
+    const p = pipeline(agent('slow', { handoffs: [handoff('next')] }), agent('next'));
+    const id = service.start({
+      pipeline: p,
+      input: 'go',
+      script: {
+        agents: { slow: [{ reply: 'done slowly', delay_ms: 400 }], next: ['next done'] },
+        gates: {},
+        human: {},
+      },
+    });
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(), 100);
+    const stopped = await service.continue(id, undefined, stop.signal);
+    expect(stopped.status).toBe('running');
+    expect(stopped.stages.map((s) => [s.agent, s.status])).toEqual([['slow', 'running']]);
+    const types = [...store.events(id)].map((e) => e.type);
+    expect(types).toEqual(['task_created', 'stage_started']);
+
+    const finished = await service.continue(id);
+    expect(finished.status).toBe('completed');
+    expect(finished.stages.map((s) => [s.agent, s.output])).toEqual([
+      ['slow', 'done slowly'],
+      ['next', 'next done'],
+    ]);
+    expect([...store.events(id)].map((e) => e.type)).toContain('stage_interrupted');
+  });
+});
