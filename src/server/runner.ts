@@ -11,6 +11,8 @@ export class Runner {
   #running = new Map<string, Promise<void>>();
   #again = new Set<string>();
   #closing = false;
+  /** Aborted on shutdown: runs stop at once, and the stage in progress is done again on resume. */
+  #stop = new AbortController();
 
   constructor(
     private readonly tasks: TaskService,
@@ -42,9 +44,10 @@ export class Runner {
     return orphans;
   }
 
-  /** Stops taking work; resolves when the runs in progress end, or after `ms`. */
+  /** Stops taking work and stops the runs in progress; resolves when they have ended, or after `ms`. */
   async drain(ms: number): Promise<boolean> {
     this.#closing = true;
+    this.#stop.abort();
     const all = Promise.allSettled(this.#running.values()).then(() => true);
     const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref());
     return Promise.race([all, timeout]);
@@ -54,7 +57,7 @@ export class Runner {
     do {
       this.#again.delete(taskId);
       try {
-        const state = await this.tasks.continue(taskId);
+        const state = await this.tasks.continue(taskId, undefined, this.#stop.signal);
         this.log(`${taskId} ${state.status}`);
       } catch (error) {
         // another process runs it: it shows up live through the event log all the same

@@ -47,14 +47,10 @@ export function registerServe(program: Command): void {
           process.once('SIGTERM', resolve);
         });
         log(`${signal}: stopping`);
+        // running stages are stopped where they are; the next `serve` or `troupe resume` runs them again
         const { idle } = await server.close(2000);
-        if (idle) project.store.close();
-        else {
-          // a stage still running is recorded up to its last event; the next `serve` or
-          // `troupe resume` runs it again (the executor cannot be stopped from outside)
-          log('tasks still running were left to be resumed');
-          process.exit(0);
-        }
+        if (!idle) log('some runs did not stop in time; they will be resumed');
+        project.store.close();
         return 0;
       }),
     );
