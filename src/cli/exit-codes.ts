@@ -7,6 +7,8 @@ export const Exit = {
   usage: 2,
   notFound: 3,
   timeout: 4,
+  /** The message bus refused a valid route: session-pin conflict, or no eligible root inside Git (AMQ's 5). */
+  contextMismatch: 5,
   waitingForHuman: 6,
 } as const;
 
@@ -23,6 +25,10 @@ export function exitCodeFor(error: unknown): ExitCode {
       return Exit.usage;
     case 'not_found':
       return Exit.notFound;
+    case 'bus_timeout':
+      return Exit.timeout;
+    case 'context_mismatch':
+      return Exit.contextMismatch;
     default:
       return Exit.failed;
   }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerAgents } from './agents.js';
+import { registerBus } from './bus.js';
 import { registerCancel } from './cancel.js';
 import { registerChunks } from './chunks.js';
 import { registerContext } from './context.js';
@@ -38,5 +39,6 @@ export function registerCommands(program: Command): void {
   registerDemo(program);
   registerPipeline(program);
   registerSchema(program);
+  registerBus(program);
   registerServe(program);
 }

@@ -1,0 +1,39 @@
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { isTmpLeftover } from './ids.js';
+import { mailboxHandles } from './layout.js';
+
+/**
+ * Leftover delivery attempts and temp files older than `olderThanMs`: everything in `inbox/tmp`
+ * and `dlq/tmp`, and any `.*.tmp-*` file elsewhere in a mailbox. Extension directories are never
+ * touched. Returns the paths (removed unless `dryRun`).
+ */
+export function cleanupTmp(root: string, olderThanMs: number, dryRun = false): string[] {
+  const cutoff = Date.now() - olderThanMs;
+  const found: string[] = [];
+  const visit = (dir: string, all: boolean) => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) {
+        if (e.name === 'extensions') continue;
+        visit(path, all || e.name === 'tmp');
+        continue;
+      }
+      if (!all && !isTmpLeftover(e.name)) continue;
+      try {
+        if (lstatSync(path).mtimeMs < cutoff) found.push(path);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
+  for (const handle of mailboxHandles(root)) visit(join(root, 'agents', handle), false);
+  if (!dryRun) for (const path of found) rmSync(path, { force: true });
+  return found.sort();
+}

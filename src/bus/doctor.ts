@@ -1,0 +1,147 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseRfc3339 } from './clock.js';
+import { HUMAN } from './handle.js';
+import { configPath, ensureMailbox, mailbox, mailboxHandles, missingLeaves, readConfig } from './layout.js';
+import { isActive, readPresence } from './presence.js';
+import type { ResolvedRoot } from './root.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'error';
+
+export interface Check {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+export interface MailboxOps {
+  handle: string;
+  unread_count: number;
+  oldest_unread_age_s?: number;
+  dlq_count: number;
+  oldest_dlq_age_s?: number;
+  presence_status?: string;
+  presence_age_s?: number;
+  presence_source?: 'recent_activity';
+}
+
+export interface DoctorReport {
+  checks: Check[];
+  mailboxes: Array<{ handle: string; complete: boolean; missing: string[] }>;
+  summary: Record<CheckStatus, number>;
+  ops?: {
+    agents: MailboxOps[];
+    operator_gate: { unread: number };
+    hints: Array<{ code: string; detail: string }>;
+  };
+}
+
+/** Health checks; never throws for what it finds (doctor exits 0 even when checks fail). */
+export function doctor(
+  resolved: ResolvedRoot,
+  options: { ops?: boolean; fixMailboxes?: boolean } = {},
+): DoctorReport {
+  const { root } = resolved;
+  const checks: Check[] = [];
+  const add = (name: string, status: CheckStatus, detail: string) => checks.push({ name, status, detail });
+  add('root_config', 'ok', `${root} (from ${resolved.source})`);
+  for (const w of resolved.warnings) add('root_config', 'warn', w);
+  let rootOk = false;
+  try {
+    const s = statSync(root);
+    rootOk = s.isDirectory();
+    if (!rootOk) add('root_directory', 'error', `${root} is not a directory`);
+    else if (s.mode & 0o077)
+      add(
+        'root_directory',
+        'warn',
+        `${root} is accessible to group/others (mode ${(s.mode & 0o777).toString(8)})`,
+      );
+    else add('root_directory', 'ok', root);
+  } catch {
+    add('root_directory', 'error', `${root} does not exist`);
+  }
+  let agents: string[] = [];
+  try {
+    const config =
+      readConfig(root) ?? (resolved.baseRoot !== root ? readConfig(resolved.baseRoot) : undefined);
+    if (config) {
+      agents = config.agents;
+      add('config', 'ok', `${config.agents.length} agent(s): ${config.agents.join(', ')}`);
+    } else {
+      add('config', 'warn', `${configPath(root)} is missing`);
+    }
+  } catch (error) {
+    add('config', 'error', (error as Error).message);
+  }
+  const handles = [...new Set([...agents, HUMAN, ...(rootOk ? mailboxHandles(root) : [])])].sort();
+  const mailboxes = handles.map((handle) => {
+    const box = mailbox(root, handle);
+    if (options.fixMailboxes && rootOk) ensureMailbox(box, true);
+    const missing = missingLeaves(box);
+    return { handle, complete: missing.length === 0, missing };
+  });
+  const incomplete = mailboxes.filter((m) => !m.complete);
+  add(
+    'mailboxes',
+    incomplete.length === 0 ? 'ok' : 'error',
+    incomplete.length === 0
+      ? `${mailboxes.length} complete`
+      : incomplete.map((m) => `${m.handle}: missing ${m.missing.join(', ')}`).join('; '),
+  );
+  const summary = { ok: 0, warn: 0, error: 0 };
+  for (const c of checks) summary[c.status]++;
+  const report: DoctorReport = { checks, mailboxes, summary };
+  if (options.ops) report.ops = ops(root, handles);
+  return report;
+}
+
+function ops(root: string, handles: string[]): NonNullable<DoctorReport['ops']> {
+  const now = Date.now();
+  const agents = handles.map((handle): MailboxOps => {
+    const box = mailbox(root, handle);
+    const unread = ages(box.inboxNew, now);
+    const dlq = ages(box.dlqNew, now);
+    const p = readPresence(box);
+    const seen = p ? parseRfc3339(p.last_seen ?? '') : undefined;
+    return {
+      handle,
+      unread_count: unread.length,
+      ...(unread.length ? { oldest_unread_age_s: Math.max(...unread) } : {}),
+      dlq_count: dlq.length,
+      ...(dlq.length ? { oldest_dlq_age_s: Math.max(...dlq) } : {}),
+      ...(p ? { presence_status: p.status } : {}),
+      ...(seen !== undefined ? { presence_age_s: Math.round((now - Number(seen / 1_000_000n)) / 1000) } : {}),
+      ...(isActive(p, now) ? { presence_source: 'recent_activity' as const } : {}),
+    };
+  });
+  const hints: Array<{ code: string; detail: string }> = [];
+  for (const a of agents) {
+    if (a.unread_count > 0 && !a.presence_source && a.handle !== HUMAN) {
+      hints.push({
+        code: 'unread_backlog_no_notifier',
+        detail: `${a.handle} has ${a.unread_count} unread and no recent activity`,
+      });
+    }
+  }
+  if (process.env.AMQ_GLOBAL_ROOT)
+    hints.push({ code: 'global_root_configured', detail: process.env.AMQ_GLOBAL_ROOT });
+  const user = agents.find((a) => a.handle === HUMAN);
+  return { agents, operator_gate: { unread: user?.unread_count ?? 0 }, hints };
+}
+
+function ages(dir: string, now: number): number[] {
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.endsWith('.md') && !n.startsWith('.'))
+      .flatMap((n) => {
+        try {
+          return [Math.round((now - statSync(join(dir, n)).mtimeMs) / 1000)];
+        } catch {
+          return [];
+        }
+      });
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,202 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+import type { BusFlags } from './bus/context.js';
+
+/**
+ * `troupe bus <verb>`: AMQ's mailbox commands over the same files. Registration only: the bus
+ * library is imported inside each action, so `troupe --version` does not pay for it.
+ */
+export function registerBus(program: Command): void {
+  const bus = program
+    .command('bus')
+    .description('agent mailboxes on disk, compatible with AMQ (send, drain, reply, watch, ...)');
+
+  const verb = (name: string, description: string) =>
+    bus
+      .command(name)
+      .description(description)
+      .option('--root <dir>', 'mailbox root (else AM_ROOT, .amqrc, AMQ_GLOBAL_ROOT, .agent-mail)')
+      .option('--json', 'print JSON');
+  const me = (cmd: Command) =>
+    cmd
+      .option('--me <handle>', 'your handle (else AM_ME)')
+      .option('--strict', 'refuse unknown handles and non-1 schemas')
+      .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session');
+  const collect = (value: string, previous: string[] = []) => [...previous, value];
+  type Handler = (flags: BusFlags) => Promise<number>;
+  const load = {
+    messaging: () => import('./bus/messaging.js'),
+    operations: () => import('./bus/operations.js'),
+    waiting: () => import('./bus/waiting.js'),
+  };
+  const run =
+    (file: keyof typeof load, name: string) =>
+    (...args: unknown[]): Promise<void> =>
+      action(async () => {
+        const mod = (await load[file]()) as unknown as Record<string, Handler>;
+        return mod[name]!(args.at(-2) as BusFlags);
+      })();
+
+  verb('init', 'create a root with a mailbox for each agent and for `user`')
+    .requiredOption('--agents <list>', 'comma-separated agent handles')
+    .option('--force', 'overwrite an existing meta/config.json')
+    .action(run('operations', 'init'));
+
+  me(verb('send', 'deliver a message to one or more mailboxes'))
+    .requiredOption('--to <handles>', 'recipients, comma-separated (codex, codex@project[:session])')
+    .option('--subject <text>', 'subject')
+    .option('--kind <kind>', 'brainstorm|review_request|review_response|question|answer|decision|status|todo')
+    .option('--priority <p>', 'urgent|normal|low (normal when --kind is given)')
+    .option('--labels <list>', 'labels, comma- or space-separated')
+    .option('--thread <id>', 'thread id (required with several recipients)')
+    .option('--body <text>', 'body: text, @file, or - for stdin (default: stdin)')
+    .option('--refs <ids>', 'referenced message ids, comma-separated')
+    .option('--context <json>', 'a JSON object, or @file.json')
+    .option('--session <name>', 'deliver into this session of the base root')
+    .option('--project <name>', 'deliver to this peer project (.amqrc peers)')
+    .option('--allow-self', 'allow sending to yourself')
+    .option('--allow-empty', 'allow an empty body')
+    .option('--wait-for <stage>', "wait for the recipient's receipt: drained|dlq")
+    .option('--wait-timeout <duration>', 'how long --wait-for waits (0 = forever)', '120s')
+    .action(run('messaging', 'send'));
+
+  me(verb('reply', 'reply on the thread of a message, to whoever should get it'))
+    .requiredOption('--id <id>', 'the message to reply to')
+    .option('--body <text>', 'body: text, @file, or - for stdin (default: stdin)')
+    .option('--subject <text>', 'subject (default: Re: <original>)')
+    .option('--kind <kind>', 'kind (default: answer to a question, review_response to a review_request)')
+    .option('--priority <p>', 'urgent|normal|low')
+    .option('--labels <list>', 'labels, comma- or space-separated')
+    .option('--context <json>', 'a JSON object, or @file.json')
+    .option('--allow-empty', 'allow an empty body')
+    .option('--wait-for <stage>', "wait for the recipient's receipt: drained|dlq")
+    .option('--wait-timeout <duration>', 'how long --wait-for waits (0 = forever)', '120s')
+    .action(run('messaging', 'reply'));
+
+  me(verb('list', 'list messages without moving them'))
+    .option('--new', 'unread messages (default)')
+    .option('--cur', 'read messages')
+    .option('--from <handle>', 'only from this sender')
+    .option('--kind <kind>', 'only this kind')
+    .option('--priority <p>', 'only this priority')
+    .option('--label <label>', 'only with this label (repeatable: all must match)', collect)
+    .option('--thread <id>', 'only on this thread')
+    .option('--limit <n>', 'at most n (0 = all)', '0')
+    .option('--offset <n>', 'skip n', '0')
+    .action(run('messaging', 'list'));
+
+  me(verb('read', 'print one message and mark it read'))
+    .requiredOption('--id <id>', 'message id')
+    .action(run('messaging', 'read'));
+
+  me(verb('drain', 'read all new messages at once (moves them to cur, writes receipts)'))
+    .option('--limit <n>', 'at most n (0 = all)', '20')
+    .option('--include-body', 'include message bodies')
+    .action(run('messaging', 'drain'));
+
+  me(verb('thread', 'every message on a thread, oldest first'))
+    .requiredOption('--id <thread>', 'thread id')
+    .option('--agents <list>', 'mailboxes to scan (default: configured agents and user)')
+    .option('--include-body', 'include message bodies')
+    .option('--limit <n>', 'only the last n (0 = all)', '0')
+    .action(run('messaging', 'thread'));
+
+  const receipts = bus.command('receipts').description('delivery receipts (drained, dlq)');
+  me(
+    receipts
+      .command('list')
+      .description("list a consumer's receipts, oldest first")
+      .option('--root <dir>', 'mailbox root')
+      .option('--json', 'print JSON'),
+  )
+    .option('--msg-id <id>', 'only for this message')
+    .option('--stage <stage>', 'only drained or dlq')
+    .action(run('operations', 'receiptsList'));
+  me(
+    receipts
+      .command('wait')
+      .description('wait until a message is drained (or dead-lettered)')
+      .option('--root <dir>', 'mailbox root')
+      .option('--json', 'print JSON'),
+  )
+    .requiredOption('--msg-id <id>', 'message id')
+    .option('--consumer <handle>', 'whose receipt (default: the recipient, from your outbox)')
+    .option('--stage <stage>', 'drained|dlq', 'drained')
+    .option('--timeout <duration>', '0 = forever', '60s')
+    .option('--poll-interval <duration>', 'how often to look', '1s')
+    .action(run('waiting', 'receiptsWait'));
+
+  const dlq = bus.command('dlq').description('dead-letter queue: messages that could not be read');
+  const dlqVerb = (name: string, description: string) =>
+    me(
+      dlq
+        .command(name)
+        .description(description)
+        .option('--root <dir>', 'mailbox root')
+        .option('--json', 'print JSON'),
+    );
+  dlqVerb('list', 'list dead letters')
+    .option('--new', 'only not yet inspected')
+    .option('--cur', 'only inspected')
+    .action(run('operations', 'dlqList'));
+  dlqVerb('read', 'show a dead letter and mark it inspected')
+    .requiredOption('--id <id>', 'DLQ id')
+    .action(run('operations', 'dlqRead'));
+  dlqVerb('retry', 'redeliver the original message')
+    .option('--id <id>', 'DLQ id')
+    .option('--all', 'every dead letter')
+    .option('--force', 'retry past the 3-retry limit')
+    .action(run('operations', 'dlqRetry'));
+  dlqVerb('purge', 'delete dead letters')
+    .option('--older-than <duration>', 'only those that failed longer ago than this')
+    .option('--dry-run', 'only list what would go')
+    .option('--yes', 'do not ask')
+    .action(run('operations', 'dlqPurge'));
+
+  const presence = bus.command('presence').description("who is around: an agent's status");
+  me(
+    presence
+      .command('set')
+      .description('set your status')
+      .option('--root <dir>', 'mailbox root')
+      .option('--json', 'print JSON'),
+  )
+    .requiredOption('--status <status>', 'free text, e.g. busy, reviewing')
+    .option('--note <text>', 'a note')
+    .action(run('operations', 'presenceSet'));
+  presence
+    .command('list')
+    .description('every status in this root')
+    .option('--root <dir>', 'mailbox root')
+    .option('--json', 'print JSON')
+    .action(run('operations', 'presenceList'));
+
+  verb('who', 'agents in the base root and its sessions, and whether they are active').action(
+    run('operations', 'who'),
+  );
+
+  me(verb('watch', 'wait for new mail without consuming it'))
+    .option('--timeout <duration>', '0 = forever', '60s')
+    .option('--poll', 'poll instead of file-system events')
+    .action(run('waiting', 'watch'));
+
+  me(verb('monitor', 'drain new mail, waiting for some if there is none'))
+    .option('--timeout <duration>', '0 = forever', '60s')
+    .option('--limit <n>', 'at most n (0 = all)', '20')
+    .option('--peek', 'list instead of draining')
+    .option('--include-body', 'include message bodies')
+    .option('--poll', 'poll instead of file-system events')
+    .action(run('waiting', 'monitor'));
+
+  verb('doctor', 'check the root, config and mailboxes (exits 0 whatever it finds)')
+    .option('--ops', 'add queue depths, DLQ and presence per agent')
+    .option('--fix-mailboxes', 'create missing mailbox directories')
+    .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session')
+    .action(run('operations', 'doctor'));
+
+  verb('cleanup', 'remove leftover temp files')
+    .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')
+    .option('--dry-run', 'only list them')
+    .option('--yes', 'do not ask')
+    .action(run('operations', 'cleanup'));
+}

@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { UsageError } from '../../../errors.js';
+
+/** Every flag any `troupe bus` verb takes (commander camel-cases them). */
+export interface BusFlags {
+  root?: string;
+  json?: boolean;
+  me?: string;
+  strict?: boolean;
+  ignoreSessionPin?: boolean;
+  agents?: string;
+  force?: boolean;
+  to?: string;
+  subject?: string;
+  kind?: string;
+  priority?: string;
+  labels?: string;
+  label?: string[];
+  thread?: string;
+  body?: string;
+  refs?: string;
+  context?: string;
+  session?: string;
+  project?: string;
+  allowSelf?: boolean;
+  allowEmpty?: boolean;
+  waitFor?: string;
+  waitTimeout?: string;
+  id?: string;
+  new?: boolean;
+  cur?: boolean;
+  from?: string;
+  limit?: string;
+  offset?: string;
+  includeBody?: boolean;
+  msgId?: string;
+  consumer?: string;
+  stage?: string;
+  timeout?: string;
+  pollInterval?: string;
+  all?: boolean;
+  olderThan?: string;
+  dryRun?: boolean;
+  yes?: boolean;
+  status?: string;
+  note?: string;
+  poll?: boolean;
+  peek?: boolean;
+  ops?: boolean;
+  fixMailboxes?: boolean;
+  tmpOlderThan?: string;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? undefined : v), 2)}\n`);
+}
+
+export function warn(message: string): void {
+  process.stderr.write(`troupe: warning: ${message}\n`);
+}
+
+export function count(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`${flag} expects a whole number, got '${text}'`);
+  return n;
+}
+
+export function splitList(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** `--body`: literal text, `@file`, or `-` / `@-` / empty for stdin; stdin when not given. */
+export function readBody(body: string | undefined): string {
+  if (body === undefined || body === '' || body === '-' || body === '@-') {
+    if (process.stdin.isTTY) throw new UsageError('no --body given and stdin is a terminal');
+    return readFileSync(0, 'utf8');
+  }
+  if (body.startsWith('@')) return readFileSync(body.slice(1), 'utf8');
+  return body;
+}
+
+/** `--context`: a JSON object, or `@file.json`. */
+export function readContext(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  const json = text.startsWith('@') ? readFileSync(text.slice(1), 'utf8') : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new UsageError(`--context is not JSON: ${(error as Error).message}`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new UsageError('--context must be a JSON object');
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,186 @@
+import type { SendResult } from '../../../bus/bus.js';
+import { parseDuration } from '../../../bus/duration.js';
+import { parseHandle } from '../../../bus/handle.js';
+import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
+import type { Kind, Priority } from '../../../bus/message.js';
+import { UsageError } from '../../../errors.js';
+import { Exit } from '../../exit-codes.js';
+import { type BusFlags, count, printJson, readBody, readContext, splitList, warn } from './context.js';
+import { me, openFromFlags } from './open.js';
+
+function waitStage(flags: BusFlags, recipients: number): 'drained' | 'dlq' | undefined {
+  if (flags.waitFor === undefined) return undefined;
+  if (flags.waitFor !== 'drained' && flags.waitFor !== 'dlq') {
+    throw new UsageError(`--wait-for expects drained or dlq, got '${flags.waitFor}'`);
+  }
+  if (recipients !== 1) throw new UsageError('--wait-for needs exactly one recipient');
+  return flags.waitFor;
+}
+
+async function finishSend(
+  flags: BusFlags,
+  opened: ReturnType<typeof openFromFlags>,
+  result: SendResult,
+  stage: 'drained' | 'dlq' | undefined,
+): Promise<number> {
+  for (const w of result.warnings) warn(w);
+  let wait: { event: 'matched' | 'timeout'; stage: string; receipt?: unknown } | undefined;
+  if (stage) {
+    const timeoutMs = parseDuration(flags.waitTimeout ?? '120s', '--wait-timeout');
+    const receipt = await opened.bus.waitForReceipt(result.to[0]!, result.id, stage, {
+      timeoutMs,
+      pollMs: 200,
+      root: result.root,
+    });
+    wait = receipt ? { event: 'matched', stage, receipt } : { event: 'timeout', stage };
+  }
+  if (flags.json) {
+    const { warnings: _w, ...rest } = result;
+    printJson({ ...rest, ...(wait ? { wait } : {}) });
+  } else {
+    process.stdout.write(`sent ${result.id} to ${result.to.join(', ')} (thread ${result.thread})\n`);
+    if (wait)
+      process.stdout.write(
+        wait.event === 'matched' ? `${stage} by ${result.to[0]}\n` : `no ${stage} receipt yet\n`,
+      );
+  }
+  return wait?.event === 'timeout' ? Exit.timeout : Exit.ok;
+}
+
+export async function send(flags: BusFlags): Promise<number> {
+  const opened = openFromFlags(flags);
+  const from = me(flags);
+  const to = splitList(flags.to);
+  const stage = waitStage(flags, to.length);
+  const body = readBody(flags.body);
+  const context = readContext(flags.context);
+  const result = opened.bus.send({
+    from,
+    to,
+    body,
+    ...(flags.subject !== undefined ? { subject: flags.subject } : {}),
+    ...(flags.kind ? { kind: flags.kind as Kind } : {}),
+    ...(flags.priority ? { priority: flags.priority as Priority } : {}),
+    ...(flags.labels ? { labels: splitList(flags.labels) } : {}),
+    ...(flags.thread !== undefined ? { thread: flags.thread } : {}),
+    ...(flags.refs ? { refs: splitList(flags.refs) } : {}),
+    ...(context ? { context } : {}),
+    ...(flags.session ? { session: flags.session } : {}),
+    ...(flags.project ? { project: flags.project } : {}),
+    ...(flags.allowSelf ? { allowSelf: true } : {}),
+    ...(flags.allowEmpty ? { allowEmpty: true } : {}),
+  });
+  return finishSend(flags, opened, result, stage);
+}
+
+export async function reply(flags: BusFlags): Promise<number> {
+  const opened = openFromFlags(flags);
+  const stage = waitStage(flags, 1);
+  const body = readBody(flags.body);
+  const context = readContext(flags.context);
+  const result = opened.bus.reply(me(flags), flags.id!, {
+    body,
+    ...(flags.subject !== undefined ? { subject: flags.subject } : {}),
+    ...(flags.kind ? { kind: flags.kind as Kind } : {}),
+    ...(flags.priority ? { priority: flags.priority as Priority } : {}),
+    ...(flags.labels ? { labels: splitList(flags.labels) } : {}),
+    ...(context ? { context } : {}),
+    ...(flags.allowEmpty ? { allowEmpty: true } : {}),
+  });
+  return finishSend(flags, opened, result, stage);
+}
+
+export async function list_(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags, 'read');
+  if (flags.new && flags.cur) throw new UsageError('--new and --cur are exclusive');
+  const { items, warnings } = bus.list(me(flags), {
+    box: flags.cur ? 'cur' : 'new',
+    ...(flags.from ? { from: parseHandle(flags.from, '--from') } : {}),
+    ...(flags.kind ? { kind: flags.kind } : {}),
+    ...(flags.priority ? { priority: flags.priority } : {}),
+    ...(flags.label?.length ? { labels: flags.label } : {}),
+    ...(flags.thread ? { thread: flags.thread } : {}),
+    limit: count(flags.limit, '--limit', 0),
+    offset: count(flags.offset, '--offset', 0),
+  });
+  for (const w of warnings) warn(w);
+  if (flags.json) {
+    printJson(items);
+    return Exit.ok;
+  }
+  for (const m of items) {
+    process.stdout.write(
+      `${m.created}  ${(m.priority || '-').padEnd(6)}  ${m.from}  ${m.id}  ${m.subject}\n`,
+    );
+  }
+  return Exit.ok;
+}
+export { list_ as list };
+
+export async function read(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const result = bus.read(me(flags), flags.id!);
+  if (flags.json) printJson({ header: result.header, body: result.body });
+  else process.stdout.write(result.body);
+  return Exit.ok;
+}
+
+export async function drain(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const handle = me(flags);
+  const items = bus.drain(handle, {
+    limit: count(flags.limit, '--limit', 20),
+    includeBody: flags.includeBody === true,
+  });
+  if (flags.json) printJson({ drained: items, count: items.length });
+  else printDrained(handle, items, flags.includeBody === true);
+  return Exit.ok;
+}
+
+export function printDrained(handle: string, items: DrainItem[], withBody: boolean): void {
+  if (items.length === 0) return;
+  const out: string[] = [`[AMQ] ${items.length} new message(s) for ${handle}:`];
+  for (const m of items) {
+    if (m.moved_to_dlq) {
+      out.push(`- ID: ${m.id}`, `  Moved to DLQ: ${m.parse_error ?? ''}`, '---');
+      continue;
+    }
+    out.push(
+      `- From: ${m.from}`,
+      `  Thread: ${m.thread}`,
+      `  ID: ${m.id}`,
+      `  Subject: ${m.subject}`,
+      `  Priority: ${m.priority}`,
+      `  Kind: ${m.kind}`,
+      `  Created: ${m.created}`,
+    );
+    if (withBody)
+      out.push(
+        '  Body:',
+        ...(m.body ?? '')
+          .replace(/\n$/, '')
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
+    out.push('---');
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+export async function thread(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags, 'read');
+  const items: MessageItem[] = bus.thread(flags.id!, {
+    ...(flags.agents ? { agents: splitList(flags.agents) } : {}),
+    includeBody: flags.includeBody === true,
+    limit: count(flags.limit, '--limit', 0),
+  });
+  if (flags.json) {
+    printJson(items);
+    return Exit.ok;
+  }
+  for (const m of items) {
+    process.stdout.write(`${m.created}  ${m.from} -> ${m.to.join(', ')}  ${m.id}  ${m.subject}\n`);
+    if (flags.includeBody && m.body) process.stdout.write(`${m.body.replace(/\n?$/, '\n')}---\n`);
+  }
+  return Exit.ok;
+}

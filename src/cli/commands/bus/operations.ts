@@ -1,0 +1,210 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { openBus } from '../../../bus/bus.js';
+import { cleanupTmp } from '../../../bus/cleanup.js';
+import { doctor as runDoctor } from '../../../bus/doctor.js';
+import { parseDuration } from '../../../bus/duration.js';
+import { DEFAULT_DIR, gitTop, resolveRoot } from '../../../bus/root.js';
+import { UsageError } from '../../../errors.js';
+import { Exit } from '../../exit-codes.js';
+import { type BusFlags, printJson, splitList, warn } from './context.js';
+import { me, openFromFlags } from './open.js';
+
+export async function init(flags: BusFlags): Promise<number> {
+  const cwd = process.cwd();
+  const given = flags.root ?? process.env.AM_ROOT;
+  let root: string;
+  if (given) root = resolve(cwd, given);
+  else {
+    try {
+      root = resolveRoot().root;
+    } catch {
+      root = join(gitTop(cwd) ?? cwd, DEFAULT_DIR);
+    }
+  }
+  const bus = openBus(root);
+  const result = bus.init(splitList(flags.agents), flags.force === true);
+  const top = gitTop(cwd);
+  if (given && !isAbsolute(given) && top) ignoreInGit(top, relative(top, root));
+  if (flags.json) printJson(result);
+  else process.stdout.write(`initialized ${root} with ${[...result.agents, 'user'].join(', ')}\n`);
+  return Exit.ok;
+}
+
+/** A relative root lives in the worktree: keep it (and .amqrc) out of commits. */
+function ignoreInGit(top: string, rootRel: string): void {
+  const file = join(top, '.gitignore');
+  const have = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const lines = new Set(have.split('\n').map((l) => l.trim()));
+  const add = [`${rootRel}/`, '.amqrc'].filter((l) => !lines.has(l));
+  if (add.length === 0) return;
+  appendFileSync(file, `${have && !have.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`);
+}
+
+export async function receiptsList(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags, 'read');
+  const receipts = bus.receipts(me(flags), {
+    ...(flags.msgId ? { msgId: flags.msgId } : {}),
+    ...(flags.stage ? { stage: flags.stage } : {}),
+  });
+  if (flags.json) printJson(receipts);
+  else
+    for (const r of receipts)
+      process.stdout.write(`${r.emitted_at}  ${r.stage.padEnd(7)}  ${r.msg_id}  from ${r.sender}\n`);
+  return Exit.ok;
+}
+
+export async function dlqList(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags, 'read');
+  if (flags.new && flags.cur) throw new UsageError('--new and --cur are exclusive');
+  const { entries, warnings } = bus.dlqList(me(flags), flags.new ? 'new' : flags.cur ? 'cur' : 'all');
+  for (const w of warnings) warn(w);
+  const rows = entries.map((e) => ({ ...e.envelope, box: e.box }));
+  if (flags.json) printJson(rows);
+  else {
+    for (const r of rows) {
+      process.stdout.write(
+        `${r.failure_time}  ${r.id}  ${r.original_file}  ${r.failure_reason}  retries ${r.retry_count} (${r.retry_state})\n`,
+      );
+    }
+  }
+  return Exit.ok;
+}
+
+export async function dlqRead(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const entry = bus.dlqRead(me(flags), flags.id!);
+  if (flags.json) printJson({ envelope: entry.envelope, original: entry.original.toString('utf8') });
+  else {
+    const e = entry.envelope;
+    process.stdout.write(
+      `DLQ ${e.id}: ${e.original_file}\n${e.failure_reason}: ${e.failure_detail}\nfailed ${e.failure_time}, retries ${e.retry_count} (${e.retry_state})\n---\n${entry.original.toString('utf8')}`,
+    );
+  }
+  return Exit.ok;
+}
+
+export async function dlqRetry(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const handle = me(flags);
+  if (!flags.id === !flags.all) throw new UsageError('give exactly one of --id or --all');
+  if (flags.id) {
+    const result = bus.dlqRetry(handle, flags.id, flags.force === true);
+    if (flags.json) printJson(result);
+    else
+      process.stdout.write(
+        `${result.id}: ${result.original_file} ${result.already ? 'was already' : ''} redelivered\n`,
+      );
+    return Exit.ok;
+  }
+  const results = bus.dlqRetryAll(handle, flags.force === true);
+  if (flags.json) printJson(results);
+  else
+    for (const r of results)
+      process.stdout.write(`${r.id}: ${'error' in r ? `refused: ${r.error}` : 'redelivered'}\n`);
+  return results.some((r) => 'error' in r) ? Exit.failed : Exit.ok;
+}
+
+async function confirm(question: string, flags: BusFlags): Promise<boolean> {
+  if (flags.yes || flags.dryRun) return true;
+  if (!process.stdin.isTTY)
+    throw new UsageError('refusing to delete without confirmation', { hint: 'pass --yes (or --dry-run)' });
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export async function dlqPurge(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const handle = me(flags);
+  const olderThanMs = flags.olderThan ? parseDuration(flags.olderThan, '--older-than') : undefined;
+  const preview = bus.dlqPurge(handle, {
+    ...(olderThanMs !== undefined ? { olderThanMs } : {}),
+    dryRun: true,
+  });
+  if (
+    !flags.dryRun &&
+    preview.removed.length > 0 &&
+    !(await confirm(`delete ${preview.removed.length} dead letter(s)?`, flags))
+  ) {
+    return Exit.ok;
+  }
+  const result = flags.dryRun
+    ? preview
+    : bus.dlqPurge(handle, olderThanMs !== undefined ? { olderThanMs } : {});
+  if (flags.json) printJson(result);
+  else
+    process.stdout.write(
+      `${flags.dryRun ? 'would remove' : 'removed'} ${result.removed.length} dead letter(s)\n`,
+    );
+  return Exit.ok;
+}
+
+export async function presenceSet(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const p = bus.setPresence(me(flags), flags.status!, flags.note);
+  if (flags.json) printJson(p);
+  else process.stdout.write(`${p.handle}: ${p.status}\n`);
+  return Exit.ok;
+}
+
+export async function presenceList(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags, 'read');
+  const all = bus.presence();
+  if (flags.json) printJson(all);
+  else
+    for (const p of all)
+      process.stdout.write(
+        `${p.handle.padEnd(16)} ${p.status.padEnd(12)} ${p.last_seen}${p.note ? `  ${p.note}` : ''}\n`,
+      );
+  return Exit.ok;
+}
+
+export async function who(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags, 'read');
+  const entries = bus.who();
+  if (flags.json) printJson(entries);
+  else {
+    for (const e of entries) {
+      process.stdout.write(
+        `${(e.session || '(base)').padEnd(12)} ${e.handle.padEnd(16)} ${e.kind.padEnd(6)} ${e.active ? 'active' : 'idle  '} ${e.status}\n`,
+      );
+    }
+  }
+  return Exit.ok;
+}
+
+export async function doctor(flags: BusFlags): Promise<number> {
+  const { resolved } = openFromFlags(flags, 'read');
+  const report = runDoctor(resolved, { ops: flags.ops === true, fixMailboxes: flags.fixMailboxes === true });
+  if (flags.json) printJson(report);
+  else {
+    for (const c of report.checks) process.stdout.write(`[${c.status}] ${c.name}: ${c.detail}\n`);
+    for (const a of report.ops?.agents ?? []) {
+      process.stdout.write(
+        `  ${a.handle.padEnd(16)} unread ${a.unread_count}  dlq ${a.dlq_count}  ${a.presence_status ?? ''}\n`,
+      );
+    }
+    for (const h of report.ops?.hints ?? []) process.stdout.write(`  hint ${h.code}: ${h.detail}\n`);
+  }
+  return Exit.ok;
+}
+
+export async function cleanup(flags: BusFlags): Promise<number> {
+  const { bus } = openFromFlags(flags);
+  const olderThanMs = parseDuration(flags.tmpOlderThan!, '--tmp-older-than');
+  const found = cleanupTmp(bus.root, olderThanMs, true);
+  const go =
+    found.length > 0 && !flags.dryRun && (await confirm(`remove ${found.length} temp file(s)?`, flags));
+  if (go) cleanupTmp(bus.root, olderThanMs, false);
+  if (flags.json) printJson({ files: found, removed: go, dry_run: flags.dryRun === true });
+  else
+    process.stdout.write(
+      `${go ? 'removed' : 'found'} ${found.length} temp file(s)\n${found.join('\n')}${found.length ? '\n' : ''}`,
+    );
+  return Exit.ok;
+}

@@ -1,0 +1,171 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { troupe } from './support/troupe.js';
+
+/** Every bad input is refused or dead-lettered with its reason, and nothing else moves. */
+async function mailboxWithGoodMail() {
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-bad-'));
+  const root = join(dir, '.agent-mail');
+  const env = { AM_ROOT: root };
+  expect((await troupe(dir, ['bus', 'init', '--agents', 'claude,codex'], env)).code).toBe(0);
+  const sent = await troupe(
+    dir,
+    ['bus', 'send', '--me', 'claude', '--to', 'codex', '--body', 'good', '--json'],
+    env,
+  );
+  const goodId = (JSON.parse(sent.stdout) as { id: string }).id;
+  const box = join(root, 'agents', 'codex');
+  return { dir, root, env, box, goodId, newDir: join(box, 'inbox', 'new') };
+}
+
+const header = (patch: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    schema: 1,
+    id: '2000-01-01T00-00-00.000Z_pid1_00000001',
+    from: 'claude',
+    to: ['codex'],
+    thread: 't',
+    created: '2000-01-01T00:00:00Z',
+    ...patch,
+  });
+
+const BAD = '2000-01-01T00-00-00.000Z_pid1_00000001.md';
+
+describe('bad input', () => {
+  it.each([
+    ['truncated frontmatter', `---json\n${header()}`, 'parse_error', /missing frontmatter end/],
+    ['corrupt JSON', '---json\n{"schema": 1, "id": \n---\nbody\n', 'parse_error', /invalid header JSON/],
+    [
+      'to as a string',
+      `---json\n${header({ to: 'codex' })}\n---\n`,
+      'parse_error',
+      /Header\.to of type \[\]string/,
+    ],
+    ['context as an array', `---json\n${header({ context: [1] })}\n---\n`, 'parse_error', /Header\.context/],
+    [
+      'an unknown kind',
+      `---json\n${header({ kind: 'chat' })}\n---\n`,
+      'invalid_header',
+      /^invalid header: kind 'chat'/,
+    ],
+    [
+      'a path separator in the id',
+      `---json\n${header({ id: '../../etc/x' })}\n---\n`,
+      'invalid_header',
+      /id '\.\.\/\.\.\/etc\/x'/,
+    ],
+    [
+      'a path separator in a handle',
+      `---json\n${header({ from: '../claude' })}\n---\n`,
+      'invalid_header',
+      /from/,
+    ],
+  ])(
+    '%s: dead-lettered on drain with its reason, the good message drained normally',
+    async (_name, content, reason, detail) => {
+      const { dir, env, box, goodId, newDir } = await mailboxWithGoodMail();
+      writeFileSync(join(newDir, BAD), content);
+      const r = await troupe(dir, ['bus', 'drain', '--me', 'codex', '--json'], env);
+      expect(r.code, r.stderr).toBe(0);
+      const { drained } = JSON.parse(r.stdout) as {
+        drained: Array<{ id: string; moved_to_dlq: boolean; parse_error?: string }>;
+      };
+      expect(drained.find((d) => d.id === goodId)).toMatchObject({ moved_to_dlq: false });
+      const bad = drained.find((d) => d.moved_to_dlq)!;
+      expect(bad.parse_error).toMatch(detail);
+      const dlq = await troupe(dir, ['bus', 'dlq', 'list', '--me', 'codex', '--json'], env);
+      const [envelope] = JSON.parse(dlq.stdout) as Array<{
+        failure_reason: string;
+        original_file: string;
+        id: string;
+      }>;
+      expect(envelope).toMatchObject({ failure_reason: reason, original_file: BAD });
+      const dlqFile = readFileSync(join(box, 'dlq', 'new', `${envelope!.id}.md`), 'utf8');
+      expect(dlqFile.endsWith(content)).toBe(true);
+      expect(readdirSync(newDir)).toEqual([]);
+      expect(readdirSync(join(box, 'inbox', 'cur'))).toEqual([`${goodId}.md`]);
+      expect(readdirSync(join(box, 'receipts')).sort()).toEqual(
+        [`${goodId}__codex__drained.json`, `${bad.id}__codex__dlq.json`].sort(),
+      );
+    },
+  );
+
+  it('list skips a bad file with a warning and moves nothing; read of it dead-letters it and exits 1', async () => {
+    const { dir, env, newDir, goodId } = await mailboxWithGoodMail();
+    writeFileSync(join(newDir, BAD), '---json\n{oops}\n---\n');
+    const list = await troupe(dir, ['bus', 'list', '--me', 'codex', '--json'], env);
+    expect((JSON.parse(list.stdout) as Array<{ id: string }>).map((m) => m.id)).toEqual([goodId]);
+    expect(list.stderr).toMatch(/skipping 2000-01-01/);
+    expect(readdirSync(newDir).sort()).toEqual([BAD, `${goodId}.md`].sort());
+    const read = await troupe(dir, ['bus', 'read', '--me', 'codex', '--id', BAD], env);
+    expect(read.code).toBe(1);
+    expect(readdirSync(newDir)).toEqual([`${goodId}.md`]);
+  });
+
+  it('a message over 10 MiB: refused on send (exit 2), dead-lettered on drain', async () => {
+    const { dir, env, newDir, goodId } = await mailboxWithGoodMail();
+    const big = join(dir, 'big.txt');
+    writeFileSync(big, Buffer.alloc(10 * 1024 * 1024 + 1, 'a'));
+    const send = await troupe(
+      dir,
+      ['bus', 'send', '--me', 'claude', '--to', 'codex', '--body', `@${big}`],
+      env,
+    );
+    expect(send.code).toBe(2);
+    expect(send.stderr).toMatch(/10 MiB/);
+    expect(readdirSync(newDir)).toEqual([`${goodId}.md`]);
+    writeFileSync(
+      join(newDir, BAD),
+      Buffer.concat([Buffer.from(`---json\n${header()}\n---\n`), readFileSync(big)]),
+    );
+    const drain = await troupe(dir, ['bus', 'drain', '--me', 'codex', '--json'], env);
+    const { drained } = JSON.parse(drain.stdout) as { drained: Array<{ parse_error?: string }> };
+    expect(drained.find((d) => d.parse_error)?.parse_error).toMatch(/over the 10 MiB limit/);
+  });
+
+  it('a symlink or FIFO in new/ is dead-lettered without being followed or read, and never hangs', async () => {
+    const { dir, env, newDir, goodId, box } = await mailboxWithGoodMail();
+    const secret = join(dir, 'secret.md');
+    writeFileSync(secret, `---json\n${header()}\n---\nsecret\n`);
+    symlinkSync(secret, join(newDir, '2000-01-01T00-00-00.000Z_pid1_0000000a.md'));
+    execFileSync('mkfifo', [join(newDir, '2000-01-01T00-00-00.000Z_pid1_0000000b.md')]);
+    const drain = await troupe(dir, ['bus', 'drain', '--me', 'codex', '--json'], env);
+    expect(drain.code, drain.stderr).toBe(0);
+    const { drained } = JSON.parse(drain.stdout) as { drained: Array<{ id: string; parse_error?: string }> };
+    expect(drained.map((d) => d.parse_error ?? 'ok').sort()).toEqual(
+      ['not a regular file: fifo', 'not a regular file: symlink', 'ok'].sort(),
+    );
+    expect(readFileSync(secret, 'utf8')).toContain('secret');
+    for (const name of readdirSync(join(box, 'dlq', 'new'))) {
+      expect(readFileSync(join(box, 'dlq', 'new', name), 'utf8')).not.toContain('secret');
+    }
+    expect(readdirSync(join(box, 'inbox', 'cur'))).toEqual([`${goodId}.md`]);
+  });
+
+  it('ids and handles with path separators are usage errors (exit 2) and touch nothing', async () => {
+    const { dir, env, root } = await mailboxWithGoodMail();
+    const before = execFileSync('find', [root]).toString();
+    for (const args of [
+      ['read', '--me', 'codex', '--id', '../../meta/config'],
+      ['read', '--me', '../codex', '--id', 'x'],
+      ['send', '--me', 'claude', '--to', 'co/dex', '--body', 'x'],
+      ['send', '--me', 'claude', '--to', 'codex', '--thread', ' padded', '--body', 'x'],
+      ['dlq', 'retry', '--me', 'codex', '--id', '../x'],
+    ]) {
+      const r = await troupe(dir, ['bus', ...args], env);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+    }
+    expect(execFileSync('find', [root]).toString()).toBe(before);
+    expect(existsSync(join(root, 'agents', 'co'))).toBe(false);
+  });
+
+  it('a CRLF message is read, not rejected', async () => {
+    const { dir, env, newDir } = await mailboxWithGoodMail();
+    writeFileSync(join(newDir, BAD), `---json\r\n${header()}\r\n---\r\nline\r\n`);
+    const r = await troupe(dir, ['bus', 'read', '--me', 'codex', '--id', BAD], env);
+    expect(r).toMatchObject({ code: 0, stdout: 'line' }); // execa strips the final newline
+  });
+});

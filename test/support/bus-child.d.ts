@@ -1,0 +1,1 @@
+export function crashMessage(run: number, j: number): Buffer;
