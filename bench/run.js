@@ -235,6 +235,16 @@ the context file), and the time a stage takes late in the task against early in 
 overhead benchmark with the task's files (context.md, agent_*.md) not written, and then also with the store
 in memory, to split the per-stage time between the engine, SQLite and the file projections.
 `;
-writeFileSync(DOC, md);
+// other benchmarks (bench/bus.js, bench/runtimes.js, bench/worktrees.js) keep their own marked
+// sections of the same file: carry them over
+const previous = (() => {
+  try {
+    return readFileSync(DOC, 'utf8');
+  } catch {
+    return '';
+  }
+})();
+const sections = previous.match(/<!-- (\w+):start -->[\s\S]*?<!-- \1:end -->/g) ?? [];
+writeFileSync(DOC, sections.length ? `${md.trimEnd()}\n\n${sections.join('\n\n')}\n` : md);
 
 if (strict && rows.some((r) => r[5] === 'FAIL')) process.exitCode = 1;
