@@ -5,6 +5,7 @@ import {
   parseHandoffDirective,
   parseHumanInputQuestions,
   parseNextSpeaker,
+  parseSendDirectives,
 } from './directives.js';
 
 describe('parseHandoffDirective', () => {
@@ -96,5 +97,22 @@ describe('hasVote', () => {
   it('finds the keyword anywhere, ignoring case (aqm: "vote: agree" counts)', () => {
     expect(hasVote('I think so. vote: agree', 'VOTE: AGREE')).toBe(true);
     expect(hasVote('VOTE: DISAGREE', 'VOTE: AGREE')).toBe(false);
+  });
+});
+
+describe('parseSendDirectives', () => {
+  it('reads SEND: <to>: <subject> with the following lines as the body, up to a blank line', () => {
+    const out =
+      'Done.\nSEND: qa: flaky test\nlogin fails 1 in 10\nsee CI run 42\n\nmore prose\n**SEND:** user: fyi';
+    expect(parseSendDirectives(out)).toEqual([
+      { to: 'qa', subject: 'flaky test', body: 'login fails 1 in 10\nsee CI run 42' },
+      { to: 'user', subject: 'fyi', body: '' },
+    ]);
+  });
+
+  it('stops a body at the next directive line', () => {
+    expect(parseSendDirectives('SEND: a: one\nbody\nHANDOFF: b')).toEqual([
+      { to: 'a', subject: 'one', body: 'body' },
+    ]);
   });
 });

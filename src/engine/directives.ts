@@ -63,3 +63,26 @@ function bareId(text: string): string {
 function unique(values: string[]): string[] {
   return [...new Set(values)];
 }
+
+/**
+ * `SEND: <to>: <subject>` — a message to another agent (or `user`); the body is the lines that
+ * follow, up to a blank line or the next directive line.
+ */
+export function parseSendDirectives(output: string): Array<{ to: string; subject: string; body: string }> {
+  const lines = output.split('\n');
+  const messages: Array<{ to: string; subject: string; body: string }> = [];
+  for (let i = 0; i < lines.length; i++) {
+    const head = /^\s*(?:\*\*)?SEND:(?:\*\*)?\s*([A-Za-z0-9_-]+)\s*:\s*(.*)$/i.exec(lines[i] ?? '');
+    if (!head) continue;
+    const body: string[] = [];
+    while (
+      i + 1 < lines.length &&
+      (lines[i + 1] ?? '').trim() !== '' &&
+      !/^\s*[A-Z_]+:/.test(lines[i + 1] ?? '')
+    ) {
+      body.push(lines[++i] ?? '');
+    }
+    messages.push({ to: head[1]!, subject: (head[2] ?? '').trim(), body: body.join('\n') });
+  }
+  return messages;
+}

@@ -1,3 +1,4 @@
+import type { TaskMail } from '../bus/task-mail.js';
 import { StateError, TaskBusyError } from '../errors.js';
 import { type AgentNode, findNode } from '../pipeline/types.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
@@ -6,10 +7,11 @@ import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
 import type { TaskFiles } from '../store/task-files.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
+import { parseSendDirectives } from './directives.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
 import { gateUserMessage, parseGateDecision } from './gate-decision.js';
 import { nextSteps, type Step, stepKey } from './plan.js';
-import { gatePrompt, stagePrompt, turnPrompt } from './prompt.js';
+import { gatePrompt, readsVariable, stagePrompt, turnPrompt } from './prompt.js';
 import { applyEvent, foldEvents, type TaskState } from './task-state.js';
 
 /**
@@ -39,6 +41,8 @@ export interface ExecutorPorts {
   pollMs?: number;
   /** How often streamed output is committed as stage_output events. */
   flushMs?: number;
+  /** The message bus: people are told when a task waits for them; agents read and send mail. */
+  mail?: TaskMail;
   /**
    * Stops this process's run without ending the task (a server shutting down): runtimes are
    * aborted and nothing more is recorded, so the stage in progress is run again on resume.
@@ -71,6 +75,7 @@ class TaskRun {
   private pollCursor: number;
   private readonly ownSeqs = new Set<number>();
   private batch: TaskEvent[] = [];
+  private readonly afterFlushActions: Array<() => void> = [];
   private batchAt: string | null = null;
   private filesTimer: NodeJS.Timeout | null = null;
 
@@ -210,10 +215,22 @@ class TaskRun {
       questions: step.questions,
     };
     const answer = this.ports.human(this.state).answer(step.agent, this.state.humanAnswers[step.agent] ?? 0);
-    this.commit(
-      answer === undefined
-        ? [requested]
-        : [requested, { type: 'human_input_given', activation: step.activation, answer, by: 'script' }],
+    if (answer !== undefined) {
+      this.commit([
+        requested,
+        { type: 'human_input_given', activation: step.activation, answer, by: 'script' },
+      ]);
+      return;
+    }
+    this.commit([requested]);
+    this.afterFlush(() =>
+      this.ports.mail?.askPerson({
+        taskId: this.taskId,
+        agent: step.agent,
+        kind: 'question',
+        subject: `${step.agent} asks (${this.taskId})`,
+        body: `${step.questions.map((q) => `- ${q}`).join('\n')}\n\nReply on this thread with your answer.`,
+      }),
     );
   }
 
@@ -221,6 +238,16 @@ class TaskRun {
     const answer = this.ports.human(this.state).answer(step.agent, this.state.humanAnswers[step.agent] ?? 0);
     if (answer === undefined) {
       this.commit([{ type: 'gate_waiting', stage: step.stage, agent: step.agent }]);
+      const output = this.state.stages[step.stage - 1]?.output ?? '';
+      this.afterFlush(() =>
+        this.ports.mail?.askPerson({
+          taskId: this.taskId,
+          agent: step.agent,
+          kind: 'review_request',
+          subject: `approve ${step.agent}'s output? (${this.taskId}, stage ${step.stage})`,
+          body: `${output}\n\n---\nReply on this thread: \`approve\` (optionally with a reason), or \`reject: <reason>\`.`,
+        }),
+      );
       return;
     }
     const rejected = /^\s*reject(ed)?\b[:\s]*/i.exec(answer);
@@ -242,9 +269,14 @@ class TaskRun {
     const activation = this.state.activations.get(step.activation)!;
     let prompt: string;
     try {
+      let inbox = '';
+      if (this.ports.mail && readsVariable(node, 'inbox')) {
+        this.flush(); // mail that earlier stages sent goes out first
+        inbox = this.ports.mail.drainInbox(node.id);
+      }
       prompt = step.turn
-        ? turnPrompt(this.state, node, step.input)
-        : stagePrompt(this.state, node, activation, step.input, step.attempt);
+        ? turnPrompt(this.state, node, step.input, inbox)
+        : stagePrompt(this.state, node, activation, step.input, step.attempt, inbox);
     } catch (error) {
       return this.commit([
         { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'template_error' },
@@ -307,6 +339,14 @@ class TaskRun {
         },
         ...chunkEvents,
       ]);
+      const mail = this.ports.mail;
+      const sends = mail ? parseSendDirectives(result.text) : [];
+      if (mail && sends.length > 0) {
+        // sent once the completion is committed, so a stage run again never sends twice
+        this.afterFlush(() => {
+          for (const m of sends) mail.send({ taskId: this.taskId, from: node.id, ...m });
+        });
+      }
     } catch (error) {
       streamed.close();
       if (this.abort.signal.aborted) throw error;
@@ -509,6 +549,11 @@ class TaskRun {
     this.batch.push(...events);
   }
 
+  /** Runs `action` once the events committed so far are in the store. */
+  private afterFlush(action: () => void): void {
+    this.afterFlushActions.push(action);
+  }
+
   private flush(): void {
     if (this.batch.length === 0) return;
     const events = this.batch;
@@ -526,6 +571,13 @@ class TaskRun {
     this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
     if (events.some((e) => e.type !== 'stage_output')) this.scheduleFiles();
     for (const event of stored) this.ports.observer?.onEvent?.(event, this.state);
+    for (const action of this.afterFlushActions.splice(0)) {
+      try {
+        action();
+      } catch {
+        // mail is a courtesy: a bus that cannot be written never fails the task
+      }
+    }
     this.wake();
   }
 

@@ -15,20 +15,22 @@ export function stagePrompt(
   activation: Activation,
   input: string,
   attempt: number,
+  inbox = '',
 ): string {
   if (!node.system_prompt.trim()) return input;
   const fallback = node.retry?.fallback_context_strategy;
   const strategy = attempt > 1 && fallback ? fallback : node.context_strategy;
-  return render(state, node, strategy, { input, branches: activation.branches, transcript: '' });
+  return render(state, node, strategy, { input, branches: activation.branches, transcript: '', inbox });
 }
 
 /** A participant's turn in a session: the topic, its context, and the transcript so far. */
-export function turnPrompt(state: TaskState, node: AgentNode, topic: string): string {
+export function turnPrompt(state: TaskState, node: AgentNode, topic: string, inbox = ''): string {
   if (!node.system_prompt.trim()) return `${topic}\n\n${state.transcript}`;
   return render(state, node, node.context_strategy, {
     input: topic,
     branches: [],
     transcript: state.transcript,
+    inbox,
   });
 }
 
@@ -40,7 +42,7 @@ function render(
   state: TaskState,
   node: AgentNode,
   strategy: ContextStrategy,
-  vars: { input: string; branches: unknown[]; transcript: string },
+  vars: { input: string; branches: unknown[]; transcript: string; inbox: string },
 ): string {
   const used = usedVariables(node.system_prompt);
   const context = used.has('context')
@@ -68,6 +70,11 @@ function render(
 }
 
 const usedCache = new Map<string, Set<string>>();
+
+/** Whether an agent's prompt reads a variable (`inbox` is drained from the bus only if so). */
+export function readsVariable(node: AgentNode, name: string): boolean {
+  return node.system_prompt.trim() !== '' && usedVariables(node.system_prompt).has(name);
+}
 
 function usedVariables(template: string): Set<string> {
   let used = usedCache.get(template);

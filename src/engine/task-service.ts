@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { projectMail, type TaskMail } from '../bus/task-mail.js';
 import { NotFoundError, StateError, UsageError } from '../errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { type AgentNode, findNode, type Pipeline } from '../pipeline/types.js';
@@ -65,6 +66,7 @@ export class TaskService {
   /** Runs the task in this process until it ends or waits for a person. */
   continue(taskId: string, observer?: RunObserver, stop?: AbortSignal): Promise<TaskState> {
     this.mustExist(taskId);
+    this.takeMailReplies(taskId);
     const ports: ExecutorPorts = {
       store: this.store,
       files: TaskFiles.forTask(this.root, taskId),
@@ -73,6 +75,7 @@ export class TaskService {
       human: scriptedHuman,
       ...(observer ? { observer } : {}),
       ...(stop ? { stop } : {}),
+      mail: this.mailFor(taskId),
     };
     return runTask(taskId, ports);
   }
@@ -193,6 +196,45 @@ export class TaskService {
       throw new StateError(`task ${taskId} has already ended (${state.status})`);
     }
     this.store.append(taskId, [{ type: 'task_cancelled', reason }], { status: 'cancelled' });
+  }
+
+  /**
+   * A person's reply on the task's bus thread (`approve`, `reject: reason`, or an answer) counts
+   * as `troupe approve` / `reject` / `human-input` would. Returns whether one was taken.
+   */
+  takeMailReplies(taskId: string): boolean {
+    const state = this.state(taskId);
+    const gate = state.stages.find((s) => s.gateWaiting);
+    const asking = [...state.activations.values()].find((a) => a.pendingQuestion !== null);
+    const agent = gate?.agent ?? asking?.agent;
+    if (!agent) return false;
+    let replies: string[];
+    try {
+      replies = this.mailFor(taskId).takeReplies(taskId, agent);
+    } catch {
+      return false; // no bus, or an unreadable one: the CLI commands still work
+    }
+    const reply = replies[0]?.trim();
+    if (reply === undefined) return false;
+    if (gate) {
+      const approved = /^(?:approved?|yes|y|lgtm|ok)\b[:.!\s]*/i.exec(reply);
+      const rejected = /^(?:reject(?:ed)?|no|n)\b[:.!\s]*/i.exec(reply);
+      if (approved) this.decideGate(taskId, 'approved', reply.slice(approved[0].length));
+      else if (rejected)
+        this.decideGate(taskId, 'rejected', reply.slice(rejected[0].length) || 'rejected by reply');
+      else return false; // neither a yes nor a no: the gate keeps waiting
+    } else {
+      this.answer(taskId, reply);
+    }
+    return true;
+  }
+
+  private mailFor(taskId: string): TaskMail {
+    const definition = this.state(taskId).definition;
+    return projectMail(
+      this.root,
+      definition.agents.map((a) => a.id),
+    );
   }
 
   private mustExist(taskId: string): void {

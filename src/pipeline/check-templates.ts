@@ -15,6 +15,7 @@ const PROMPT_VARIABLES = [
   'branches',
   'params',
   'chunks',
+  'inbox',
 ];
 const PAYLOAD_VARIABLES = ['output', 'input', 'reject_reason', 'gate_result', 'branches', 'params'];
 const GATE_VARIABLES = ['output', 'input', 'params'];

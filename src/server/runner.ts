@@ -34,6 +34,26 @@ export class Runner {
     this.#running.set(taskId, done);
   }
 
+  /**
+   * Every `ms`, tasks waiting for a person are checked for a reply on their bus thread
+   * (task/<id>); one that got it carries on here.
+   */
+  watchMail(ms = 2000): () => void {
+    const timer = setInterval(() => {
+      if (this.#closing) return;
+      for (const t of this.store.tasks({ status: ['awaiting_gate', 'awaiting_human_input'] })) {
+        if (this.#running.has(t.id)) continue;
+        try {
+          if (this.tasks.takeMailReplies(t.id)) this.run(t.id);
+        } catch (error) {
+          this.log(`${t.id}: reply not taken: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    }, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Tasks left running or pending by a process that is gone (its lease is free): carry them on. */
   resumeOrphans(): string[] {
     const orphans = this.store

@@ -38,6 +38,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const { port } = server.address() as AddressInfo;
   troupe.start();
   const resumed = troupe.ctx.runner.resumeOrphans();
+  const stopWatchingMail = troupe.ctx.runner.watchMail();
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}/`,
@@ -45,6 +46,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     resumed,
     async close(graceMs = 2000) {
       troupe.stop();
+      stopWatchingMail();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       if ('closeIdleConnections' in server) server.closeIdleConnections();
       const idle = await troupe.ctx.runner.drain(graceMs);
