@@ -22,7 +22,7 @@ const runs = Number(process.env.RUNS ?? 40);
 const noFiles = new Set();
 const forTask = TaskFiles.forTask;
 TaskFiles.forTask = (root, taskId) =>
-  noFiles.has(root) ? { sync() {} } : forTask.call(TaskFiles, root, taskId);
+  noFiles.has(root) ? { sync() {}, flushed: async () => {} } : forTask.call(TaskFiles, root, taskId);
 
 function variant(name, { files, memory }) {
   const project = makeProject(`breakdown-${name.replace(/\W+/g, '')}`, stages);

@@ -36,7 +36,7 @@ export function agentHandle(agent: string): string {
  * The project's bus: the root AMQ would find from the project (`--root`-less rules: AM_ROOT,
  * .amqrc, a repo-local .agent-mail), else `<project>/.agent-mail`, created on first use.
  */
-export function projectMail(projectRoot: string, agents: readonly string[]): TaskMail {
+export function projectMail(projectRoot: string, agents: () => readonly string[]): TaskMail {
   let bus: MessageBus | undefined;
   const open = (): MessageBus => {
     if (bus) return bus;
@@ -47,7 +47,7 @@ export function projectMail(projectRoot: string, agents: readonly string[]): Tas
       root = join(projectRoot, '.agent-mail');
     }
     bus = openBus(root);
-    bus.init([...agents.map(agentHandle).filter(isValidHandle), HUMAN]);
+    bus.init([...agents().map(agentHandle).filter(isValidHandle), HUMAN]);
     return bus;
   };
   return {

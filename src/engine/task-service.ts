@@ -203,6 +203,8 @@ export class TaskService {
    * as `troupe approve` / `reject` / `human-input` would. Returns whether one was taken.
    */
   takeMailReplies(taskId: string): boolean {
+    const status = this.store.task(taskId)?.status;
+    if (status !== 'awaiting_gate' && status !== 'awaiting_human_input') return false;
     const state = this.state(taskId);
     const gate = state.stages.find((s) => s.gateWaiting);
     const asking = [...state.activations.values()].find((a) => a.pendingQuestion !== null);
@@ -229,12 +231,9 @@ export class TaskService {
     return true;
   }
 
+  /** The task's mail; the bus is opened (and the agents' mailboxes made) only when first used. */
   private mailFor(taskId: string): TaskMail {
-    const definition = this.state(taskId).definition;
-    return projectMail(
-      this.root,
-      definition.agents.map((a) => a.id),
-    );
+    return projectMail(this.root, () => this.state(taskId).definition.agents.map((a) => a.id));
   }
 
   private mustExist(taskId: string): void {
