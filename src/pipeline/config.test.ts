@@ -12,11 +12,20 @@ describe('loadProjectConfig', () => {
     expect(loadProjectConfig(tempDir())).toEqual({
       default_pipeline: null,
       pipeline: { max_stages: 20 },
-      gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT },
-      timeouts: { claude: 600, gemini: 600, codex: 600, openai: 600, scripted: 600 },
+      gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
+      timeouts: { claude: 600, gemini: 600, codex: 600, openai: 600, command: 600, scripted: 600 },
       script: null,
+      trust_workspace: true,
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
+  });
+
+  it('reads the gate runtime and trust_workspace', () => {
+    const config = loadProjectConfig(
+      tempDir({ '.troupe/config.yaml': 'trust_workspace: false\ngate:\n  runtime: gemini\n' }),
+    );
+    expect(config.trust_workspace).toBe(false);
+    expect(config.gate.runtime).toBe('gemini');
   });
 
   it("reads every field (aqm's own settings as an example)", () => {

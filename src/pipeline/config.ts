@@ -3,14 +3,26 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
-import { RUNTIMES } from './schema.js';
+import { GATE_RUNTIMES, RUNTIMES } from './schema.js';
 import { checkSchema } from './schema-issues.js';
+import type { RuntimeName } from './types.js';
 import { YamlSource } from './yaml-source.js';
 
 export interface ProjectConfig {
   default_pipeline: string | null;
   pipeline: { max_stages: number };
-  gate: { model: string | null; timeout: number; system_prompt: string };
+  gate: {
+    model: string | null;
+    timeout: number;
+    system_prompt: string;
+    /** Runtime of llm gates that name none; null: the gated agent's own runtime. */
+    runtime?: Exclude<RuntimeName, 'command'> | null;
+  };
+  /**
+   * Whether troupe may run CLIs headless in the folder it was started in without their own
+   * trust prompt (Gemini's --skip-trust). Default true; false reports `untrusted_directory`.
+   */
+  trust_workspace: boolean;
   /** Seconds per runtime. */
   timeouts: Record<string, number>;
   /** Script file for agents with `runtime: scripted`, as written (relative to the project root). */
@@ -33,19 +45,22 @@ const ConfigSchema = z.strictObject({
       model: z.string().min(1).nullish(),
       timeout: z.number().positive().optional(),
       system_prompt: z.string().min(1).optional(),
+      runtime: z.enum(GATE_RUNTIMES).nullish(),
     })
     .nullish(),
   timeouts: z
     .strictObject(Object.fromEntries(RUNTIMES.map((r) => [r, z.number().positive().optional()])))
     .nullish(),
   script: z.string().min(1).nullish(),
+  trust_workspace: z.boolean().optional(),
 });
 
 export function defaultConfig(): ProjectConfig {
   return {
     default_pipeline: null,
     pipeline: { max_stages: 20 },
-    gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT },
+    gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
+    trust_workspace: true,
     timeouts: Object.fromEntries(RUNTIMES.map((r) => [r, DEFAULT_RUNTIME_TIMEOUT])),
     script: null,
   };
@@ -78,7 +93,9 @@ export function loadProjectConfig(root: string): ProjectConfig {
   for (const [runtime, seconds] of Object.entries(raw.timeouts ?? {})) {
     if (seconds) config.timeouts[runtime] = seconds;
   }
+  if (raw.gate?.runtime) config.gate.runtime = raw.gate.runtime;
   if (raw.script) config.script = raw.script;
+  if (raw.trust_workspace !== undefined) config.trust_workspace = raw.trust_workspace;
   return config;
 }
 

@@ -55,6 +55,7 @@ describe('extends', () => {
       max_retries: 3,
       command: null,
       timeout: null,
+      runtime: null,
     });
     expect(byId('sibling').gate).toBeNull();
   });

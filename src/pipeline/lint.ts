@@ -35,6 +35,11 @@ const AGENT_ONLY: (keyof RawAgent)[] = [
   'human_input',
   'retry',
   'timeout',
+  'permissions',
+  'effort',
+  'resume',
+  'command',
+  'openai',
 ];
 
 /** Warnings only `troupe validate` reports: the pipeline loads, but probably not as meant. */
@@ -69,6 +74,34 @@ function warnIgnoredFields(compiled: CompiledPipeline, sink: DiagnosticSink): vo
           ? '`claude_code_flags` is ignored: `cli_flags` is set'
           : '`claude_code_flags` is deprecated',
         'rename it to `cli_flags`',
+      );
+    }
+    if (node.type === 'agent' && raw.command && node.runtime !== 'command') {
+      sink.warning(
+        locate(compiled, node.id, 'command'),
+        `\`command\` is ignored with runtime ${node.runtime} (\`${node.id}\`)`,
+        'set `runtime: command` to run it',
+      );
+    }
+    if (node.type === 'agent' && raw.openai && node.runtime !== 'openai') {
+      sink.warning(
+        locate(compiled, node.id, 'openai'),
+        `\`openai\` is ignored with runtime ${node.runtime} (\`${node.id}\`)`,
+        'set `runtime: openai` to use the endpoint',
+      );
+    }
+    if (node.type === 'agent' && raw.resume && ['openai', 'command', 'scripted'].includes(node.runtime)) {
+      sink.warning(
+        locate(compiled, node.id, 'resume'),
+        `\`resume\` has no effect with runtime ${node.runtime}: it keeps no conversation`,
+        'resume works with claude, gemini and codex',
+      );
+    }
+    if (node.type === 'agent' && node.gate?.runtime && node.gate.type !== 'llm') {
+      sink.warning(
+        locate(compiled, node.id, 'gate', 'runtime'),
+        `\`runtime\` is ignored on a gate of type ${node.gate.type}`,
+        'only llm gates run on a runtime',
       );
     }
     if (node.type === 'agent' && node.gate?.command && node.gate.type !== 'command') {

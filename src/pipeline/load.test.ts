@@ -57,7 +57,7 @@ describe('loadPipelineText: errors carry the position of the YAML node', () => {
   it('a value outside an enum, with a suggestion', () => {
     const error = thrown(() => loadPipelineText('agents:\n  - id: a\n    runtime: cluade\n', 'p.yaml'));
     expect(error.message).toBe(
-      'p.yaml:3:14: `agents[0].runtime` must be one of claude, gemini, codex, openai, scripted, not "cluade"',
+      'p.yaml:3:14: `agents[0].runtime` must be one of claude, gemini, codex, openai, command, scripted, not "cluade"',
     );
     expect(error.hint).toBe('did you mean `claude`?');
   });
@@ -176,6 +176,11 @@ agents:
       retry: null,
       timeout: null,
       chunks: null,
+      permissions: null,
+      effort: null,
+      resume: false,
+      command: null,
+      openai: null,
     });
     expect(reviewer.gate).toEqual({
       type: 'llm',
@@ -184,8 +189,51 @@ agents:
       max_retries: 3,
       command: null,
       timeout: null,
+      runtime: null,
     });
     expect(qa.retry).toEqual({ max_retries: 0, fallback_context_strategy: null, backoff: 0 });
+  });
+
+  it('reads the runtime fields: permissions, effort, resume, command, openai, gate runtime', () => {
+    const pipeline = loadPipelineText(
+      [
+        'agents:',
+        '  - id: dev',
+        '    runtime: claude',
+        '    permissions: edit',
+        '    effort: high',
+        '    resume: true',
+        '    gate: { type: llm, runtime: gemini, model: gemini-2.5-pro }',
+        '  - id: fmt',
+        '    runtime: command',
+        '    command: [npx, prettier, --write, .]',
+        '  - id: local',
+        '    runtime: openai',
+        '    model: llama3.2',
+        '    openai: { base_url: "http://localhost:11434/v1" }',
+      ].join('\n'),
+      'p.yaml',
+    );
+    const [dev, fmt, local] = pipeline.agents as AgentNode[];
+    expect(dev).toMatchObject({
+      permissions: 'edit',
+      effort: 'high',
+      resume: true,
+      gate: { runtime: 'gemini' },
+    });
+    expect(fmt!.command).toEqual(['npx', 'prettier', '--write', '.']);
+    expect(local!.openai).toEqual({ base_url: 'http://localhost:11434/v1', api_key_env: null });
+  });
+
+  it('needs a command for runtime command, and a known permission', () => {
+    expect(
+      thrown(() => loadPipelineText('agents:\n  - id: a\n    runtime: command\n', 'p.yaml')).message,
+    ).toBe('p.yaml:3:14: agent `a` has runtime command but no `command`');
+    expect(
+      thrown(() =>
+        loadPipelineText('agents:\n  - id: a\n    runtime: claude\n    permissions: write\n', 'p.yaml'),
+      ).message,
+    ).toContain('must be one of read_only, edit, full');
   });
 
   it('expands the mcp and human_input shorthands', () => {

@@ -56,6 +56,14 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     );
     return undefined;
   }
+  if (raw.runtime === 'command' && !raw.command?.length) {
+    sink.error(
+      positionOf(agent, 'runtime'),
+      `agent \`${raw.id}\` has runtime command but no \`command\``,
+      'add `command: [program, arg…]`, for example `command: [npm, test]`',
+    );
+    return undefined;
+  }
   const gate = raw.gate;
   return {
     ...base,
@@ -71,6 +79,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
           max_retries: gate.max_retries ?? 3,
           command: gate.command ?? null,
           timeout: gate.timeout ?? null,
+          runtime: gate.runtime ?? null,
         }
       : null,
     mcp: (raw.mcp ?? []).map(mcpServer),
@@ -86,6 +95,13 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
       : null,
     timeout: raw.timeout ?? null,
     chunks,
+    permissions: raw.permissions ?? null,
+    effort: raw.effort ?? null,
+    resume: raw.resume ?? false,
+    command: raw.command ?? null,
+    openai: raw.openai
+      ? { base_url: raw.openai.base_url ?? null, api_key_env: raw.openai.api_key_env ?? null }
+      : null,
   };
 }
 

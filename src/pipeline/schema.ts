@@ -7,7 +7,7 @@ import { z } from 'zod';
  * would hide the parent's value. The defaults still reach editors through `.meta({ default })`.
  */
 
-export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
+export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'] as const;
 export const CONTEXT_STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'] as const;
 export const HUMAN_INPUT_MODES = ['before', 'on_demand', 'both'] as const;
 export const CONDITION_KEYWORDS = [
@@ -19,6 +19,11 @@ export const CONDITION_KEYWORDS = [
   'on_no_consensus',
 ] as const;
 export const API_VERSIONS = ['aqm/v0.1', 'troupe/v1'] as const;
+/** A gate judges with a model: any runtime but `command`. */
+export const GATE_RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
+export const PERMISSIONS = ['read_only', 'edit', 'full'] as const;
+export const EFFORTS = ['low', 'medium', 'high', 'max'] as const;
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const AGENT_ID = /^[a-zA-Z_][a-zA-Z0-9_-]*$/;
 export const PARAM_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]*$/;
@@ -53,6 +58,10 @@ export const GateSchema = z
     type: z.enum(['llm', 'human', 'command']).optional().meta({ default: 'llm' }),
     prompt: template.optional().meta({ description: 'Template with output, input and params.', default: '' }),
     model: z.string().nullish().meta({ description: 'Model for an llm gate; null uses config gate.model.' }),
+    runtime: z.enum(GATE_RUNTIMES).nullish().meta({
+      description:
+        "Runtime of an llm gate (Claude writes, Gemini reviews); null uses config gate.runtime, else the agent's own.",
+    }),
     max_retries: z.number().int().min(1).optional().meta({ default: 3 }),
     command: z
       .string()
@@ -84,6 +93,22 @@ export const McpServerSchema = z.union(
   ],
   { error: 'an mcp entry is a server name or a mapping with `server`' },
 );
+
+export const OpenAiSchema = z
+  .strictObject({
+    base_url: z.url({ error: 'base_url is a URL such as http://localhost:11434/v1' }).nullish().meta({
+      description:
+        'OpenAI-compatible endpoint (Ollama, vLLM, LM Studio…); default https://api.openai.com/v1.',
+    }),
+    api_key_env: z
+      .string()
+      .regex(ENV_NAME, { error: 'api_key_env names an environment variable, such as OPENAI_API_KEY' })
+      .nullish()
+      .meta({
+        description: 'Environment variable holding the key (never the key itself); default OPENAI_API_KEY.',
+      }),
+  })
+  .meta({ title: 'OpenAiEndpoint' });
 
 export const RetrySchema = z
   .strictObject({
@@ -139,6 +164,24 @@ export const AgentSchema = z
     gate: GateSchema.nullish(),
     mcp: z.array(McpServerSchema).nullish().meta({ default: [] }),
     cli_flags: z.array(z.string()).nullish(),
+    permissions: z.enum(PERMISSIONS).nullish().meta({
+      description:
+        'What the agent may do: read_only, edit (files) or full (anything, unasked). Default: edit inside a troupe worktree, read_only elsewhere.',
+    }),
+    effort: z
+      .enum(EFFORTS)
+      .nullish()
+      .meta({ description: 'Reasoning effort, mapped to each runtime’s own setting.' }),
+    resume: z.boolean().optional().meta({
+      description: "Continue the CLI's conversation from this agent's previous stage in the task.",
+      default: false,
+    }),
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .nullish()
+      .meta({ description: 'runtime command: the argv to run (no shell); its stdout is the output.' }),
+    openai: OpenAiSchema.nullish(),
     claude_code_flags: z
       .array(z.string())
       .nullish()

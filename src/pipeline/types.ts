@@ -4,7 +4,9 @@
  * The raw YAML shape is `schema.ts`; `load.ts` turns one into the other.
  */
 
-export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'scripted';
+import type { Effort, Permissions } from '../runtimes/runtime.js';
+
+export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted';
 export type ContextStrategy = 'none' | 'last_only' | 'own' | 'shared' | 'both';
 export type HumanInputMode = 'before' | 'on_demand' | 'both';
 
@@ -27,6 +29,8 @@ export interface Gate {
   command: string | null;
   /** Seconds; falls back to config gate.timeout. */
   timeout: number | null;
+  /** type llm: the runtime that judges; null → config gate.runtime → the agent's runtime. */
+  runtime?: Exclude<RuntimeName, 'command'> | null;
 }
 
 export interface McpServer {
@@ -84,6 +88,15 @@ export interface AgentNode extends AgentBase {
   timeout: number | null;
   /** Allowed but unused on agents (aqm warns); kept so nothing is dropped. */
   chunks: Chunks | null;
+  /** null: the runtime's default (edit inside a troupe worktree, read_only elsewhere). */
+  permissions?: Permissions | null;
+  effort?: Effort | null;
+  /** Continue the CLI session of this agent's previous stage in the task. */
+  resume?: boolean;
+  /** runtime command: the argv. */
+  command?: string[] | null;
+  /** runtime openai: the endpoint (null fields use the defaults). */
+  openai?: { base_url: string | null; api_key_env: string | null } | null;
 }
 
 export interface SessionNode extends AgentBase {

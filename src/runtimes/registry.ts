@@ -1,27 +1,53 @@
 import type { RuntimeName } from '../pipeline/types.js';
+import { claudeRuntime } from './claude.js';
+import { codexRuntime } from './codex.js';
+import { commandRuntime } from './command.js';
+import { geminiRuntime } from './gemini.js';
+import { openaiRuntime } from './openai.js';
 import { type Runtime, RuntimeError } from './runtime.js';
 import type { Script } from './script.js';
 import { scriptedRuntime } from './scripted.js';
+
+export interface RuntimeSettings {
+  /** Config `trust_workspace` (default true): Gemini runs with --skip-trust. */
+  trustWorkspace?: boolean;
+  /** Where each CLI is (default: TROUPE_<NAME>_BIN, else the name on PATH). */
+  bins?: Partial<Record<'claude' | 'gemini' | 'codex', string>>;
+}
 
 /**
  * Picks the runtime for an agent. A task started with `--script` runs every agent and every
  * llm gate on the scripted runtime; otherwise the agent's own runtime.
  */
-export function runtimeFor(name: RuntimeName, script: Script | null, configScript: Script | null): Runtime {
+export function runtimeFor(
+  name: RuntimeName,
+  script: Script | null,
+  configScript: Script | null,
+  settings: RuntimeSettings = {},
+): Runtime {
   if (script) return scriptedRuntime(script);
-  if (name === 'scripted') {
-    if (!configScript) {
-      return unavailable(
-        name,
-        "runtime 'scripted' needs a script: set `script:` in .troupe/config.yaml or pass --script",
-      );
-    }
-    return scriptedRuntime(configScript);
+  const bin = (cli: 'claude' | 'gemini' | 'codex') =>
+    settings.bins?.[cli] ?? process.env[`TROUPE_${cli.toUpperCase()}_BIN`] ?? cli;
+  switch (name) {
+    case 'scripted':
+      if (!configScript) {
+        return unavailable(
+          name,
+          "runtime 'scripted' needs a script: set `script:` in .troupe/config.yaml or pass --script",
+        );
+      }
+      return scriptedRuntime(configScript);
+    case 'claude':
+      return claudeRuntime({ bin: bin('claude') });
+    case 'gemini':
+      return geminiRuntime({ bin: bin('gemini'), trustWorkspace: settings.trustWorkspace ?? true });
+    case 'codex':
+      return codexRuntime({ bin: bin('codex') });
+    case 'openai':
+      return openaiRuntime();
+    case 'command':
+      return commandRuntime();
   }
-  return unavailable(
-    name,
-    `runtime '${name}' is not available in this build of troupe yet; run offline with --script <file>`,
-  );
 }
 
 function unavailable(name: string, message: string): Runtime {

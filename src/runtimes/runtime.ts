@@ -10,6 +10,20 @@ import type { McpServer } from '../pipeline/types.js';
 
 export type Effort = 'low' | 'medium' | 'high' | 'max';
 
+/**
+ * What an agent may do to the working directory: `read_only` looks, `edit` changes files,
+ * `full` also runs anything without asking. Each CLI runtime maps it to its own flag.
+ */
+export type Permissions = 'read_only' | 'edit' | 'full';
+
+/** An OpenAI-compatible endpoint; the key is read from the environment, never stored. */
+export interface OpenAiEndpoint {
+  /** Default `https://api.openai.com/v1`. */
+  baseUrl: string | null;
+  /** The environment variable holding the key; default OPENAI_API_KEY (optional for local servers). */
+  apiKeyEnv: string | null;
+}
+
 export interface RuntimeRequest {
   /** The agent (or, for purpose 'gate', the agent whose output is judged). */
   agentId: string;
@@ -31,6 +45,14 @@ export interface RuntimeRequest {
    * (the scripted runtime keeps its place in the script this way, across processes).
    */
   previousMeta: ReadonlyArray<Record<string, string | number | boolean>>;
+  /** null: `edit` inside a troupe worktree, `read_only` elsewhere (see permissions.ts). */
+  permissions?: Permissions | null;
+  /** runtime `command`: the argv to run. */
+  command?: readonly string[] | null;
+  /** runtime `openai`: where to send the request. */
+  openai?: OpenAiEndpoint | null;
+  /** When set, every raw line the runtime reads is appended here (for debugging). */
+  rawLogPath?: string | null;
 }
 
 export type RuntimeEvent =
@@ -38,7 +60,12 @@ export type RuntimeEvent =
   | { type: 'thinking'; text: string }
   | { type: 'tool_start'; id: string; name: string; input?: unknown }
   | { type: 'tool_result'; id: string; output: string; isError?: boolean }
+  /** The CLI's own conversation id: pass it back as `resumeSessionId` to continue. */
   | { type: 'session'; id: string }
+  /** Tokens used so far (where the runtime reports them before the end). */
+  | { type: 'usage'; usage: Usage }
+  /** Something worth showing that is not output: a retry, a rate-limit warning. */
+  | { type: 'notice'; level: 'info' | 'warning'; message: string }
   | {
       type: 'result';
       text: string;
@@ -66,6 +93,8 @@ export type RuntimeErrorKind =
   | 'permission_denied'
   | 'cancelled'
   | 'script_missing'
+  /** A resume id the CLI no longer knows: run again without `resumeSessionId`. */
+  | 'session_not_found'
   | 'crashed';
 
 const RETRYABLE: ReadonlySet<RuntimeErrorKind> = new Set([
@@ -84,9 +113,10 @@ export class RuntimeError extends TroupeError {
       resetAt?: Date;
       partialOutput?: string;
       meta?: Record<string, string | number | boolean>;
+      hint?: string;
     } = {},
   ) {
-    super(message);
+    super(message, options.hint ? { hint: options.hint } : undefined);
   }
 
   get retryable(): boolean {

@@ -29,6 +29,7 @@ const ERROR_KINDS: Record<string, RuntimeErrorKind> = {
 };
 
 async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenerator<RuntimeEvent> {
+  throwIfCancelled(request.signal);
   const entries = script.agents[request.agentId];
   if (!entries?.length) {
     throw new RuntimeError(
@@ -87,6 +88,7 @@ function pickEntry(
 }
 
 async function* gateReply(script: Script, request: RuntimeRequest): AsyncGenerator<RuntimeEvent> {
+  throwIfCancelled(request.signal);
   const entries = script.gates[request.agentId];
   if (!entries?.length) {
     throw new RuntimeError(
@@ -104,6 +106,12 @@ async function* gateReply(script: Script, request: RuntimeRequest): AsyncGenerat
 /** About four characters a token: good enough for offline runs, where nothing is billed. */
 function estimateUsage(prompt: string, reply: string): Usage {
   return { input_tokens: Math.ceil(prompt.length / 4), output_tokens: Math.ceil(reply.length / 4) };
+}
+
+/** Like every runtime, a call made after the cancel does nothing. */
+function throwIfCancelled(signal: AbortSignal): void {
+  if (!signal.aborted) return;
+  throw signal.reason instanceof RuntimeError ? signal.reason : new RuntimeError('cancelled', 'cancelled');
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -6,6 +6,7 @@ import { registerChunks } from './chunks.js';
 import { registerContext } from './context.js';
 import { registerDecide } from './decide.js';
 import { registerDemo } from './demo.js';
+import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
 import { registerList } from './list.js';
 import { registerPipeline } from './pipeline.js';
@@ -39,6 +40,7 @@ export function registerCommands(program: Command): void {
   registerDemo(program);
   registerPipeline(program);
   registerSchema(program);
+  registerDoctor(program);
   registerBus(program);
   registerServe(program);
 }

@@ -1,0 +1,78 @@
+import type { RuntimeErrorKind } from './runtime.js';
+
+/**
+ * The error wordings the CLIs and endpoints print, old and new, mapped to troupe's kinds. The
+ * order matters: a usage limit also says "limit", a 401 retried also says "Reconnecting".
+ * Sources: ../shared/reference/aoa-and-clis.md B4 and the captures.
+ */
+const PATTERNS: ReadonlyArray<[RuntimeErrorKind, RegExp]> = [
+  [
+    'session_not_found',
+    /No conversation found with session ID|no rollout found for thread id|No session found/i,
+  ],
+  ['untrusted_directory', /not running in a trusted directory|Not inside a trusted directory/i],
+  ['permission_denied', /cannot be used with root\/sudo privileges/i],
+  ['rate_limited', /temporarily limiting requests \(not your usage limit\)/i],
+  [
+    'usage_limit',
+    /You[’']ve hit your\b[^.·∙\n]*?\blimit|usage limit reached|limit reached\s*[∙·]\s*resets|You have exhausted your (?:daily quota|capacity)|QUOTA_EXHAUSTED/i,
+  ],
+  [
+    'quota_billing',
+    /Quota exceeded\. Check your plan|insufficient_quota|Credit balance is too low|billing_error|INSUFFICIENT_G1_CREDITS_BALANCE|exceeded your current quota|payment required/i,
+  ],
+  [
+    'auth',
+    /Not logged in|Invalid API key|authentication_failed|API key not valid|API_KEY_INVALID|\b401 Unauthorized|Incorrect API key|Please set an Auth method|invalid x-api-key|OAuth token (?:has )?expired|UNAUTHENTICATED|invalid_api_key|Invalid auth method/i,
+  ],
+  [
+    'context_overflow',
+    /prompt is too long|context window|context_length_exceeded|maximum context length|input is too long|exceeds the context|token limit exceeded|too many tokens/i,
+  ],
+  [
+    'rate_limited',
+    /rate.?limit|Too Many Requests|\b429\b|Resource has been exhausted|RESOURCE_EXHAUSTED|RetryableQuotaError/i,
+  ],
+  [
+    'overloaded',
+    /\b529\b|Overloaded|MODEL_CAPACITY_EXHAUSTED|No capacity available|server_is_overloaded|Service Unavailable|\b50[0234]\b|Internal Server Error|server_error/i,
+  ],
+  [
+    'network',
+    /Unable to connect|ConnectionRefused|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|ECONNRESET|EAI_AGAIN|fetch failed|waiting for network|Name does not resolve|error sending request|stream disconnected|socket hang up|network is unreachable/i,
+  ],
+];
+
+/** The kind a message stands for, or undefined when it is none of the known wordings. */
+export function classifyMessage(text: string): RuntimeErrorKind | undefined {
+  for (const [kind, pattern] of PATTERNS) if (pattern.test(text)) return kind;
+  return undefined;
+}
+
+/** What to do about each kind, said once for every runtime. */
+export function hintFor(kind: RuntimeErrorKind, runtime: string): string | undefined {
+  switch (kind) {
+    case 'auth':
+      return runtime === 'claude'
+        ? 'log in: run `claude` once and use /login (or `claude setup-token`), or set ANTHROPIC_API_KEY'
+        : runtime === 'gemini'
+          ? 'set GEMINI_API_KEY, or run `gemini` once and choose an auth method'
+          : runtime === 'codex'
+            ? 'log in with `codex login`, or set OPENAI_API_KEY'
+            : 'check the API key variable named by `openai.api_key_env`';
+    case 'untrusted_directory':
+      return runtime === 'gemini'
+        ? 'set `trust_workspace: true` in .troupe/config.yaml (troupe then passes --skip-trust), or trust this folder in an interactive `gemini`'
+        : 'run inside a git repository';
+    case 'usage_limit':
+      return 'troupe waits for the reset time and runs the stage again (`troupe resume` after it)';
+    case 'quota_billing':
+      return 'add credit or change the plan of this account';
+    case 'permission_denied':
+      return 'as root, `permissions: full` needs IS_SANDBOX=1 in the environment; or use `permissions: edit`';
+    case 'session_not_found':
+      return 'the CLI no longer has that conversation: run the stage again without resume';
+    default:
+      return undefined;
+  }
+}

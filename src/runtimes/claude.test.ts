@@ -1,0 +1,219 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
+import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
+import { RuntimeError } from './runtime.js';
+
+// the captures were made on 2026-11-29 around 10:02 UTC
+const NOW = new Date('2026-11-29T10:02:30Z');
+const make = (scenario: string, env: Record<string, string> = {}) =>
+  claudeRuntime({ bin: fakeCli('claude'), env: { FAKE_CLI_SCENARIO: scenario, ...env }, now: () => NOW });
+
+runtimeContract('claude', make, {
+  success: {
+    scenario: 'success-stream-json',
+    text: 'hi from mock',
+    sessionId: 'f977f2f1-8abb-4ba6-9a23-5d722df1bdcd',
+    usage: { input_tokens: 42, output_tokens: 12, cache_read_tokens: 7, cost_usd: 0.0005135000000000001 },
+  },
+  failures: [
+    { scenario: 'not-logged-in-stream-json', kind: 'auth' },
+    { scenario: 'not-logged-in', kind: 'auth' },
+    { scenario: 'usage-limit-5h', kind: 'usage_limit', resetAt: new Date(1795953727 * 1000) },
+    { scenario: 'usage-limit-weekly', kind: 'usage_limit', resetAt: new Date(1796212958 * 1000) },
+    { scenario: 'usage-limit-5h-json', kind: 'usage_limit', resetAt: new Date('2026-11-29T12:02:00Z') },
+    { scenario: 'usage-limit-5h-text', kind: 'usage_limit', resetAt: new Date('2026-11-29T12:02:00Z') },
+    { scenario: 'api-429', kind: 'rate_limited' },
+    { scenario: 'auth-401', kind: 'auth' },
+    { scenario: 'credit-balance', kind: 'quota_billing' },
+    { scenario: 'overloaded-529', kind: 'overloaded' },
+    { scenario: 'overloaded-529-max-retries-1', kind: 'overloaded' },
+    { scenario: 'no-network', kind: 'network' },
+    { scenario: 'resume-not-found', kind: 'session_not_found' },
+    { scenario: 'root-skip-permissions-refused', kind: 'permission_denied' },
+    { scenario: 'stream-json-requires-verbose', kind: 'crashed' },
+    { scenario: 'max-turns', kind: 'crashed' },
+  ],
+  hang: { scenario: 'hang', pids: true },
+  rawLog: true,
+  argv: 'argv',
+});
+
+describe('claude runtime', () => {
+  it('builds the argv from the request: model, effort, permissions, MCP, resume, cli_flags, prompt last', () => {
+    const { args } = claudeArgs(
+      baseRequest({
+        model: 'sonnet',
+        effort: 'high',
+        permissions: 'edit',
+        resumeSessionId: 'abc',
+        extraFlags: ['--max-turns', '5'],
+        prompt: '-starts with a dash',
+      }),
+      '/tmp/mcp.json',
+    );
+    expect(args).toEqual([
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--include-partial-messages',
+      '--model',
+      'sonnet',
+      '--effort',
+      'high',
+      '--permission-mode',
+      'acceptEdits',
+      '--mcp-config',
+      '/tmp/mcp.json',
+      '--resume',
+      'abc',
+      '--max-turns',
+      '5',
+      '--',
+      '-starts with a dash',
+    ]);
+  });
+
+  it('reads only outside a troupe worktree and edits inside one, unless the pipeline says', () => {
+    const mode = (cwd: string, extra: Partial<Parameters<typeof baseRequest>[0]> = {}) => {
+      const { args } = claudeArgs(baseRequest({ cwd, ...extra }), null);
+      const at = args.indexOf('--permission-mode');
+      return at === -1 ? null : args[at + 1];
+    };
+    expect(mode('/home/me/project')).toBe('default');
+    expect(mode('/home/me/project/.troupe/worktrees/T-123456')).toBe('acceptEdits');
+    expect(mode('/home/me/project', { permissions: 'full' })).toBe('bypassPermissions');
+    expect(mode('/home/me/project', { extraFlags: ['--dangerously-skip-permissions'] })).toBeNull();
+  });
+
+  it('gives a gate its system prompt; a stage only its prompt', () => {
+    const gate = claudeArgs(baseRequest({ purpose: 'gate', systemPrompt: 'judge' }), null).args;
+    expect(gate.slice(gate.indexOf('--system-prompt'), gate.indexOf('--system-prompt') + 2)).toEqual([
+      '--system-prompt',
+      'judge',
+    ]);
+    expect(claudeArgs(baseRequest({ systemPrompt: 'judge' }), null).args).not.toContain('--system-prompt');
+  });
+
+  it('passes MCP servers in a temp file that is gone after the run, and a long prompt on stdin', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-claude-'));
+    const argvFile = path.join(dir, 'argv.jsonl');
+    const prompt = 'x'.repeat(150_000);
+    await collect(
+      make('success-stream-json', { FAKE_CLI_ARGV_FILE: argvFile }),
+      baseRequest({
+        prompt,
+        mcp: [
+          { server: 'github', command: null, args: ['--ro'], env: { TOKEN: 't' } },
+          { server: 'db', command: 'db-mcp', args: [], env: null },
+        ],
+      }),
+    );
+    const seen = JSON.parse(readFileSync(argvFile, 'utf8'));
+    expect(seen.files.mcpConfig).toEqual({
+      mcpServers: {
+        github: {
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-github', '--ro'],
+          env: { TOKEN: 't' },
+        },
+        db: { command: 'db-mcp', args: [], env: {} },
+      },
+    });
+    expect(existsSync(seen.argv[seen.argv.indexOf('--mcp-config') + 1])).toBe(false);
+    expect(seen.argv.join(' ')).not.toContain('xxxx');
+    expect(seen.stdin).toBe(prompt);
+  });
+
+  it('streams tool use and its results', async () => {
+    const events = await collect(make('tool-use'), baseRequest());
+    expect(events.filter((e) => e.type === 'tool_start' || e.type === 'tool_result')).toEqual([
+      {
+        type: 'tool_start',
+        id: 'toolu_mock1',
+        name: 'Read',
+        input: { file_path: '/home/user/project/hello.txt' },
+      },
+      { type: 'tool_result', id: 'toolu_mock1', output: '1\thello-file-content\n2\t' },
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'result', text: 'hi from mock', meta: { num_turns: 2 } });
+  });
+
+  it('reports a blocked tool call as a failed tool result, not a failed stage', async () => {
+    const events = await collect(make('tool-use-permission-denied'), baseRequest());
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ isError: true });
+    expect(events.at(-1)).toMatchObject({ type: 'result', meta: { permission_denials: 1 } });
+  });
+
+  it('turns a rate-limit warning into a notice and still succeeds', async () => {
+    const events = await collect(make('success-rate-limit-warning'), baseRequest());
+    expect(events).toContainEqual({ type: 'notice', level: 'warning', message: 'five_hour limit 91% used' });
+    expect(events.at(-1)).toMatchObject({ type: 'result', text: 'hi from mock' });
+  });
+
+  it('skips lines that are not JSON', async () => {
+    const events = await collect(make('malformed'), baseRequest());
+    expect(events.at(-1)).toMatchObject({ type: 'result', text: 'hi from mock' });
+  });
+
+  it('keeps the session id and what was streamed on a failure', async () => {
+    const error = await failureOf(make('usage-limit-5h'), baseRequest());
+    expect(error.options.meta).toMatchObject({ session_id: '13a0c5e2-0e05-4936-84b4-2d3d2c6e70d8' });
+    expect(error.message).toBe("You've hit your session limit · resets 12:02pm (UTC)");
+    expect(error.hint).toContain('reset');
+  });
+
+  it('keeps stderr beside the raw stream', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-claude-'));
+    await failureOf(make('resume-not-found'), baseRequest({ rawLogPath: path.join(dir, '2.jsonl') }));
+    expect(readFileSync(path.join(dir, '2.stderr'), 'utf8')).toContain('No conversation found');
+    const raw = readFileSync(path.join(dir, '2.jsonl'), 'utf8').split('\n');
+    expect(JSON.parse(raw[0]!)).toMatchObject({ type: 'troupe.spawn', runtime: 'claude' });
+  });
+
+  it('kills a CLI that ignores SIGTERM', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-claude-'));
+    const pidFile = path.join(dir, 'pids');
+    const controller = new AbortController();
+    const run = failureOf(
+      make('hang-stubborn', { FAKE_CLI_PIDFILE: pidFile }),
+      baseRequest({ signal: controller.signal }),
+    );
+    while (!existsSync(pidFile) || !readFileSync(pidFile, 'utf8').includes(' '))
+      await new Promise((r) => setTimeout(r, 20));
+    controller.abort(new RuntimeError('cancelled', 'task cancelled'));
+    expect((await run).kind).toBe('cancelled');
+    const pids = readFileSync(pidFile, 'utf8').split(' ').map(Number);
+    await new Promise((r) => setTimeout(r, 200));
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('says how to install a missing CLI', async () => {
+    const error = await failureOf(claudeRuntime({ bin: '/nonexistent/claude' }), baseRequest());
+    expect(error.kind).toBe('missing_cli');
+    expect(error.hint).toContain('npm i -g @anthropic-ai/claude-code');
+  });
+
+  it('takes text from partial-message deltas without repeating the full message', () => {
+    const parser = new ClaudeStreamParser();
+    const delta = (text: string) =>
+      JSON.stringify({
+        type: 'stream_event',
+        event: { type: 'content_block_delta', delta: { type: 'text_delta', text } },
+      });
+    const lines = [
+      JSON.stringify({ type: 'stream_event', event: { type: 'message_start', message: { id: 'm1' } } }),
+      delta('hi '),
+      delta('there'),
+      JSON.stringify({
+        type: 'assistant',
+        message: { id: 'm1', content: [{ type: 'text', text: 'hi there' }] },
+      }),
+    ];
+    const texts = lines.flatMap((l) => parser.line(l)).flatMap((e) => (e.type === 'text' ? [e.text] : []));
+    expect(texts).toEqual(['hi ', 'there']);
+  });
+});

@@ -1,0 +1,363 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Usage } from '../engine/events.js';
+import { classifyMessage, hintFor } from './classify.js';
+import { type CliParser, num, type ResultEvent, runCli, stderrTail } from './cli-run.js';
+import { parseJsonLine } from './jsonl.js';
+import { mcpServersJson } from './mcp.js';
+import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
+import type { CliExit } from './process.js';
+import { parseClaudeReset } from './reset-time.js';
+import {
+  type Permissions,
+  type Runtime,
+  RuntimeError,
+  type RuntimeErrorKind,
+  type RuntimeEvent,
+  type RuntimeRequest,
+} from './runtime.js';
+
+/**
+ * Claude Code headless: `claude -p --output-format stream-json --verbose
+ * --include-partial-messages`, one JSON event a line. Failures come back as a `result` with
+ * `is_error: true` (its subtype still `success`), so they are classified from that result, the
+ * synthetic assistant message's `error`, `api_error_status`, the `rate_limit_event` and the text.
+ */
+
+export interface ClaudeOptions {
+  /** The binary (default `claude` on PATH). */
+  bin?: string;
+  /** Extra environment for the CLI. */
+  env?: Record<string, string | undefined>;
+  now?: () => Date;
+}
+
+export const CLAUDE_INSTALL = 'npm i -g @anthropic-ai/claude-code';
+/** Longer prompts go through stdin: one argv string may not exceed 128 KiB on Linux. */
+export const ARGV_PROMPT_LIMIT = 100_000;
+
+const PERMISSION_MODES: Record<Permissions, string> = {
+  read_only: 'default',
+  edit: 'acceptEdits',
+  full: 'bypassPermissions',
+};
+
+export function claudeRuntime(options: ClaudeOptions = {}): Runtime {
+  const bin = options.bin ?? 'claude';
+  const now = options.now ?? (() => new Date());
+  return {
+    name: 'claude',
+    async *run(request) {
+      const temp: string[] = [];
+      let mcpConfig: string | null = null;
+      if (request.mcp.length > 0) {
+        const dir = await mkdtemp(path.join(os.tmpdir(), 'troupe-claude-'));
+        temp.push(dir);
+        mcpConfig = path.join(dir, 'mcp.json');
+        await writeFile(mcpConfig, JSON.stringify({ mcpServers: mcpServersJson(request.mcp) }), {
+          mode: 0o600,
+        });
+      }
+      const { args, input } = claudeArgs(request, mcpConfig);
+      yield* runCli({
+        runtime: 'claude',
+        bin,
+        args,
+        ...(input !== undefined ? { input } : {}),
+        ...(options.env ? { env: options.env } : {}),
+        request,
+        parser: new ClaudeStreamParser(now),
+        install: CLAUDE_INSTALL,
+        temp,
+      });
+    },
+  };
+}
+
+/** The argv after `claude`, and the prompt for stdin when it is too long for argv. */
+export function claudeArgs(
+  request: RuntimeRequest,
+  mcpConfig: string | null,
+): { args: string[]; input?: string } {
+  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages'];
+  if (request.model) args.push('--model', request.model);
+  if (request.effort) args.push('--effort', request.effort);
+  if (
+    !flagsChoosePermissions(request.extraFlags, [
+      '--permission-mode',
+      '--dangerously-skip-permissions',
+      '--allow-dangerously-skip-permissions',
+    ])
+  ) {
+    args.push('--permission-mode', PERMISSION_MODES[effectivePermissions(request.permissions, request.cwd)]);
+  }
+  if (mcpConfig) args.push('--mcp-config', mcpConfig);
+  if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
+  // a stage's instructions are already its prompt; a gate judges under its own system prompt
+  if (request.purpose === 'gate' && request.systemPrompt.trim())
+    args.push('--system-prompt', request.systemPrompt);
+  args.push(...request.extraFlags);
+  if (Buffer.byteLength(request.prompt) > ARGV_PROMPT_LIMIT) return { args, input: request.prompt };
+  args.push('--', request.prompt);
+  return { args };
+}
+
+type Json = Record<string, unknown>;
+
+/** stream-json lines → events; pure, so it is benchmarked and tested without a process. */
+export class ClaudeStreamParser implements CliParser {
+  private sessionId: string | null = null;
+  private streaming = false;
+  private text = '';
+  private lastMessageId: string | null = null;
+  private result: Json | null = null;
+  private syntheticError: string | null = null;
+  private rejected: Json | null = null;
+  private lastRetry: Json | null = null;
+  /** The last lines that were not JSON (text-mode output, a crash): a message of last resort. */
+  private plain: string[] = [];
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
+
+  line(line: string): RuntimeEvent[] {
+    const event = parseJsonLine(line);
+    if (!event) {
+      if (line.trim()) this.plain = [...this.plain.slice(-19), line.trim()];
+      return [];
+    }
+    const out: RuntimeEvent[] = [];
+    const sid = event.session_id;
+    if (typeof sid === 'string' && sid && sid !== this.sessionId && event.type !== 'result') {
+      this.sessionId = sid;
+      out.push({ type: 'session', id: sid });
+    }
+    switch (event.type) {
+      case 'stream_event':
+        this.streamEvent(event.event as Json | undefined, out);
+        break;
+      case 'assistant':
+        this.assistant(event, out);
+        break;
+      case 'user':
+        this.toolResults(event, out);
+        break;
+      case 'system':
+        if (event.subtype === 'api_retry') {
+          this.lastRetry = event;
+          out.push({
+            type: 'notice',
+            level: 'warning',
+            message: `API retry ${num(event.attempt)}/${num(event.max_retries)} (${String(event.error ?? 'error')}${event.error_status ? ` ${event.error_status}` : ''})`,
+          });
+        }
+        break;
+      case 'rate_limit_event': {
+        const info = (event.rate_limit_info ?? {}) as Json;
+        if (info.status === 'rejected') this.rejected = info;
+        else if (info.status === 'allowed_warning') {
+          out.push({
+            type: 'notice',
+            level: 'warning',
+            message: `${String(info.rateLimitType ?? 'usage')} limit ${Math.round(num(info.utilization) * 100)}% used`,
+          });
+        }
+        break;
+      }
+      case 'result':
+        this.result = event;
+        break;
+    }
+    return out;
+  }
+
+  private streamEvent(raw: Json | undefined, out: RuntimeEvent[]): void {
+    if (!raw) return;
+    if (raw.type === 'message_start') {
+      const id = (raw.message as Json | undefined)?.id;
+      this.separate(typeof id === 'string' ? id : null, out);
+      return;
+    }
+    if (raw.type !== 'content_block_delta') return;
+    const delta = raw.delta as Json | undefined;
+    if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
+      this.streaming = true;
+      this.text += delta.text;
+      out.push({ type: 'text', text: delta.text });
+    } else if (delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+      this.streaming = true;
+      out.push({ type: 'thinking', text: delta.thinking });
+    }
+  }
+
+  /** Messages of one turn are joined by a blank line, as a reader would see them. */
+  private separate(messageId: string | null, out: RuntimeEvent[]): void {
+    if (messageId && messageId !== this.lastMessageId) {
+      if (this.lastMessageId && this.text && !this.text.endsWith('\n')) {
+        this.text += '\n\n';
+        out.push({ type: 'text', text: '\n\n' });
+      }
+      this.lastMessageId = messageId;
+    }
+  }
+
+  private assistant(event: Json, out: RuntimeEvent[]): void {
+    const message = (event.message ?? {}) as Json;
+    if (message.model === '<synthetic>' || typeof event.error === 'string') {
+      this.syntheticError = typeof event.error === 'string' ? event.error : 'unknown';
+      return;
+    }
+    const content = Array.isArray(message.content) ? (message.content as Json[]) : [];
+    for (const block of content) {
+      if (block.type === 'tool_use') {
+        out.push({
+          type: 'tool_start',
+          id: String(block.id ?? ''),
+          name: String(block.name ?? ''),
+          input: block.input,
+        });
+      } else if (!this.streaming && block.type === 'text' && typeof block.text === 'string') {
+        this.separate(typeof message.id === 'string' ? message.id : null, out);
+        this.text += block.text;
+        out.push({ type: 'text', text: block.text });
+      } else if (!this.streaming && block.type === 'thinking' && typeof block.thinking === 'string') {
+        out.push({ type: 'thinking', text: block.thinking });
+      }
+    }
+  }
+
+  private toolResults(event: Json, out: RuntimeEvent[]): void {
+    const content = ((event.message ?? {}) as Json).content;
+    if (!Array.isArray(content)) return;
+    for (const block of content as Json[]) {
+      if (block.type !== 'tool_result') continue;
+      out.push({
+        type: 'tool_result',
+        id: String(block.tool_use_id ?? ''),
+        output: toolOutput(block.content),
+        ...(block.is_error === true ? { isError: true } : {}),
+      });
+    }
+  }
+
+  meta(): Record<string, string | number | boolean> {
+    return this.sessionId ? { session_id: this.sessionId } : {};
+  }
+
+  finish(exit: CliExit): ResultEvent | RuntimeError {
+    const result = this.result;
+    if (
+      result &&
+      result.is_error !== true &&
+      (result.subtype === 'success' || result.subtype === undefined)
+    ) {
+      const text = typeof result.result === 'string' && result.result ? result.result : this.text;
+      const denials = Array.isArray(result.permission_denials) ? result.permission_denials.length : 0;
+      const sessionId = typeof result.session_id === 'string' ? result.session_id : this.sessionId;
+      return {
+        type: 'result',
+        text,
+        usage: claudeUsage(result),
+        meta: {
+          ...(sessionId ? { session_id: sessionId } : {}),
+          ...(typeof result.num_turns === 'number' ? { num_turns: result.num_turns } : {}),
+          ...(denials > 0 ? { permission_denials: denials } : {}),
+        },
+      };
+    }
+    return this.classify(exit);
+  }
+
+  private classify(exit: CliExit): RuntimeError {
+    const result = this.result;
+    const errors = Array.isArray(result?.errors) ? (result.errors as unknown[]).map(String).join('; ') : '';
+    const message =
+      (typeof result?.result === 'string' && result.result) ||
+      errors ||
+      stderrTail(exit.stderr) ||
+      this.plain.slice(-5).join('\n') ||
+      (result ? `claude ended with ${String(result.subtype)}` : exitText(exit));
+    const status = typeof result?.api_error_status === 'number' ? result.api_error_status : null;
+    const error = (kind: RuntimeErrorKind, resetAt?: Date) =>
+      new RuntimeError(kind, message, {
+        ...(resetAt ? { resetAt } : {}),
+        ...(hintFor(kind, 'claude') ? { hint: hintFor(kind, 'claude')! } : {}),
+      });
+
+    if (this.rejected) {
+      const resetsAt = num(this.rejected.resetsAt);
+      return error(
+        'usage_limit',
+        resetsAt ? new Date(resetsAt * 1000) : parseClaudeReset(message, this.now()),
+      );
+    }
+    const fromText = classifyMessage(`${message}\n${exit.stderr}`);
+    if (fromText === 'usage_limit') return error('usage_limit', parseClaudeReset(message, this.now()));
+    if (result?.subtype === 'error_max_turns') return error('crashed');
+    if (fromText && fromText !== 'overloaded' && fromText !== 'rate_limited') return error(fromText);
+    switch (this.syntheticError) {
+      case 'authentication_failed':
+        return error('auth');
+      case 'billing_error':
+        return error('quota_billing');
+      case 'rate_limit':
+        return error('rate_limited');
+    }
+    if (status === 429) return error('rate_limited');
+    if (status === 401 || status === 403) return error('auth');
+    if (status === 529 || (status !== null && status >= 500)) return error('overloaded');
+    if (fromText) return error(fromText);
+    if (this.syntheticError === 'server_error') return error('overloaded');
+    if (this.lastRetry?.error === 'unknown' && this.lastRetry.error_status === null) return error('network');
+    return error('crashed');
+  }
+}
+
+function exitText(exit: CliExit): string {
+  return exit.signal
+    ? `claude was killed by ${exit.signal}`
+    : `claude exited with ${exit.exitCode} without a result`;
+}
+
+function toolOutput(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as Json).text) : ''))
+      .join('');
+  }
+  return content === undefined ? '' : JSON.stringify(content);
+}
+
+/**
+ * Tokens from `modelUsage` (every model the run used, side calls included, matching the cost)
+ * or else `result.usage`. `input_tokens` counts what was not read from the cache.
+ */
+export function claudeUsage(result: Json): Usage {
+  const cost = num(result.total_cost_usd);
+  const models =
+    result.modelUsage && typeof result.modelUsage === 'object'
+      ? Object.values(result.modelUsage as Json)
+      : [];
+  let input = 0;
+  let output = 0;
+  let cacheRead = 0;
+  if (models.length > 0) {
+    for (const m of models as Json[]) {
+      input += num(m.inputTokens) + num(m.cacheCreationInputTokens);
+      output += num(m.outputTokens);
+      cacheRead += num(m.cacheReadInputTokens);
+    }
+  } else {
+    const u = (result.usage ?? {}) as Json;
+    input = num(u.input_tokens) + num(u.cache_creation_input_tokens);
+    output = num(u.output_tokens);
+    cacheRead = num(u.cache_read_input_tokens);
+  }
+  return {
+    input_tokens: input,
+    output_tokens: output,
+    ...(cacheRead ? { cache_read_tokens: cacheRead } : {}),
+    ...(cost ? { cost_usd: cost } : {}),
+  };
+}

@@ -1,0 +1,371 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { classifyMessage, hintFor } from './classify.js';
+import { ARGV_PROMPT_LIMIT } from './claude.js';
+import { type CliParser, num, type ResultEvent, runCli, stderrTail } from './cli-run.js';
+import { parseJsonLine } from './jsonl.js';
+import { mcpLaunch } from './mcp.js';
+import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
+import type { CliExit } from './process.js';
+import { parseCodexReset } from './reset-time.js';
+import {
+  type Effort,
+  type Permissions,
+  type Runtime,
+  RuntimeError,
+  type RuntimeErrorKind,
+  type RuntimeEvent,
+  type RuntimeRequest,
+} from './runtime.js';
+
+/**
+ * Codex CLI headless: `codex exec --json`, JSONL on stdout. Only `turn.failed` is fatal; the
+ * `Reconnecting...` errors before it are retries, except that offline Codex reconnects forever,
+ * so a streak of them (ten, or a minute) ends the stage as `network`. Run with TZ=UTC so that
+ * "try again at 1:13 PM" has a known zone.
+ */
+
+export interface CodexOptions {
+  bin?: string;
+  env?: Record<string, string | undefined>;
+  now?: () => Date;
+  /** Reconnects in a row that end the run (default 10). */
+  maxReconnects?: number;
+  /** How long a streak of reconnects may last (default 60 s). */
+  reconnectWindowMs?: number;
+  /** How long Codex may say "waiting for network" before the stage ends (default 30 s). */
+  offlineWindowMs?: number;
+}
+
+export const CODEX_INSTALL = 'npm i -g @openai/codex';
+
+const SANDBOX: Record<Permissions, string> = {
+  read_only: 'read-only',
+  edit: 'workspace-write',
+  full: 'danger-full-access',
+};
+const EFFORT: Record<Effort, string> = { low: 'low', medium: 'medium', high: 'high', max: 'xhigh' };
+
+export function codexRuntime(options: CodexOptions = {}): Runtime {
+  const bin = options.bin ?? 'codex';
+  const now = options.now ?? (() => new Date());
+  return {
+    name: 'codex',
+    run(request) {
+      const { args, input, logged } = codexArgs(request, insideGitRepo(request.cwd));
+      return runCli({
+        runtime: 'codex',
+        bin,
+        args,
+        loggedArgs: logged,
+        ...(input !== undefined ? { input } : {}),
+        env: { ...options.env, TZ: 'UTC' },
+        request,
+        parser: new CodexStreamParser(
+          now,
+          options.maxReconnects ?? 10,
+          options.reconnectWindowMs ?? 60_000,
+          options.offlineWindowMs ?? 30_000,
+        ),
+        install: CODEX_INSTALL,
+      });
+    },
+  };
+}
+
+/** argv after `codex`; `logged` masks MCP environment values (they may be secrets). */
+export function codexArgs(
+  request: RuntimeRequest,
+  inRepo: boolean,
+): { args: string[]; input?: string; logged: string[] } {
+  const resume = request.resumeSessionId;
+  const args = resume ? ['exec', 'resume', '--json'] : ['exec', '--json'];
+  const logged = [...args];
+  const push = (...values: string[]) => {
+    args.push(...values);
+    logged.push(...values);
+  };
+  if (request.model) push('-m', request.model);
+  if (request.effort) push('-c', `model_reasoning_effort=${EFFORT[request.effort]}`);
+  if (
+    !flagsChoosePermissions(request.extraFlags, [
+      '-s',
+      '--sandbox',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--yolo',
+    ])
+  ) {
+    const sandbox = SANDBOX[effectivePermissions(request.permissions, request.cwd)];
+    // `exec resume` has no -s/-C: the same settings through config, and the process's cwd
+    if (resume) push('-c', `sandbox_mode="${sandbox}"`);
+    else push('-s', sandbox);
+  }
+  if (!resume) push('-C', request.cwd);
+  if (!inRepo) push('--skip-git-repo-check');
+  for (const server of request.mcp.map(mcpLaunch)) {
+    const key = `mcp_servers.${tomlKey(server.name)}`;
+    push('-c', `${key}.command=${JSON.stringify(server.command)}`);
+    push('-c', `${key}.args=${JSON.stringify(server.args)}`);
+    const env = Object.entries(server.env);
+    if (env.length > 0) {
+      args.push(
+        '-c',
+        `${key}.env={${env.map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(',')}}`,
+      );
+      logged.push('-c', `${key}.env={${env.map(([k]) => `${JSON.stringify(k)}="***"`).join(',')}}`);
+    }
+  }
+  push(...request.extraFlags);
+  const prompt =
+    request.purpose === 'gate' && request.systemPrompt.trim()
+      ? `${request.systemPrompt}\n\n${request.prompt}`
+      : request.prompt;
+  if (resume) push(resume);
+  if (Buffer.byteLength(prompt) > ARGV_PROMPT_LIMIT) {
+    push('-');
+    return { args, input: prompt, logged };
+  }
+  push('--', prompt);
+  return { args, logged };
+}
+
+function tomlKey(name: string): string {
+  return /^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name);
+}
+
+function insideGitRepo(cwd: string): boolean {
+  let dir = path.resolve(cwd);
+  for (;;) {
+    if (existsSync(path.join(dir, '.git'))) return true;
+    const parent = path.dirname(dir);
+    if (parent === dir) return false;
+    dir = parent;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+export class CodexStreamParser implements CliParser {
+  private threadId: string | null = null;
+  private messages: string[] = [];
+  private usage: Json | null = null;
+  private failed: string | null = null;
+  private lastError: string | null = null;
+  private streak = 0;
+  private streakTimer: NodeJS.Timeout | null = null;
+  private offlineTimer: NodeJS.Timeout | null = null;
+  private control: { stop(error: RuntimeError): void } | null = null;
+
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    private readonly maxReconnects = 10,
+    private readonly reconnectWindowMs = 60_000,
+    private readonly offlineWindowMs = 30_000,
+  ) {}
+
+  attach(control: { stop(error: RuntimeError): void }): void {
+    this.control = control;
+  }
+
+  line(line: string): RuntimeEvent[] {
+    const event = parseJsonLine(line);
+    if (!event) return [];
+    const out: RuntimeEvent[] = [];
+    switch (event.type) {
+      case 'thread.started':
+        if (typeof event.thread_id === 'string') {
+          this.threadId = event.thread_id;
+          out.push({ type: 'session', id: event.thread_id });
+        }
+        break;
+      case 'error': {
+        const message = String(event.message ?? '');
+        this.lastError = message;
+        if (message.startsWith('Reconnecting...')) {
+          out.push({ type: 'notice', level: 'warning', message });
+          this.reconnecting(message);
+        }
+        break;
+      }
+      case 'turn.failed':
+        this.failed = String((event.error as Json | undefined)?.message ?? this.lastError ?? 'turn failed');
+        break;
+      case 'turn.completed':
+        this.calm();
+        this.usage = (event.usage as Json | undefined) ?? null;
+        if (this.usage) out.push({ type: 'usage', usage: codexUsage(this.usage) });
+        break;
+      case 'item.started':
+      case 'item.updated':
+      case 'item.completed':
+        this.item(event.type, (event.item ?? {}) as Json, out);
+        break;
+    }
+    return out;
+  }
+
+  private item(type: string, item: Json, out: RuntimeEvent[]): void {
+    if (item.type === 'error') {
+      out.push({ type: 'notice', level: 'warning', message: String(item.message ?? '') });
+      return;
+    }
+    this.calm();
+    if (type !== 'item.completed') {
+      if (type === 'item.started' && TOOL_ITEMS.has(String(item.type))) {
+        out.push({
+          type: 'tool_start',
+          id: String(item.id ?? ''),
+          name: toolName(item),
+          input: toolInput(item),
+        });
+      }
+      return;
+    }
+    switch (item.type) {
+      case 'agent_message': {
+        const text = String(item.text ?? '');
+        const sep = this.messages.length > 0 ? '\n\n' : '';
+        this.messages.push(text);
+        out.push({ type: 'text', text: sep + text });
+        break;
+      }
+      case 'reasoning':
+        out.push({ type: 'thinking', text: String(item.text ?? '') });
+        break;
+      default:
+        if (TOOL_ITEMS.has(String(item.type))) {
+          const failed =
+            item.status === 'failed' ||
+            item.status === 'declined' ||
+            (typeof item.exit_code === 'number' && item.exit_code !== 0) ||
+            Boolean(item.error);
+          out.push({
+            type: 'tool_result',
+            id: String(item.id ?? ''),
+            output: toolOutput(item),
+            ...(failed ? { isError: true } : {}),
+          });
+        }
+    }
+  }
+
+  /** One more reconnect in a row: ten of them, or a minute of them, and the stage is offline. */
+  private reconnecting(message: string): void {
+    this.streak += 1;
+    if (this.streak >= this.maxReconnects) {
+      this.giveUp(message);
+      return;
+    }
+    if (!this.streakTimer) {
+      this.streakTimer = setTimeout(() => this.giveUp(this.lastError ?? message), this.reconnectWindowMs);
+      this.streakTimer.unref();
+    }
+    // Codex's own retries are spent and it waits for the network, which offline is forever
+    if (!this.offlineTimer && /waiting for network/i.test(message)) {
+      this.offlineTimer = setTimeout(() => this.giveUp(this.lastError ?? message), this.offlineWindowMs);
+      this.offlineTimer.unref();
+    }
+  }
+
+  private giveUp(message: string): void {
+    const detail = message.replace(/^Reconnecting\.\.\.\s*(?:\d+\/\d+\s*)?/, '').replace(/^\((.*)\)$/, '$1');
+    const kind = classifyMessage(detail);
+    const final: RuntimeErrorKind = kind === 'auth' || kind === 'rate_limited' ? kind : 'network';
+    this.control?.stop(
+      new RuntimeError(final, `codex kept reconnecting (${this.streak} times): ${detail}`, {
+        ...(hintFor(final, 'codex') ? { hint: hintFor(final, 'codex')! } : {}),
+      }),
+    );
+  }
+
+  private calm(): void {
+    this.streak = 0;
+    if (this.streakTimer) clearTimeout(this.streakTimer);
+    if (this.offlineTimer) clearTimeout(this.offlineTimer);
+    this.streakTimer = null;
+    this.offlineTimer = null;
+  }
+
+  dispose(): void {
+    this.calm();
+  }
+
+  meta(): Record<string, string | number | boolean> {
+    return this.threadId ? { session_id: this.threadId } : {};
+  }
+
+  finish(exit: CliExit): ResultEvent | RuntimeError {
+    if (!this.failed && exit.exitCode === 0) {
+      return {
+        type: 'result',
+        text: this.messages.at(-1) ?? '',
+        usage: codexUsage(this.usage ?? {}),
+        meta: this.meta(),
+      };
+    }
+    const message = this.failed ?? this.lastError ?? (stderrMessage(exit.stderr) || exitText(exit));
+    const kind: RuntimeErrorKind =
+      classifyMessage(`${message}\n${this.failed ? '' : exit.stderr}`) ?? 'crashed';
+    const resetAt = kind === 'usage_limit' ? parseCodexReset(message, this.now()) : undefined;
+    return new RuntimeError(kind, message, {
+      ...(resetAt ? { resetAt } : {}),
+      ...(hintFor(kind, 'codex') ? { hint: hintFor(kind, 'codex')! } : {}),
+    });
+  }
+}
+
+const TOOL_ITEMS = new Set([
+  'command_execution',
+  'mcp_tool_call',
+  'file_change',
+  'web_search',
+  'collab_tool_call',
+]);
+
+function toolName(item: Json): string {
+  if (item.type === 'command_execution') return 'shell';
+  if (item.type === 'mcp_tool_call') return `${String(item.server ?? 'mcp')}.${String(item.tool ?? '')}`;
+  return String(item.type);
+}
+
+function toolInput(item: Json): unknown {
+  if (item.type === 'command_execution') return { command: item.command };
+  if (item.type === 'mcp_tool_call') return item.arguments;
+  if (item.type === 'file_change') return { changes: item.changes };
+  if (item.type === 'web_search') return { query: item.query };
+  return undefined;
+}
+
+function toolOutput(item: Json): string {
+  if (item.type === 'command_execution') return String(item.aggregated_output ?? '');
+  if (item.type === 'mcp_tool_call') {
+    const error = item.error as Json | undefined;
+    return error
+      ? String(error.message ?? '')
+      : JSON.stringify((item.result as Json | undefined)?.content ?? '');
+  }
+  if (item.type === 'file_change') return JSON.stringify(item.changes ?? []);
+  return '';
+}
+
+/** Codex's own `Error: …` line when it printed one (before a stack backtrace), else the tail. */
+function stderrMessage(stderr: string): string {
+  const error = stderr.split('\n').find((l) => l.startsWith('Error'));
+  return error?.trim() ?? stderrTail(stderr.replace(/^Reading additional input from stdin\.\.\.\n?/m, ''));
+}
+
+function exitText(exit: CliExit): string {
+  return exit.signal
+    ? `codex was killed by ${exit.signal}`
+    : `codex exited with ${exit.exitCode} without finishing the turn`;
+}
+
+/** Codex counts cached tokens inside input_tokens; troupe's input_tokens leaves them out. */
+export function codexUsage(u: Json) {
+  const cached = num(u.cached_input_tokens);
+  return {
+    input_tokens: Math.max(0, num(u.input_tokens) - cached),
+    output_tokens: num(u.output_tokens),
+    ...(cached ? { cache_read_tokens: cached } : {}),
+  };
+}

@@ -1,0 +1,126 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { baseRequest, collect, fakeCli, runtimeContract } from './contract.js';
+import { geminiArgs, geminiRuntime } from './gemini.js';
+
+const NOW = new Date('2026-11-29T10:02:30Z');
+const settingsDir = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-settings-'));
+const make = (scenario: string, env: Record<string, string> = {}, trustWorkspace = true) =>
+  geminiRuntime({
+    bin: fakeCli('gemini'),
+    env: { FAKE_CLI_SCENARIO: scenario, ...env },
+    now: () => NOW,
+    settingsDir,
+    trustWorkspace,
+  });
+
+runtimeContract('gemini', make, {
+  success: {
+    scenario: 'success',
+    text: 'hi from mock',
+    sessionId: '65321f49-1348-4a67-8f1f-e198f3f84d79',
+    usage: { input_tokens: 221, output_tokens: 9, cache_read_tokens: 100 },
+  },
+  failures: [
+    { scenario: 'not-logged-in', kind: 'auth' },
+    { scenario: 'not-logged-in-json', kind: 'auth' },
+    { scenario: 'untrusted-dir', kind: 'untrusted_directory' },
+    { scenario: 'daily-quota', kind: 'usage_limit' },
+    { scenario: 'daily-quota-text', kind: 'usage_limit' },
+    { scenario: 'capacity-exhausted', kind: 'overloaded' },
+    { scenario: 'capacity-exhausted-json', kind: 'overloaded' },
+    { scenario: 'auth-invalid-key', kind: 'auth' },
+    { scenario: 'auth-invalid-key-json', kind: 'auth' },
+    { scenario: 'per-minute-429', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 1000) },
+    { scenario: 'no-network', kind: 'network' },
+  ],
+  hang: { scenario: 'hang', pids: true },
+  rawLog: true,
+  argv: 'argv',
+});
+
+describe('gemini runtime', () => {
+  it('runs headless with stream-json, the approval mode of its permissions and --skip-trust', () => {
+    expect(
+      geminiArgs(baseRequest({ permissions: 'edit', resumeSessionId: 's1' }), { trust: true, model: 'm' }),
+    ).toEqual([
+      '-o',
+      'stream-json',
+      '-m',
+      'm',
+      '--approval-mode',
+      'auto_edit',
+      '--skip-trust',
+      '--resume',
+      's1',
+      '--prompt=say hi',
+    ]);
+    expect(geminiArgs(baseRequest(), { trust: false, model: null })).toEqual([
+      '-o',
+      'stream-json',
+      '--approval-mode',
+      'default',
+      '--prompt=say hi',
+    ]);
+  });
+
+  it('says how to fix an untrusted folder when trust_workspace is off', async () => {
+    const error = await make('untrusted-dir', {}, false)
+      .run(baseRequest())
+      [Symbol.asyncIterator]()
+      .next()
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'untrusted_directory' });
+    expect((error as Error & { hint: string }).hint).toContain('trust_workspace');
+  });
+
+  it('passes MCP servers and effort through a generated settings file, and a gate its system prompt', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-'));
+    const argvFile = path.join(dir, 'argv.jsonl');
+    await collect(
+      make('success', { FAKE_CLI_ARGV_FILE: argvFile }),
+      baseRequest({
+        purpose: 'gate',
+        systemPrompt: 'You are a quality gate.',
+        model: 'gemini-3.1-pro-preview',
+        effort: 'low',
+        mcp: [{ server: 'fs', command: null, args: ['/srv'], env: null }],
+      }),
+    );
+    const seen = JSON.parse(readFileSync(argvFile, 'utf8'));
+    const alias = 'troupe-low-gemini-3.1-pro-preview';
+    expect(seen.argv.slice(2, 4)).toEqual(['-m', alias]);
+    expect(JSON.parse(seen.files.GEMINI_CLI_SYSTEM_DEFAULTS_PATH)).toEqual({
+      mcpServers: {
+        fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-fs', '/srv'], env: {} },
+      },
+      modelConfigs: {
+        customAliases: {
+          [alias]: {
+            extends: 'chat-base-3',
+            modelConfig: {
+              model: 'gemini-3.1-pro-preview',
+              generateContentConfig: { thinkingConfig: { thinkingLevel: 'LOW' } },
+            },
+          },
+        },
+      },
+    });
+    expect(seen.files.GEMINI_SYSTEM_MD).toBe('You are a quality gate.');
+  });
+
+  it('streams tool use and its result', async () => {
+    const events = await collect(make('tool-use'), baseRequest());
+    expect(events.filter((e) => e.type === 'tool_start' || e.type === 'tool_result')).toEqual([
+      {
+        type: 'tool_start',
+        id: 'read_file__read_file_1795946574911_0',
+        name: 'read_file',
+        input: { file_path: '/home/user/project/hello.txt' },
+      },
+      { type: 'tool_result', id: 'read_file__read_file_1795946574911_0', output: '' },
+    ]);
+  });
+});
