@@ -1,4 +1,4 @@
-import type { Pipeline } from '../pipeline/types.js';
+import type { Pipeline, RuntimeName } from '../pipeline/types.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk, ChunkStatus } from './chunk-table.js';
 
@@ -46,7 +46,8 @@ export type TaskEvent =
       maxStages: number;
       /** Seconds per runtime, from config timeouts. */
       timeouts: Record<string, number>;
-      gate: { model: string | null; timeout: number; system_prompt: string };
+      /** Config `gate`: defaults for llm gates (runtime null: the gated agent's own). */
+      gate: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
       script: Script | null;
       parentTaskId: string | null;
       kind: 'run' | 'fix';

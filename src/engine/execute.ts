@@ -41,6 +41,8 @@ export interface ExecutorPorts {
   pollMs?: number;
   /** How often streamed output is committed as stage_output events. */
   flushMs?: number;
+  /** Where a runtime keeps the raw stream of a call (`.troupe/tasks/<id>/raw/<name>.jsonl`). */
+  rawLogPath?: (taskId: string, name: string) => string;
   /** The message bus: people are told when a task waits for them; agents read and send mail. */
   mail?: TaskMail;
   /**
@@ -305,14 +307,20 @@ class TaskRun {
       prompt,
       systemPrompt: node.system_prompt,
       model: node.model,
-      effort: null,
+      effort: node.effort ?? null,
       cwd: this.state.cwd,
       mcp: node.mcp,
       extraFlags: node.cli_flags,
       timeoutMs: timeoutS * 1000,
       signal: this.abort.signal,
-      resumeSessionId: null,
+      resumeSessionId: node.resume ? resumableSession(this.state.agentMeta[node.id] ?? []) : null,
       previousMeta: this.state.agentMeta[node.id] ?? [],
+      permissions: node.permissions ?? null,
+      command: node.command ?? null,
+      openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
+      rawLogPath:
+        this.ports.rawLogPath?.(this.taskId, `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`) ??
+        null,
     };
     try {
       const runtime = this.ports.runtimeFor(this.state, node, 'stage');
@@ -363,7 +371,7 @@ class TaskRun {
           error: { kind: failure.kind, message: failure.message },
           partialOutput: failure.options.partialOutput ?? streamed.all,
           ...(retryAt ? { retryAt: retryAt.toISOString() } : {}),
-          ...(failure.options.meta ? { meta: failure.options.meta } : {}),
+          meta: { ...failure.options.meta, error_kind: failure.kind },
         },
       ]);
     }
@@ -406,6 +414,7 @@ class TaskRun {
       signal: this.abort.signal,
       resumeSessionId: null,
       previousMeta: Array.from({ length: this.state.gateCalls[node.id] ?? 0 }, () => ({})),
+      rawLogPath: this.ports.rawLogPath?.(this.taskId, `${step.stage}-gate`) ?? null,
     };
     let decision: { decision: 'approved' | 'rejected'; reason: string };
     try {
@@ -621,6 +630,20 @@ class TaskRun {
 }
 
 class StopRequested extends Error {}
+
+/**
+ * `resume: true`: the CLI session the agent's latest call left, unless that call found its
+ * session gone (then the next call starts a new one).
+ */
+function resumableSession(previous: ReadonlyArray<Record<string, string | number | boolean>>): string | null {
+  const last = previous.at(-1);
+  if (!last || last.error_kind === 'session_not_found') return null;
+  for (let i = previous.length - 1; i >= 0; i--) {
+    const id = previous[i]?.session_id;
+    if (typeof id === 'string' && id) return id;
+  }
+  return null;
+}
 
 /** Streamed text, committed as stage_output events at most every flushMs. */
 class OutputBuffer {

@@ -70,8 +70,17 @@ export class TaskService {
     const ports: ExecutorPorts = {
       store: this.store,
       files: TaskFiles.forTask(this.root, taskId),
-      runtimeFor: (state: TaskState, node: AgentNode) =>
-        runtimeFor(node.runtime, state.script, this.configScript),
+      runtimeFor: (state: TaskState, node: AgentNode, purpose: 'stage' | 'gate') =>
+        runtimeFor(
+          purpose === 'gate'
+            ? (node.gate?.runtime ?? state.gateConfig.runtime ?? node.runtime)
+            : node.runtime,
+          state.script,
+          this.configScript,
+          { trustWorkspace: this.config.trust_workspace },
+        ),
+      rawLogPath: (id: string, name: string) =>
+        join(this.root, '.troupe', 'tasks', id, 'raw', `${name}.jsonl`),
       human: scriptedHuman,
       ...(observer ? { observer } : {}),
       ...(stop ? { stop } : {}),

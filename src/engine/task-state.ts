@@ -1,4 +1,4 @@
-import { findNode, type Pipeline } from '../pipeline/types.js';
+import { findNode, type Pipeline, type RuntimeName } from '../pipeline/types.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk } from './chunk-table.js';
 import { initialChunks } from './chunks.js';
@@ -103,7 +103,7 @@ export interface TaskState {
   cwd: string;
   maxStages: number;
   timeouts: Record<string, number>;
-  gateConfig: { model: string | null; timeout: number; system_prompt: string };
+  gateConfig: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
   script: Script | null;
   parentTaskId: string | null;
   createdAt: string;

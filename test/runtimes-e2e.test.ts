@@ -1,0 +1,72 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { project, repoRoot, troupe } from './support/troupe.js';
+
+const fake = (cli: string) => join(repoRoot, 'test', 'fixtures', 'fake-clis', cli);
+
+describe('real runtimes through `troupe run` (fake CLIs replaying captured output)', () => {
+  it('claude: streamed output and usage recorded, the raw stream kept, and resume: true continues the CLI session', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: writer
+    runtime: claude
+    resume: true
+    system_prompt: "Write: {{ input }}"
+    handoffs: [{to: writer}]
+`,
+      '.troupe/config.yaml': 'pipeline:\n  max_stages: 2\n',
+    });
+    const argvFile = join(dir, 'argv.jsonl');
+    const run = await troupe(dir, ['run', 'a haiku', '--file', 'p.yaml', '--json'], {
+      TROUPE_CLAUDE_BIN: fake('claude'),
+      FAKE_CLI_ARGV_FILE: argvFile,
+    });
+    const json = JSON.parse(run.stdout);
+    // the self-loop ends at max_stages, after two real calls
+    expect(json.error).toBe('Exceeded maximum number of stages (2).');
+    expect(json.stages).toHaveLength(2);
+    expect(json.stages[0].output.length).toBeGreaterThan(0);
+    expect(json.stages[0].usage.output_tokens).toBeGreaterThan(0);
+    const calls = readFileSync(argvFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { argv: string[] });
+    expect(calls).toHaveLength(2);
+    expect(calls[0]!.argv).not.toContain('--resume');
+    expect(calls[1]!.argv.join(' ')).toContain('--resume f977f2f1-8abb-4ba6-9a23-5d722df1bdcd');
+    expect(existsSync(join(dir, '.troupe', 'tasks', json.id, 'raw', '1.jsonl'))).toBe(true);
+  });
+
+  it('an llm gate can run on another runtime than the agent it judges', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "Write: {{ input }}"
+    gate: {type: llm, runtime: gemini, max_retries: 1}
+`,
+    });
+    const argvFile = join(dir, 'argv.jsonl');
+    await troupe(dir, ['run', 'x', '--file', 'p.yaml'], {
+      TROUPE_CLAUDE_BIN: fake('claude'),
+      TROUPE_GEMINI_BIN: fake('gemini'),
+      FAKE_CLI_ARGV_FILE: argvFile,
+    });
+    const clis = readFileSync(argvFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { cli: string }).cli);
+    expect(clis.slice(0, 2)).toEqual(['claude', 'gemini']);
+  });
+
+  it('a missing CLI fails the stage as missing_cli with the install hint, not a crash', async () => {
+    const dir = project({ 'p.yaml': 'agents:\n  - id: a\n    runtime: codex\n' });
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], {
+      TROUPE_CODEX_BIN: join(dir, 'no-such-codex'),
+    });
+    const json = JSON.parse(run.stdout);
+    expect(run.code).toBe(1);
+    expect(json.stages[0].error.kind).toBe('missing_cli');
+  });
+});
