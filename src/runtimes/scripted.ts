@@ -40,8 +40,9 @@ async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenera
   const picked = pickEntry(entries, request);
   const entry = picked.entry;
   const meta = { script_entry: picked.kind, script_index: picked.index };
-  if (typeof entry === 'object' && entry.delay_ms) await sleep(entry.delay_ms, request.signal);
+  const delay = typeof entry === 'object' ? (entry.delay_ms ?? 0) : 0;
   if (typeof entry === 'object' && 'error' in entry) {
+    if (delay) await sleep(delay, request.signal);
     const resetAt =
       entry.error === 'rate_limit' ? new Date(Date.now() + (entry.reset_after_s ?? 60) * 1000) : undefined;
     throw new RuntimeError(
@@ -54,7 +55,12 @@ async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenera
     );
   }
   const text = typeof entry === 'string' ? entry : entry.reply;
-  for (const line of text.split(/(?<=\n)/)) yield { type: 'text', text: line };
+  // the latency is spread over the lines, so a slow reply streams in as a model's would
+  const lines = text.split(/(?<=\n)/);
+  for (const line of lines) {
+    if (delay) await sleep(delay / lines.length, request.signal);
+    yield { type: 'text', text: line };
+  }
   const usage: Usage =
     typeof entry === 'object' && entry.usage ? { ...entry.usage } : estimateUsage(request.prompt, text);
   yield { type: 'result', text, usage, meta };
