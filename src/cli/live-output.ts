@@ -50,6 +50,13 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
           return line(
             paint(31, `✗ [${event.stage}] ${event.agent}: ${event.error.kind}: ${event.error.message}`),
           );
+        case 'rate_limited':
+          return line(
+            paint(
+              33,
+              `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited; waiting until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC (${untilText(event.resetAt)}), then it carries on`,
+            ),
+          );
         case 'stage_interrupted':
           return line(paint(33, `↻ [${event.stage}] interrupted earlier; running it again`));
         case 'gate_decided':
@@ -97,6 +104,14 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
       }
     },
   };
+}
+
+function untilText(iso: string): string {
+  const ms = Date.parse(iso) - Date.now();
+  if (ms <= 0) return 'now';
+  const hours = ms / 3_600_000;
+  if (hours > 24) return `in ${Math.round(hours)} h — more than a day; the task waits`;
+  return `in ${formatDuration(ms)}`;
 }
 
 function firstLine(text: string): string {

@@ -91,6 +91,20 @@ export type TaskEvent =
       meta?: Record<string, string | number | boolean>;
     }
   | { type: 'stage_interrupted'; stage: number; activation: string }
+  /**
+   * The stage's provider is closed (a rate or usage limit) until `resetAt`: the stage runs
+   * again then, under the same number, and the attempt does not count as a failure.
+   */
+  | {
+      type: 'rate_limited';
+      stage: number;
+      activation: string;
+      agent: string;
+      provider: string;
+      resetAt: string;
+      message: string;
+      meta?: Record<string, string | number | boolean>;
+    }
   | { type: 'gate_waiting'; stage: number; agent: string }
   | {
       type: 'gate_decided';
@@ -138,6 +152,8 @@ export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string 
 export type TaskStatus =
   | 'pending'
   | 'running'
+  /** Every open stage waits for a provider's limit to reset. */
+  | 'waiting'
   | 'awaiting_gate'
   | 'awaiting_human_input'
   | 'completed'

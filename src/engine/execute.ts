@@ -78,6 +78,8 @@ class TaskRun {
   private readonly ownSeqs = new Set<number>();
   private batch: TaskEvent[] = [];
   private readonly afterFlushActions: Array<() => void> = [];
+  /** Limits met per stage in this process, for the backoff when a provider gives no reset time. */
+  private readonly rateLimitCounts = new Map<number, number>();
   private batchAt: string | null = null;
   private filesTimer: NodeJS.Timeout | null = null;
 
@@ -322,6 +324,15 @@ class TaskRun {
         this.ports.rawLogPath?.(this.taskId, `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`) ??
         null,
     };
+    const provider = node.runtime;
+    const closed = this.ports.store.closedProviders(new Date()).find((w) => w.provider === provider);
+    if (closed) {
+      // no call while the provider's window is closed: wait with everything else that needs it
+      this.commit([
+        this.rateLimited(step, provider, closed.resetAt, `${provider} is closed until ${closed.resetAt}`),
+      ]);
+      return;
+    }
     try {
       const runtime = this.ports.runtimeFor(this.state, node, 'stage');
       this.flush();
@@ -359,6 +370,13 @@ class TaskRun {
       streamed.close();
       if (this.abort.signal.aborted) throw error;
       const failure = asRuntimeError(error);
+      if (failure.kind === 'rate_limited' || failure.kind === 'usage_limit') {
+        const resetAt = this.resetTime(failure.resetAt, step.activation);
+        this.rateLimitCounts.set(step.stage, this.rateLimitsAt(step.stage) + 1);
+        this.ports.store.closeProvider(provider, resetAt);
+        this.commit([this.rateLimited(step, provider, resetAt, failure.message, failure.options.meta)]);
+        return;
+      }
       const backoffS = node.retry?.backoff ?? 0;
       const retryAt = failure.resetAt ?? (backoffS > 0 ? new Date(Date.now() + backoffS * 1000) : undefined);
       this.commit([
@@ -375,6 +393,42 @@ class TaskRun {
         },
       ]);
     }
+  }
+
+  private rateLimited(
+    step: Extract<Step, { kind: 'start_stage' }>,
+    provider: string,
+    resetAt: string,
+    message: string,
+    meta?: Record<string, string | number | boolean>,
+  ): TaskEvent {
+    return {
+      type: 'rate_limited',
+      stage: step.stage,
+      activation: step.activation,
+      agent: step.agent,
+      provider,
+      resetAt,
+      message,
+      ...(meta ? { meta } : {}),
+    };
+  }
+
+  /**
+   * When to try again: the provider's own reset time when it is still ahead; otherwise (none
+   * given, unparseable, or already past) a backoff that doubles with each limit this stage
+   * has met, from 30 s up to 30 min.
+   */
+  private resetTime(given: Date | undefined, activationId: string): string {
+    const now = Date.now();
+    if (given && given.getTime() > now) return given.toISOString();
+    const activation = this.state.activations.get(activationId);
+    const previous = activation?.stage ? this.rateLimitsAt(activation.stage) : 0;
+    return new Date(now + Math.min(30_000 * 2 ** previous, 30 * 60_000)).toISOString();
+  }
+
+  private rateLimitsAt(stage: number): number {
+    return this.rateLimitCounts.get(stage) ?? 0;
   }
 
   private async evaluateGate(step: Extract<Step, { kind: 'evaluate_gate' }>): Promise<void> {

@@ -352,6 +352,29 @@ describe('planner: runtime retry and recovery', () => {
     expect(only(failing({ max_retries: 3, backoff: 0 }, 'script_missing'))).toMatchObject({ kind: 'fail' });
   });
 
+  it('a rate-limited stage waits for the reset under the same number, and the limit is not a failed attempt', () => {
+    const p = pipeline(agent('a', { retry: null }));
+    const log = new Log(p).add(
+      { type: 'stage_started', stage: 1, activation: 'a1', agent: 'a', input: 'x', attempt: 1 },
+      {
+        type: 'rate_limited',
+        stage: 1,
+        activation: 'a1',
+        agent: 'a',
+        provider: 'claude',
+        resetAt: '2026-01-01T03:00:00.000Z',
+        message: 'usage limit',
+      },
+    );
+    expect(log.state.status).toBe('waiting');
+    expect(only(log)).toMatchObject({
+      kind: 'start_stage',
+      stage: 1,
+      attempt: 1,
+      notBefore: '2026-01-01T03:00:00.000Z',
+    });
+  });
+
   it('runs an interrupted stage again under the same number, without using up a retry', () => {
     const p = pipeline(agent('a'), agent('b'));
     const log = new Log(p).add(

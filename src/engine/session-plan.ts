@@ -104,7 +104,7 @@ function turn(
     stage,
     attempt: 1,
     input: activation.input,
-    notBefore: null,
+    notBefore: activation.retryAt,
     turn: { round, summary },
   };
 }

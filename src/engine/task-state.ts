@@ -41,6 +41,8 @@ export interface Activation {
   retryAt: string | null;
   /** Answer to a `human_input: before` question, once given. */
   humanAnswer: string | null;
+  /** A provider limit this activation waits out before its stage runs again. */
+  waitingFor: { provider: string; until: string } | null;
   /** Set on the re-run that carries an on_demand answer: the agent does not ask `before` again. */
   continuation: boolean;
   pendingQuestion: { mode: 'before' | 'on_demand'; questions: string[]; stage: number | null } | null;
@@ -158,11 +160,12 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
     case 'stage_started': {
       const activation = must(state, event.activation);
       activation.status = 'running';
+      activation.waitingFor = null;
+      activation.retryAt = null;
       if (event.turn) activation.session!.pendingStage = event.stage;
       else {
         activation.stage = event.stage;
         activation.attempts = event.attempt;
-        activation.retryAt = null;
       }
       state.stages[event.stage - 1] = {
         n: event.stage,
@@ -212,6 +215,18 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       const activation = must(state, event.activation);
       activation.status = 'ready';
       activation.retryAt = event.retryAt ?? null;
+      break;
+    }
+    case 'rate_limited': {
+      const stage = stageOf(state, event.stage);
+      stage.status = 'interrupted';
+      stage.error = { kind: 'rate_limited', message: event.message };
+      if (event.meta) rememberMeta(state, event.agent, event.meta);
+      const activation = must(state, event.activation);
+      activation.status = 'ready';
+      activation.retryAt = event.resetAt;
+      activation.waitingFor = { provider: event.provider, until: event.resetAt };
+      if (!stage.turn) activation.attempts = Math.max(0, activation.attempts - 1);
       break;
     }
     case 'stage_interrupted': {
@@ -367,13 +382,16 @@ function startWith(state: TaskState, agent: string): void {
 function deriveStatus(state: TaskState): TaskStatus {
   let waitingGate = false;
   let waitingHuman = false;
+  let waitingProvider = false;
   for (const a of state.activations.values()) {
     if (a.status === 'done') continue;
     if (a.status === 'awaiting_human') waitingHuman = true;
+    else if (a.status === 'ready' && a.waitingFor) waitingProvider = true;
     else if (a.status === 'settling' && a.stage !== null && state.stages[a.stage - 1]?.gateWaiting)
       waitingGate = true;
     else return 'running';
   }
+  if (waitingProvider) return 'waiting';
   if (waitingGate) return 'awaiting_gate';
   if (waitingHuman) return 'awaiting_human_input';
   return 'running';
@@ -515,6 +533,7 @@ function addActivation(
     pendingQuestion: null,
     branches: [],
     session: null,
+    waitingFor: null,
   };
   state.activations.set(activation.id, activation);
   return activation;

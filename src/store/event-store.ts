@@ -55,5 +55,14 @@ export interface EventStore {
   tryLease(taskId: string, holder: LeaseHolder): boolean;
   releaseLease(taskId: string, holder: LeaseHolder): void;
   leaseHolder(taskId: string): LeaseHolder | null;
+  /** Closes a provider (a runtime, for every task) until `resetAt`; a later reset wins. */
+  closeProvider(provider: string, resetAt: string): void;
+  /** The providers closed until a time after `now`. */
+  closedProviders(now: Date): ProviderWindow[];
   close(): void;
+}
+
+export interface ProviderWindow {
+  provider: string;
+  resetAt: string;
 }

@@ -12,7 +12,8 @@ export function registerStatus(program: Command): void {
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
         const { taskJson, formatDuration, formatTokens, waitingFor } = await import('../task-view.js');
-        const state = openProject().tasks.state(taskId);
+        const project = openProject();
+        const state = project.tasks.state(taskId);
         if (options.json) {
           printJson(taskJson(state));
           return 0;
@@ -36,6 +37,9 @@ export function registerStatus(program: Command): void {
             `  waiting: ${waiting.kind} at ${waiting.agent}${waiting.questions.length ? ` — ${waiting.questions.join(' / ')}` : ''}`,
           );
         out.push(`  usage: ${formatTokens(state.usage)}`);
+        for (const w of project.store.closedProviders(new Date())) {
+          out.push(`  provider ${w.provider} is closed until ${w.resetAt} (rate or usage limit)`);
+        }
         process.stdout.write(`${out.join('\n')}\n`);
         return 0;
       }),

@@ -30,6 +30,10 @@ CREATE TABLE IF NOT EXISTS events (
   superseded_by INTEGER
 );
 CREATE INDEX IF NOT EXISTS events_by_task ON events(task_id, seq);
+CREATE TABLE IF NOT EXISTS provider_windows (
+  provider TEXT PRIMARY KEY,
+  reset_at TEXT NOT NULL
+);
 `;
 
 interface TaskRow {
@@ -173,6 +177,20 @@ export function openSqliteStore(file: string): EventStore {
       if (!row || row.lease_pid === null) return null;
       const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
       return isAlive(holder) ? holder : null;
+    },
+    closeProvider(provider, resetAt) {
+      db.prepare(
+        `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
+         ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
+      ).run(provider, resetAt);
+    },
+    closedProviders(now) {
+      return db
+        .prepare<[string], { provider: string; reset_at: string }>(
+          'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
+        )
+        .all(now.toISOString())
+        .map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
     },
     close: () => db.close(),
   };

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { eventLog, project, spawnTroupe, troupe, troupeJson, waitFor } from './support/troupe.js';
+
+const pipeline =
+  'agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: editor}]\n  - id: editor\n    runtime: claude\n';
+const limited = 'agents:\n  writer: [{error: rate_limit, reset_after_s: 2}, "draft"]\n  editor: ["edited"]\n';
+
+/** Starts a run in the background and returns its task id once it is waiting on the limit. */
+async function startWaiting(dir: string) {
+  const child = spawnTroupe(dir, ['run', 'go', '--file', 'p.yaml', '--script', 's.yaml']);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const id = await waitFor(() =>
+    /⏳/.test(stderr) ? /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1] : undefined,
+  );
+  return { child, id, stderr: () => stderr };
+}
+
+describe('rate limits are a scheduling state', () => {
+  it('a limited stage waits for the reset (status waiting), then carries on; nothing runs twice', async () => {
+    const dir = project({ 'p.yaml': pipeline, 's.yaml': limited });
+    const { child, id, stderr } = await startWaiting(dir);
+    const during = await troupeJson(dir, ['status', id]);
+    expect(during.json.status).toBe('waiting');
+    const text = await troupe(dir, ['status', id]);
+    expect(text.stdout).toMatch(/provider claude is closed until/);
+    await child;
+    expect(stderr()).toMatch(/claude is limited; waiting until/);
+    const done = await troupeJson(dir, ['status', id]);
+    expect(done.json.status).toBe('completed');
+    expect(done.json.stages.map((s) => [s.agent, s.output])).toEqual([
+      ['writer', 'draft'],
+      ['editor', 'edited'],
+    ]);
+    const log = eventLog(dir, id);
+    expect(log.filter((e) => e.type === 'rate_limited').map((e) => e.data.provider)).toEqual(['claude']);
+    expect(log.filter((e) => e.type === 'stage_completed')).toHaveLength(2);
+  });
+
+  it('another task that needs the closed provider waits too, without calling it', async () => {
+    const dir = project({
+      'p.yaml': pipeline,
+      's.yaml': limited,
+      'other.yaml': 'agents:\n  editor: ["edited"]\n',
+    });
+    const first = await startWaiting(dir);
+    const second = await troupeJson(dir, [
+      'run',
+      'other',
+      '--file',
+      'p.yaml',
+      '--script',
+      'other.yaml',
+      '--agent',
+      'editor',
+    ]);
+    expect(second.json.status).toBe('completed');
+    const log = eventLog(dir, second.json.id);
+    const waited = log.find((e) => e.type === 'rate_limited');
+    expect(waited?.data.message).toMatch(/^claude is closed until/);
+    expect(log.findIndex((e) => e.type === 'rate_limited')).toBeLessThan(
+      log.findIndex((e) => e.type === 'stage_completed'),
+    );
+    await first.child;
+  });
+
+  it('a process killed while its task waits: resume waits out the rest, then finishes', async () => {
+    const dir = project({ 'p.yaml': pipeline, 's.yaml': limited });
+    const { child, id } = await startWaiting(dir);
+    child.kill('SIGKILL');
+    await child;
+    const resumed = await troupeJson(dir, ['resume', id]);
+    expect(resumed.json.status).toBe('completed');
+    expect(eventLog(dir, id).filter((e) => e.type === 'stage_completed')).toHaveLength(2);
+  });
+});
