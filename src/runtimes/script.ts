@@ -19,6 +19,10 @@ const ReplyEntry = z.strictObject({
   reply: z.string(),
   delay_ms: z.number().int().nonnegative().optional(),
   usage: UsageShape.optional(),
+  /** Files the agent "writes" in its working directory (null deletes), before it replies. */
+  write: z.record(z.string(), z.string().nullable()).optional(),
+  /** A command the agent "runs" there (argv, no shell), after the writes. */
+  run: z.array(z.string()).min(1).optional(),
 });
 
 const ErrorEntry = z.strictObject({

@@ -54,6 +54,22 @@ async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenera
       },
     );
   }
+  if (typeof entry === 'object' && (entry.write || entry.run)) {
+    // scripted agents that edit code: their files and command, in their working directory
+    const { applyScriptedEffects } = await import('../workspace/scripted-effects.js');
+    const done = await applyScriptedEffects(
+      request.cwd,
+      { ...(entry.write ? { write: entry.write } : {}), ...(entry.run ? { run: entry.run } : {}) },
+      { signal: request.signal },
+    );
+    if (done.ran && done.ran.exitCode !== 0) {
+      throw new RuntimeError(
+        'crashed',
+        `scripted run '${done.ran.argv.join(' ')}' exited with ${done.ran.exitCode}`,
+        { meta },
+      );
+    }
+  }
   const text = typeof entry === 'string' ? entry : entry.reply;
   // the latency is spread over the lines, so a slow reply streams in as a model's would
   const lines = text.split(/(?<=\n)/);

@@ -9,7 +9,9 @@ import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
 import { registerList } from './list.js';
+import { registerMerge } from './merge.js';
 import { registerPipeline } from './pipeline.js';
+import { registerPr } from './pr.js';
 import { registerRestart } from './restart.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
@@ -18,6 +20,7 @@ import { registerServe } from './serve.js';
 import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
 import { registerValidate } from './validate.js';
+import { registerWorktrees } from './worktrees.js';
 
 /**
  * One file per command. Registration must stay cheap: a command imports its heavy modules
@@ -43,4 +46,7 @@ export function registerCommands(program: Command): void {
   registerDoctor(program);
   registerBus(program);
   registerServe(program);
+  registerWorktrees(program);
+  registerMerge(program);
+  registerPr(program);
 }

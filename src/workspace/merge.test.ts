@@ -1,0 +1,154 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { read, rev, sh, status, tmpRepo, writeFiles } from '../../test/support/git-repo.js';
+import { commitStage } from './commit.js';
+import { mergeBranches, mergeIntoBase } from './merge.js';
+import { ensureBranchWorktree, ensureTaskWorktree } from './task-worktree.js';
+
+async function fanOut(files: { a: Record<string, string>; b: Record<string, string> }) {
+  const repo = await tmpRepo({ 'shared.txt': 'line 1\nline 2\nline 3\n', 'README.md': 'hi\n' });
+  const task = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+  const a = await ensureBranchWorktree({ repo, taskId: 'T-1', agent: 'a' });
+  const b = await ensureBranchWorktree({ repo, taskId: 'T-1', agent: 'b' });
+  writeFiles(a.path, files.a);
+  writeFiles(b.path, files.b);
+  await commitStage({ path: a.path, message: 'a' });
+  await commitStage({ path: b.path, message: 'b' });
+  return { repo, task, a, b };
+}
+
+describe('mergeBranches (the join)', () => {
+  it('merges two branches that edited different files', async () => {
+    const { task, a, b } = await fanOut({ a: { 'a.txt': 'from a\n' }, b: { 'b.txt': 'from b\n' } });
+    expect(await mergeBranches({ into: task.path, branches: [a.branch, b.branch] })).toEqual({
+      merged: true,
+    });
+    expect(read(task.path, 'a.txt')).toBe('from a\n');
+    expect(read(task.path, 'b.txt')).toBe('from b\n');
+    expect(await status(task.path)).toBe('');
+    // twice is harmless: nothing new
+    const head = await rev(task.path, 'HEAD');
+    expect(await mergeBranches({ into: task.path, branches: [a.branch, b.branch] })).toEqual({
+      merged: true,
+    });
+    expect(await rev(task.path, 'HEAD')).toBe(head);
+  });
+
+  it('the same lines: a conflict with the files, aborted, nothing overwritten', async () => {
+    const { task, a, b } = await fanOut({
+      a: { 'shared.txt': 'line 1\nA says\nline 3\n', 'a-only.txt': 'a\n' },
+      b: { 'shared.txt': 'line 1\nB says\nline 3\n' },
+    });
+    const result = await mergeBranches({ into: task.path, branches: [a.branch, b.branch] });
+    expect(result).toEqual({ conflict: { branch: b.branch, files: ['shared.txt'], merged: [a.branch] } });
+    expect(await status(task.path)).toBe('');
+    expect(existsSync(join(task.path, '.git'))).toBe(true);
+    expect((await sh(task.path, 'rev-parse', '--git-path', 'MERGE_HEAD')).trim()).toBeTruthy();
+    expect(
+      existsSync(join(task.path, (await sh(task.path, 'rev-parse', '--git-path', 'MERGE_HEAD')).trim())),
+    ).toBe(false);
+    expect(read(task.path, 'shared.txt')).toBe('line 1\nA says\nline 3\n');
+    expect(read(b.path, 'shared.txt')).toBe('line 1\nB says\nline 3\n');
+    expect(await sh(task.path, 'show', `${b.branch}:shared.txt`)).toBe('line 1\nB says\nline 3');
+  });
+
+  it('refuses to merge into a worktree with uncommitted changes', async () => {
+    const { task, a } = await fanOut({ a: { 'a.txt': 'a\n' }, b: { 'b.txt': 'b\n' } });
+    writeFiles(task.path, { 'wip.txt': 'wip\n' });
+    await expect(mergeBranches({ into: task.path, branches: [a.branch] })).rejects.toThrow(
+      /uncommitted changes/,
+    );
+  });
+});
+
+async function taskWithCommit(repo: string, file = 'feature.txt', content = 'feature\n') {
+  const task = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+  writeFiles(task.path, { [file]: content });
+  const sha = await commitStage({ path: task.path, message: 'feature' });
+  return { task, sha: sha! };
+}
+
+describe('mergeIntoBase', () => {
+  it('fast-forwards a base nobody has checked out with update-ref; the dirty main checkout is untouched', async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n' });
+    await sh(repo, 'switch', '-q', '-c', 'work');
+    writeFiles(repo, { 'README.md': 'local edit\n', 'untracked.txt': 'u\n' });
+    const before = await status(repo);
+    const { sha } = await taskWithCommit(repo);
+
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toEqual({
+      merged: 'fast-forward',
+      base: 'main',
+      branch: 'troupe/T-1',
+      sha,
+    });
+    expect(await rev(repo, 'main')).toBe(sha);
+    expect(await status(repo)).toBe(before);
+    expect(read(repo, 'README.md')).toBe('local edit\n');
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toMatchObject({ merged: 'up-to-date' });
+  });
+
+  it('makes a merge commit in a scratch worktree when base moved on, and removes the scratch', async () => {
+    const repo = await tmpRepo();
+    const { sha } = await taskWithCommit(repo);
+    await sh(repo, 'switch', '-q', '-c', 'work');
+    await sh(repo, 'commit', '--allow-empty', '-q', '-m', 'x');
+    await sh(repo, 'switch', '-q', 'main');
+    writeFiles(repo, { 'other.txt': 'o\n' });
+    await sh(repo, 'add', 'other.txt');
+    await sh(repo, 'commit', '-q', '-m', 'main moved');
+    const mainBefore = await rev(repo, 'main');
+    await sh(repo, 'switch', '-q', 'work');
+
+    const result = await mergeIntoBase({ repo, taskId: 'T-1' });
+    expect(result).toMatchObject({ merged: 'merge-commit', base: 'main' });
+    const parents = (await sh(repo, 'rev-list', '--parents', '-n1', 'main')).split(' ').slice(1);
+    expect(parents).toEqual([mainBefore, sha]);
+    expect(await sh(repo, 'show', 'main:feature.txt')).toBe('feature');
+    expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
+    expect((await sh(repo, 'worktree', 'list')).split('\n')).toHaveLength(2);
+  });
+
+  it('merges in the main checkout when base is checked out there and clean', async () => {
+    const repo = await tmpRepo();
+    const { sha } = await taskWithCommit(repo);
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toMatchObject({ merged: 'fast-forward' });
+    expect(await rev(repo, 'HEAD')).toBe(sha);
+    expect(read(repo, 'feature.txt')).toBe('feature\n');
+    expect(await status(repo)).toBe('');
+  });
+
+  it('refuses when base is checked out in a dirty main checkout, and changes nothing', async () => {
+    const repo = await tmpRepo();
+    await taskWithCommit(repo);
+    writeFiles(repo, { 'README.md': 'mine\n' });
+    const head = await rev(repo, 'main');
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toThrow(
+      /main is checked out in .* with uncommitted changes/,
+    );
+    expect(await rev(repo, 'main')).toBe(head);
+    expect(read(repo, 'README.md')).toBe('mine\n');
+  });
+
+  it('a conflict with base is reported and base stays where it was', async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n' });
+    await taskWithCommit(repo, 'README.md', 'task version\n');
+    writeFiles(repo, { 'README.md': 'main version\n' });
+    await sh(repo, 'commit', '-qam', 'main edit');
+    const head = await rev(repo, 'main');
+    await sh(repo, 'switch', '-q', '--detach');
+    const result = await mergeIntoBase({ repo, taskId: 'T-1' });
+    expect(result).toEqual({
+      conflict: { branch: 'troupe/T-1', files: ['README.md'], merged: [], base: 'main' },
+    });
+    expect(await rev(repo, 'main')).toBe(head);
+    expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
+  });
+
+  it('a base that is not a local branch is a usage error', async () => {
+    const repo = await tmpRepo();
+    await taskWithCommit(repo);
+    await expect(mergeIntoBase({ repo, taskId: 'T-1', base: 'v1' })).rejects.toThrow(/not a local branch/);
+  });
+});

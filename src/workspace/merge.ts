@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { NotFoundError, StateError, UsageError } from '../errors.js';
+import { GitError } from './errors.js';
+import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
+import { assertTaskId } from './ids.js';
+import { ensureExcluded, isDirty, scratchDir } from './repo.js';
+import { branchBase, DEFAULT_BRANCH_PREFIX, taskBranch } from './task-worktree.js';
+import { worktreeEntries } from './worktree-list.js';
+
+export interface Conflict {
+  /** The branch whose merge conflicted. */
+  branch: string;
+  /** Files with conflicts, relative to the repository root. */
+  files: string[];
+  /** Branches merged before the conflict (they stay merged; merging again skips them). */
+  merged: string[];
+}
+
+export type MergeBranchesResult = { merged: true } | { conflict: Conflict };
+
+const MERGE_FLAGS = ['--no-ff', '--no-edit', '--no-verify', '--no-gpg-sign'];
+
+/**
+ * The join: merges each branch into the worktree's branch, in order, one merge commit each.
+ * A branch already merged is skipped, so running it twice is harmless. On a conflict the merge is
+ * aborted (the worktree is left clean, nothing overwritten) and the conflicting files reported.
+ */
+export async function mergeBranches(options: {
+  into: string;
+  branches: string[];
+}): Promise<MergeBranchesResult> {
+  const { into, branches } = options;
+  if (await isDirty(into)) {
+    throw new StateError(`cannot merge into ${into}: it has uncommitted changes`, {
+      hint: 'commit the stage first (commitStage)',
+    });
+  }
+  const env = await identityEnv(into);
+  const merged: string[] = [];
+  for (const branch of branches) {
+    if (!(await resolveCommit(into, `refs/heads/${branch}`))) throw new NotFoundError(`no branch ${branch}`);
+    if (!(await isAncestor(into, `refs/heads/${branch}`, 'HEAD'))) {
+      const files = await tryMerge(into, branch, `troupe: merge ${branch}`, env);
+      if (files) return { conflict: { branch, files, merged } };
+    }
+    merged.push(branch);
+  }
+  return { merged: true };
+}
+
+export interface MergeIntoBaseOptions {
+  repo: string;
+  taskId: string;
+  /** A local branch; default: the base the task branch was created from. */
+  base?: string;
+  branchPrefix?: string;
+}
+
+export type MergeIntoBaseResult =
+  | { merged: 'fast-forward' | 'merge-commit' | 'up-to-date'; base: string; branch: string; sha: string }
+  | { conflict: Conflict & { base: string } };
+
+/**
+ * Merges the task branch into its base: fast-forward when possible, a merge commit otherwise.
+ * The user's checkout is never disturbed: a base not checked out anywhere is moved with
+ * update-ref (the merge commit is made in a scratch worktree); a base checked out in a clean
+ * checkout is merged there; a base checked out in a dirty checkout is refused.
+ */
+export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<MergeIntoBaseResult> {
+  assertTaskId(options.taskId);
+  const repo = realpathSync(options.repo);
+  const branch = taskBranch(options.taskId, options.branchPrefix ?? DEFAULT_BRANCH_PREFIX);
+  const tip = await resolveCommit(repo, `refs/heads/${branch}`);
+  if (!tip) throw new NotFoundError(`task ${options.taskId} has no branch ${branch}`);
+  const base = options.base ?? (await branchBase(repo, branch));
+  if (!base)
+    throw new UsageError(`no base recorded for ${branch}`, { hint: 'name one with --base <branch>' });
+  if (!(await refExists(repo, `refs/heads/${base}`))) {
+    throw new UsageError(`base ${JSON.stringify(base)} is not a local branch`, {
+      hint: 'merge into a branch: --base <branch>',
+    });
+  }
+  const baseTip = (await resolveCommit(repo, `refs/heads/${base}`))!;
+  if (await isAncestor(repo, tip, baseTip)) return { merged: 'up-to-date', base, branch, sha: baseTip };
+  // troupe's own files under .troupe/ must not count as the user's uncommitted changes
+  await ensureExcluded(repo);
+  const message = `troupe: merge ${branch} (task ${options.taskId}) into ${base}`;
+  const env = await identityEnv(repo);
+  const checkedOut = (await worktreeEntries(repo)).find((e) => e.branch === base && !e.bare);
+
+  if (checkedOut) {
+    // moving the branch under a checkout would leave its files behind: merge in that checkout
+    if (await isDirty(checkedOut.path)) {
+      throw new StateError(
+        `${base} is checked out in ${checkedOut.path} with uncommitted changes; troupe will not touch it`,
+        { hint: `commit or stash them there, then run \`troupe merge ${options.taskId}\`` },
+      );
+    }
+    const ff = await isAncestor(repo, baseTip, tip);
+    if (ff) {
+      await gitOk(checkedOut.path, ['merge', '--ff-only', '--quiet', `refs/heads/${branch}`], { env });
+    } else {
+      const files = await tryMerge(checkedOut.path, branch, message, env);
+      if (files) return { conflict: { branch, files, merged: [], base } };
+    }
+    const sha = (await gitOk(checkedOut.path, ['rev-parse', 'HEAD'])).trim();
+    return { merged: ff ? 'fast-forward' : 'merge-commit', base, branch, sha };
+  }
+
+  if (await isAncestor(repo, baseTip, tip)) {
+    // compare-and-swap: fails if someone moved the base meanwhile
+    await gitOk(repo, ['update-ref', '-m', message, `refs/heads/${base}`, tip, baseTip]);
+    return { merged: 'fast-forward', base, branch, sha: tip };
+  }
+  const scratch = join(scratchDir(repo), `merge-${options.taskId}-${randomBytes(4).toString('hex')}`);
+  mkdirSync(scratchDir(repo), { recursive: true });
+  await gitOk(repo, ['worktree', 'add', '--detach', '--quiet', scratch, baseTip]);
+  try {
+    const files = await tryMerge(scratch, branch, message, env);
+    if (files) return { conflict: { branch, files, merged: [], base } };
+    const sha = (await gitOk(scratch, ['rev-parse', 'HEAD'])).trim();
+    await gitOk(repo, ['update-ref', '-m', message, `refs/heads/${base}`, sha, baseTip]);
+    return { merged: 'merge-commit', base, branch, sha };
+  } finally {
+    await git(repo, ['worktree', 'remove', '--force', '--force', scratch]);
+  }
+}
+
+/** Merges; on a conflict aborts and returns the conflicting files; null when merged. */
+async function tryMerge(
+  cwd: string,
+  branch: string,
+  message: string,
+  env: Record<string, string>,
+): Promise<string[] | null> {
+  const result = await git(cwd, ['merge', ...MERGE_FLAGS, '--quiet', '-m', message, `refs/heads/${branch}`], {
+    env,
+  });
+  if (result.code === 0) return null;
+  const unmerged = await git(cwd, ['diff', '--name-only', '--diff-filter=U', '-z']);
+  const files = unmerged.stdout.split('\0').filter(Boolean);
+  await git(cwd, ['merge', '--abort']);
+  if (files.length === 0) {
+    throw new GitError(['merge', branch], result.code, result.stderr || result.stdout);
+  }
+  return [...new Set(files)].sort();
+}

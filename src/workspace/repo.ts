@@ -1,0 +1,69 @@
+import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { git, gitOk } from './git.js';
+
+/**
+ * The repository a directory belongs to: the top level of its main checkout (also when `cwd` is
+ * inside one of its linked worktrees, troupe's own included), or null outside git.
+ */
+export async function findRepo(cwd: string): Promise<string | null> {
+  const top = await git(cwd, ['rev-parse', '--show-toplevel']);
+  if (top.code !== 0 || !top.stdout.trim()) return null;
+  const toplevel = top.stdout.trim();
+  const common = await git(toplevel, ['rev-parse', '--git-common-dir']);
+  if (common.code === 0) {
+    const dir = resolve(toplevel, common.stdout.trim());
+    // a linked worktree's common dir is the main checkout's `.git`
+    if (basename(dir) === '.git' && dirname(dir) !== toplevel && existsSync(dirname(dir))) {
+      return realpathSync(dirname(dir));
+    }
+  }
+  return realpathSync(toplevel);
+}
+
+/** Uncommitted changes (staged, unstaged or untracked, not ignored) in a checkout. */
+export async function isDirty(path: string): Promise<boolean> {
+  const status = await gitOk(path, ['status', '--porcelain', '-z', '--untracked-files=normal']);
+  return status.length > 0;
+}
+
+/** The branch a checkout has checked out (short name), or null when detached. */
+export async function currentBranch(path: string): Promise<string | null> {
+  const result = await git(path, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+  return result.code === 0 ? result.stdout.trim() : null;
+}
+
+/** Where troupe keeps task worktrees (`<task>` and fan-out `<task>--<agent>`). */
+export function worktreesDir(repo: string): string {
+  return join(repo, '.troupe', 'worktrees');
+}
+
+/** Short-lived checkouts: verifier checkouts and merge scratch space. */
+export function scratchDir(repo: string): string {
+  return join(repo, '.troupe', 'tmp');
+}
+
+/**
+ * troupe's own state under `.troupe/` (worktrees, scratch checkouts, the task store, task files)
+ * is ignored in `info/exclude` (shared by every worktree, never the user's .gitignore), so it
+ * neither makes the main checkout look dirty nor lands in a commit. The files people write —
+ * pipelines, config, params — stay visible and committable.
+ */
+export const EXCLUDED = [
+  '/.troupe/*',
+  '!/.troupe/pipelines/',
+  '!/.troupe/config.yaml',
+  '!/.troupe/params.yaml',
+] as const;
+
+export async function ensureExcluded(repo: string): Promise<void> {
+  const common = resolve(repo, (await gitOk(repo, ['rev-parse', '--git-common-dir'])).trim());
+  const file = join(common, 'info', 'exclude');
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const lines = new Set(text.split('\n').map((l) => l.trim()));
+  const missing = EXCLUDED.filter((pattern) => !lines.has(pattern));
+  if (missing.length === 0) return;
+  mkdirSync(dirname(file), { recursive: true });
+  const prefix = text.length > 0 && !text.endsWith('\n') ? '\n' : '';
+  appendFileSync(file, `${prefix}# troupe worktrees (added by troupe)\n${missing.join('\n')}\n`);
+}

@@ -1,0 +1,228 @@
+import { existsSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { NotFoundError, StateError } from '../errors.js';
+import { GitError } from './errors.js';
+import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
+import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';
+import { currentBranch, ensureExcluded, worktreesDir } from './repo.js';
+import { samePath, worktreeEntries } from './worktree-list.js';
+
+/**
+ * Names (documented in docs/workspaces.md). git cannot hold both `troupe/T-1` and `troupe/T-1/x`
+ * (a ref is a file or a directory, not both), so a fan-out branch is a sibling of its task's:
+ *
+ *   task       .troupe/worktrees/T-1/            branch troupe/T-1
+ *   fan-out    .troupe/worktrees/T-1--<agent>/   branch troupe/T-1--<agent>
+ *
+ * The base a branch started from is kept in git config (`branch.<name>.troupeBase`) so listing,
+ * prune and merge know it later, in any process; git drops it with the branch.
+ */
+
+export const DEFAULT_BRANCH_PREFIX = 'troupe/';
+
+export interface TaskWorktree {
+  /** Absolute path of the worktree (no trailing slash). */
+  path: string;
+  /** Short branch name, e.g. `troupe/T-1`. */
+  branch: string;
+  /** What the branch started from and merges back into: a branch name, or a commit. */
+  base: string;
+  /** False when an existing worktree (or branch) was reused, e.g. after kill -9. */
+  created: boolean;
+}
+
+export interface EnsureTaskWorktreeOptions {
+  repo: string;
+  taskId: string;
+  /** Branch or commit to start from; default: the branch checked out in the main checkout. */
+  base?: string;
+  branchPrefix?: string;
+}
+
+export function taskBranch(taskId: string, branchPrefix = DEFAULT_BRANCH_PREFIX): string {
+  return `${branchPrefix}${taskId}`;
+}
+
+export function fanOutName(taskId: string, agent: string): string {
+  return `${taskId}--${agent}`;
+}
+
+/** Splits a worktree directory name back into task and agent. */
+export function parseWorktreeName(name: string): { task: string; agent: string | null } {
+  const at = name.indexOf('--');
+  return at < 0 ? { task: name, agent: null } : { task: name.slice(0, at), agent: name.slice(at + 2) };
+}
+
+/** The task's worktree: reused when it exists (a crashed run's, commits and edits intact), else created. */
+export async function ensureTaskWorktree(options: EnsureTaskWorktreeOptions): Promise<TaskWorktree> {
+  assertTaskId(options.taskId);
+  const prefix = options.branchPrefix ?? DEFAULT_BRANCH_PREFIX;
+  assertBranchPrefix(prefix);
+  const repo = realpathSync(options.repo);
+  const base = options.base ?? (await defaultBase(repo));
+  return ensureWorktree(repo, options.taskId, taskBranch(options.taskId, prefix), {
+    base,
+    task: options.taskId,
+  });
+}
+
+export interface EnsureBranchWorktreeOptions {
+  repo: string;
+  taskId: string;
+  agent: string;
+  /** Where the fan-out branch starts; default: the task branch. */
+  from?: string;
+  branchPrefix?: string;
+}
+
+/** A fan-out branch's worktree, started from the task branch (its base, which the join merges into). */
+export async function ensureBranchWorktree(options: EnsureBranchWorktreeOptions): Promise<TaskWorktree> {
+  assertTaskId(options.taskId);
+  assertAgentId(options.agent);
+  const prefix = options.branchPrefix ?? DEFAULT_BRANCH_PREFIX;
+  assertBranchPrefix(prefix);
+  const repo = realpathSync(options.repo);
+  const name = fanOutName(options.taskId, options.agent);
+  return ensureWorktree(repo, name, `${prefix}${name}`, {
+    base: options.from ?? taskBranch(options.taskId, prefix),
+    task: options.taskId,
+    agent: options.agent,
+  });
+}
+
+export interface RemoveWorktreeOptions {
+  repo: string;
+  taskId: string;
+  agent?: string;
+  /** Remove even with uncommitted changes (they are lost; commits never are). */
+  force?: boolean;
+}
+
+/**
+ * Removes a task (or fan-out) worktree's directory; its branch and commits stay. Refuses when the
+ * worktree has uncommitted changes unless `force`. Returns false when there was nothing to remove.
+ */
+export async function removeWorktree(options: RemoveWorktreeOptions): Promise<boolean> {
+  assertTaskId(options.taskId);
+  if (options.agent !== undefined) assertAgentId(options.agent);
+  const repo = realpathSync(options.repo);
+  const name = options.agent === undefined ? options.taskId : fanOutName(options.taskId, options.agent);
+  const path = join(worktreesDir(repo), name);
+  const entry = (await worktreeEntries(repo)).find((e) => samePath(e.path, path));
+  if (!entry) return false;
+  if (entry.prunable) {
+    await gitOk(repo, ['worktree', 'prune']);
+    return true;
+  }
+  // git itself refuses a worktree with modified or untracked files unless forced
+  const result = await git(repo, [
+    'worktree',
+    'remove',
+    ...(options.force ? ['--force', '--force'] : []),
+    path,
+  ]);
+  if (result.code !== 0) {
+    if (!options.force && /modified or untracked files/.test(result.stderr)) {
+      throw new StateError(`worktree ${path} has uncommitted changes`, {
+        hint: 'commit them (or pass force) before removing it',
+      });
+    }
+    throw new GitError(['worktree', 'remove', path], result.code, result.stderr);
+  }
+  return true;
+}
+
+export async function defaultBase(repo: string): Promise<string> {
+  const branch = await currentBranch(repo);
+  if (branch) return branch;
+  const head = await resolveCommit(repo, 'HEAD');
+  if (!head)
+    throw new StateError(`${repo} has no commit yet`, { hint: 'make a first commit, then run again' });
+  return head;
+}
+
+export async function branchBase(repo: string, branch: string): Promise<string | null> {
+  const result = await git(repo, ['config', '--get', `branch.${branch}.troupeBase`]);
+  return result.code === 0 && result.stdout.trim() ? result.stdout.trim() : null;
+}
+
+interface BranchMeta {
+  base: string;
+  task: string;
+  agent?: string;
+}
+
+async function ensureWorktree(
+  repo: string,
+  name: string,
+  branch: string,
+  meta: BranchMeta,
+): Promise<TaskWorktree> {
+  const base = meta.base;
+  const path = join(worktreesDir(repo), name);
+  await ensureExcluded(repo);
+  const entry = (await worktreeEntries(repo)).find((e) => samePath(e.path, path));
+  if (entry?.prunable) {
+    // its directory was deleted by hand: forget the registration, keep the branch
+    await gitOk(repo, ['worktree', 'prune']);
+  } else if (entry?.locked?.startsWith('initializing')) {
+    // `git worktree add` was killed half-way: the checkout is incomplete (nothing of the agent's yet)
+    await gitOk(repo, ['worktree', 'remove', '--force', '--force', path]);
+  } else if (entry) {
+    if (entry.branch !== branch) {
+      throw new StateError(
+        `${path} is a worktree on ${entry.branch ?? 'a detached HEAD'}, not on ${branch}`,
+        { hint: `remove it (git worktree remove ${path}) if it is not needed` },
+      );
+    }
+    await recordMeta(repo, branch, meta);
+    return { path, branch, base: (await branchBase(repo, branch)) ?? base, created: false };
+  }
+  if (existsSync(path)) {
+    if (readdirSync(path).length > 0) {
+      throw new StateError(`${path} exists and is not a git worktree; troupe will not write over it`, {
+        hint: 'move it away, then run again',
+      });
+    }
+    rmdirSync(path);
+  }
+  if (await refExists(repo, `refs/heads/${branch}`)) {
+    // the branch survived its worktree (removed, or pruned by hand): check it out again, commits intact
+    await gitOk(repo, ['worktree', 'add', path, branch]);
+    await recordMeta(repo, branch, meta);
+    return { path, branch, base: (await branchBase(repo, branch)) ?? base, created: false };
+  }
+  const start = await resolveCommit(repo, base);
+  if (!start) throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
+  await gitOk(repo, ['worktree', 'add', '--no-track', '-b', branch, path, start]);
+  await recordMeta(repo, branch, meta);
+  return { path, branch, base, created: true };
+}
+
+/** Keeps base, task and agent in the branch's git config (kept if already there: the base never moves). */
+async function recordMeta(repo: string, branch: string, meta: BranchMeta): Promise<void> {
+  const known = await troupeBranches(repo);
+  const had = known.get(branch);
+  const set = (key: string, value: string) =>
+    gitOkRetryingLock(repo, ['config', `branch.${branch}.${key}`, value]);
+  if (!had?.task) await set('troupeTask', meta.task);
+  if (meta.agent && !had?.agent) await set('troupeAgent', meta.agent);
+  if (!had?.base) await set('troupeBase', meta.base);
+}
+
+/** Every branch troupe created (it has troupe keys in its config), with what they say. */
+export async function troupeBranches(
+  repo: string,
+): Promise<Map<string, { base?: string; task?: string; agent?: string }>> {
+  const out = await git(repo, ['config', '--get-regexp', '^branch\\..*\\.troupe(base|task|agent)$']);
+  const branches = new Map<string, { base?: string; task?: string; agent?: string }>();
+  for (const line of out.stdout.split('\n')) {
+    const match = /^branch\.(.+)\.troupe(base|task|agent) (.*)$/.exec(line);
+    if (!match) continue;
+    const [, branch, key, value] = match as unknown as [string, string, 'base' | 'task' | 'agent', string];
+    const entry = branches.get(branch) ?? {};
+    entry[key] = value;
+    branches.set(branch, entry);
+  }
+  return branches;
+}

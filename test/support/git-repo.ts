@@ -1,0 +1,43 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { execa } from 'execa';
+
+/** Real temporary git repositories for the workspace tests. */
+
+export async function sh(cwd: string, ...args: string[]): Promise<string> {
+  const result = await execa('git', args, { cwd, stdin: 'ignore' });
+  return String(result.stdout);
+}
+
+/** `git init` in a temp dir with a local identity and one commit on `main`. */
+export async function tmpRepo(files: Record<string, string> = { 'README.md': 'hello\n' }): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-git-'));
+  await sh(dir, 'init', '--quiet', '--initial-branch=main');
+  await sh(dir, 'config', 'user.name', 'Test User');
+  await sh(dir, 'config', 'user.email', 'test@example.com');
+  await sh(dir, 'config', 'commit.gpgsign', 'false');
+  writeFiles(dir, files);
+  await sh(dir, 'add', '--all');
+  await sh(dir, 'commit', '--quiet', '-m', 'initial');
+  return dir;
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+}
+
+export function read(dir: string, path: string): string {
+  return readFileSync(join(dir, path), 'utf8');
+}
+
+export async function rev(dir: string, ref: string): Promise<string> {
+  return (await sh(dir, 'rev-parse', ref)).trim();
+}
+
+export async function status(dir: string): Promise<string> {
+  return sh(dir, 'status', '--porcelain');
+}
