@@ -139,6 +139,12 @@ export type TaskEvent =
   | { type: 'chunk_added'; chunk: Chunk }
   | { type: 'chunk_updated'; id: string; status: ChunkStatus; by: string }
   | { type: 'chunk_removed'; id: string; by: string }
+  /** The task works in its own git worktree from now on. */
+  | { type: 'workspace_ready'; path: string; branch: string; base: string; repo: string }
+  /** What a stage changed, committed on the task branch. */
+  | { type: 'workspace_committed'; stage: number; sha: string }
+  | { type: 'workspace_merged'; into: string; how: string; sha: string }
+  | { type: 'workspace_conflict'; into: string; files: string[] }
   | { type: 'task_completed' }
   | { type: 'task_failed'; reason: string; stage: number | null; errorKind: string | null }
   | { type: 'task_cancelled'; reason: string };

@@ -6,6 +6,7 @@ import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/run
 import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
 import type { TaskFiles } from '../store/task-files.js';
+import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
 import { parseSendDirectives } from './directives.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
@@ -43,6 +44,8 @@ export interface ExecutorPorts {
   flushMs?: number;
   /** Where a runtime keeps the raw stream of a call (`.troupe/tasks/<id>/raw/<name>.jsonl`). */
   rawLogPath?: (taskId: string, name: string) => string;
+  /** Git worktrees, for pipelines with `workspace: {isolation: worktree}`. */
+  workspace?: TaskWorkspace;
   /** The message bus: people are told when a task waits for them; agents read and send mail. */
   mail?: TaskMail;
   /**
@@ -78,6 +81,7 @@ class TaskRun {
   private readonly ownSeqs = new Set<number>();
   private batch: TaskEvent[] = [];
   private readonly afterFlushActions: Array<() => void> = [];
+  private gitQueue: Promise<void> = Promise.resolve();
   /** Limits met per stage in this process, for the backoff when a provider gives no reset time. */
   private readonly rateLimitCounts = new Map<number, number>();
   private batchAt: string | null = null;
@@ -104,6 +108,7 @@ class TaskRun {
     if (this.ports.stop?.aborted) stop();
     this.ports.stop?.addEventListener('abort', stop, { once: true });
     try {
+      await this.prepareWorkspace();
       await this.loop();
       this.flush();
     } catch (error) {
@@ -150,7 +155,8 @@ class TaskRun {
   private perform(step: Step): void {
     switch (step.kind) {
       case 'complete':
-        this.commit([{ type: 'task_completed' }]);
+        if (this.needsMerge()) this.track(step, this.mergeAndComplete());
+        else this.commit([{ type: 'task_completed' }]);
         return;
       case 'fail':
         this.commit([
@@ -342,6 +348,7 @@ class TaskRun {
         this.ports.observer?.onText?.(step.stage, node.id, text);
       });
       streamed.close();
+      const sha = await this.commitWork(step.stage, node.id);
       const chunkEvents = usesChunks(this.state.definition)
         ? chunkEventsFromOutput(this.state.chunks, node.id, result.text, new Date().toISOString())
         : [];
@@ -356,6 +363,7 @@ class TaskRun {
           durationMs: Date.now() - started,
           ...(result.meta ? { meta: result.meta } : {}),
         },
+        ...(sha ? [{ type: 'workspace_committed' as const, stage: step.stage, sha }] : []),
         ...chunkEvents,
       ]);
       const mail = this.ports.mail;
@@ -393,6 +401,63 @@ class TaskRun {
         },
       ]);
     }
+  }
+
+  /**
+   * `workspace: {isolation: worktree}`: the task gets its own worktree and branch before its
+   * first stage; a resumed task finds and reuses the one it had.
+   */
+  private async prepareWorkspace(): Promise<void> {
+    const settings = this.state.definition.workspace;
+    const port = this.ports.workspace;
+    if (!port || settings?.isolation !== 'worktree') return;
+    const known = this.state.workspace;
+    try {
+      const ready = await port.prepare(this.taskId, known?.repo ?? this.state.cwd, settings);
+      if (!known) this.commit([{ type: 'workspace_ready', ...ready }]);
+    } catch (error) {
+      this.commit([
+        { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'workspace' },
+      ]);
+    }
+    this.flush();
+  }
+
+  /** Commits what a stage changed in the task's worktree; one commit at a time. */
+  private commitWork(stage: number, agent: string): Promise<string | null> {
+    const workspace = this.state.workspace;
+    const port = this.ports.workspace;
+    if (!workspace || !port) return Promise.resolve(null);
+    const next = this.gitQueue.then(() => port.commit(workspace.path, { task: this.taskId, stage, agent }));
+    this.gitQueue = next.then(
+      () => {},
+      () => {},
+    );
+    return next;
+  }
+
+  private needsMerge(): boolean {
+    const workspace = this.state.workspace;
+    return Boolean(
+      this.ports.workspace &&
+        workspace &&
+        !workspace.merged &&
+        this.state.definition.workspace?.merge === 'on_complete',
+    );
+  }
+
+  /** merge: on_complete — the task branch goes into base before the task is completed. */
+  private async mergeAndComplete(): Promise<void> {
+    const workspace = this.state.workspace!;
+    const settings = this.state.definition.workspace!;
+    await this.gitQueue;
+    const result = await this.ports.workspace!.merge(workspace.repo, this.taskId, settings, workspace.base);
+    this.commit([
+      'conflict' in result
+        ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
+        : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha },
+      { type: 'task_completed' },
+    ]);
   }
 
   private rateLimited(

@@ -7,6 +7,7 @@ import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript, type Script } from '../runtimes/script.js';
 import type { EventStore } from '../store/event-store.js';
 import { TaskFiles } from '../store/task-files.js';
+import { gitWorkspace } from '../workspace/task-workspace.js';
 import type { Chunk } from './chunk-table.js';
 import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from './events.js';
@@ -85,6 +86,7 @@ export class TaskService {
       ...(observer ? { observer } : {}),
       ...(stop ? { stop } : {}),
       mail: this.mailFor(taskId),
+      workspace: gitWorkspace,
     };
     return runTask(taskId, ports);
   }

@@ -86,6 +86,8 @@ export interface StageRecord {
   error: StageError | null;
   handedOff: boolean;
   turn: SessionTurn | null;
+  /** The commit of what this stage changed, in the task's worktree. */
+  commit: string | null;
 }
 
 export interface Group {
@@ -128,6 +130,8 @@ export interface TaskState {
   agentNotes: Record<string, string>;
   /** The task's chunks (chunks.json), when its pipeline uses them. */
   chunks: Chunk[];
+  /** The task's git worktree, once it has one. */
+  workspace: { path: string; branch: string; base: string; repo: string; merged: string | null } | null;
   /** transcript.md of the latest session. */
   transcript: string;
   usage: Usage;
@@ -184,6 +188,7 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
         error: null,
         handedOff: false,
         turn: event.turn ?? null,
+        commit: null,
       };
       break;
     }
@@ -299,11 +304,30 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
         error: null,
         handedOff: false,
         turn: null,
+        commit: null,
       };
       activation.stage = event.stage;
       activation.status = 'settling';
       break;
     }
+    case 'workspace_ready':
+      state.workspace = {
+        path: event.path,
+        branch: event.branch,
+        base: event.base,
+        repo: event.repo,
+        merged: null,
+      };
+      state.cwd = event.path;
+      break;
+    case 'workspace_committed':
+      stageOf(state, event.stage).commit = event.sha;
+      break;
+    case 'workspace_merged':
+      if (state.workspace) state.workspace.merged = event.sha;
+      break;
+    case 'workspace_conflict':
+      break;
     case 'chunk_added':
       state.chunks.push({ ...event.chunk });
       break;
@@ -364,6 +388,7 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     contextMd: '',
     agentNotes: {},
     transcript: '',
+    workspace: null,
     chunks: initialChunks(event.definition, event.at),
     usage: { input_tokens: 0, output_tokens: 0 },
     failure: null,

@@ -59,6 +59,7 @@ export function pipeline(...agents: PipelineNode[]): Pipeline {
     file: 'test.yaml',
     apiVersion: null,
     entry_point: 'first',
+    workspace: null,
     params: {},
     paramDefinitions: {},
     agents,

@@ -16,9 +16,9 @@ import {
   readParamsFile,
   resolveParams,
 } from './params.js';
-import { ParamsSchema } from './schema.js';
+import { ParamsSchema, WorkspaceSchema } from './schema.js';
 import { checkSchema } from './schema-issues.js';
-import type { Pipeline, PipelineNode } from './types.js';
+import type { Pipeline, PipelineNode, WorkspaceSettings } from './types.js';
 import { YamlSource } from './yaml-source.js';
 
 export interface LoadOptions {
@@ -122,6 +122,7 @@ export function compilePipeline(
       file: absolute,
       apiVersion: stringOrNull(substituted.apiVersion),
       entry_point: substituted.entry_point === 'auto' ? 'auto' : 'first',
+      workspace: workspaceSettings(substituted.workspace),
       params,
       paramDefinitions: definitions,
       agents: nodes,
@@ -170,4 +171,17 @@ function uniqueIds(agents: LocatedAgent[], sink: DiagnosticSink): LocatedAgent[]
 
 function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
+}
+
+/** `workspace:` as the engine uses it (the schema has already reported anything invalid). */
+function workspaceSettings(raw: unknown): WorkspaceSettings | null {
+  const parsed = WorkspaceSchema.safeParse(raw);
+  if (!parsed.success || !parsed.data) return null;
+  const w = parsed.data;
+  return {
+    isolation: w.isolation ?? 'worktree',
+    base: w.base ?? null,
+    merge: w.merge ?? 'on_complete',
+    branch_prefix: w.branch_prefix ?? 'troupe/',
+  };
 }

@@ -225,9 +225,31 @@ export const ImportSchema = z.strictObject({
   agents: z.array(agentId).optional().meta({ description: 'Ids to import; empty or omitted imports all.' }),
 });
 
+export const WorkspaceSchema = z
+  .strictObject({
+    isolation: z.enum(['worktree', 'none']).optional().meta({
+      description: 'worktree: the task runs in its own git worktree on its own branch. Default: none.',
+    }),
+    base: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'Branch or ref the task branch starts from (default: the checked-out branch).' }),
+    merge: z.enum(['on_complete', 'manual', 'never']).optional().meta({
+      description: 'When the task branch goes back into base: at completion, with `troupe merge`, or never.',
+    }),
+    branch_prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9._/-]+$/)
+      .optional()
+      .meta({ default: 'troupe/' }),
+  })
+  .meta({ description: 'troupe: where the task works (git worktree isolation) and how its work is merged.' });
+
 export const PipelineSchema = z.strictObject({
   apiVersion: z.enum(API_VERSIONS).optional(),
   entry_point: z.enum(['first', 'auto']).optional().meta({ default: 'first' }),
+  workspace: WorkspaceSchema.nullish(),
   params: ParamsSchema.nullish(),
   imports: z.array(ImportSchema).nullish(),
   agents: z.array(AgentSchema).min(1),

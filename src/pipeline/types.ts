@@ -121,6 +121,13 @@ export interface ParamDefinition {
   auto_detect: string | null;
 }
 
+export interface WorkspaceSettings {
+  isolation: 'worktree' | 'none';
+  base: string | null;
+  merge: 'on_complete' | 'manual' | 'never';
+  branch_prefix: string;
+}
+
 export interface SourcePosition {
   file: string;
   line: number;
@@ -133,6 +140,8 @@ export interface Pipeline {
   file: string;
   apiVersion: string | null;
   entry_point: 'first' | 'auto';
+  /** Where tasks of this pipeline work; null: in the directory they were started from. */
+  workspace: WorkspaceSettings | null;
   /** Resolved param values (after --param, params file and defaults). */
   params: Record<string, unknown>;
   paramDefinitions: Record<string, ParamDefinition>;

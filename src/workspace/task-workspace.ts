@@ -1,0 +1,52 @@
+import { StateError } from '../errors.js';
+import type { WorkspaceSettings } from '../pipeline/types.js';
+import { commitStage, stageCommitMessage } from './commit.js';
+import { mergeIntoBase } from './merge.js';
+import { findRepo } from './repo.js';
+import { ensureTaskWorktree } from './task-worktree.js';
+
+/**
+ * What a task does with git when its pipeline says `workspace: {isolation: worktree}`: its own
+ * worktree and branch, a commit after every stage, and a merge back into base at the end.
+ * The executor calls this through its port; every call is safe to repeat.
+ */
+export interface TaskWorkspace {
+  prepare(
+    taskId: string,
+    cwd: string,
+    settings: WorkspaceSettings,
+  ): Promise<{ path: string; branch: string; base: string; repo: string }>;
+  commit(path: string, info: { task: string; stage: number; agent: string }): Promise<string | null>;
+  merge(
+    repo: string,
+    taskId: string,
+    settings: WorkspaceSettings,
+    base: string,
+  ): Promise<{ merged: string; sha: string } | { conflict: string[] }>;
+}
+
+export const gitWorkspace: TaskWorkspace = {
+  async prepare(taskId, cwd, settings) {
+    const repo = await findRepo(cwd);
+    if (!repo) {
+      throw new StateError(`workspace isolation needs a git repository, and ${cwd} is not in one`, {
+        hint: 'run troupe inside the repository, or set workspace: {isolation: none}',
+      });
+    }
+    const worktree = await ensureTaskWorktree({
+      repo,
+      taskId,
+      ...(settings.base ? { base: settings.base } : {}),
+      branchPrefix: settings.branch_prefix,
+    });
+    return { path: worktree.path, branch: worktree.branch, base: worktree.base, repo };
+  },
+  commit(path, info) {
+    return commitStage({ path, message: stageCommitMessage(info) });
+  },
+  async merge(repo, taskId, settings, base) {
+    const result = await mergeIntoBase({ repo, taskId, base, branchPrefix: settings.branch_prefix });
+    if ('conflict' in result) return { conflict: result.conflict.files };
+    return { merged: result.merged, sha: result.sha };
+  },
+};

@@ -1,0 +1,61 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { read, sh, tmpRepo, writeFiles } from './support/git-repo.js';
+import { eventLog, troupe, troupeJson } from './support/troupe.js';
+
+const pipeline = (merge: string) => `workspace: {isolation: worktree, merge: ${merge}}
+agents:
+  - id: dev
+    runtime: claude
+    handoffs: [{to: tester}]
+  - id: tester
+    runtime: claude
+`;
+const script = `agents:
+  dev:
+    - reply: "added health"
+      write: {src/health.ts: "export const ok = true;\\n"}
+  tester:
+    - reply: "added a test"
+      write: {test/health.test.ts: "ok\\n"}
+`;
+
+describe('tasks in their own git worktree', () => {
+  it('each stage is a commit on the task branch, merged into base at the end; the main checkout is not worked in', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    const { code, json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect(json.error).toBeNull();
+    expect(code).toBe(0);
+    const log = eventLog(repo, json.id);
+    const ready = log.find((e) => e.type === 'workspace_ready')!.data;
+    expect(ready.branch).toBe(`troupe/${json.id}`);
+    expect(String(ready.path)).toBe(join(repo, '.troupe', 'worktrees', json.id));
+    expect(log.filter((e) => e.type === 'workspace_committed')).toHaveLength(2);
+    expect(log.find((e) => e.type === 'workspace_merged')?.data).toMatchObject({ into: 'main' });
+    // the work is on main now, one commit per stage, with its trailers
+    expect(await sh(repo, 'show', 'main:src/health.ts')).toBe('export const ok = true;');
+    const messages = await sh(repo, 'log', 'main', '--format=%B', '-n', '2');
+    expect(messages).toContain(`Troupe-Task: ${json.id}`);
+    expect(messages).toContain('Troupe-Agent: tester');
+  });
+
+  it('merge: manual leaves the branch for `troupe merge`, and a dirty main checkout is left alone', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    writeFiles(repo, { 'README.md': 'my own edit in progress\n' });
+    const { json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect(json.status).toBe('completed');
+    expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
+    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
+    expect(await sh(repo, 'show', `troupe/${json.id}:src/health.ts`)).toBe('export const ok = true;');
+    const refused = await troupe(repo, ['merge', json.id]);
+    expect(refused.code).not.toBe(0);
+    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
+  });
+});
