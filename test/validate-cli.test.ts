@@ -129,3 +129,20 @@ describe('troupe schema', () => {
     );
   });
 });
+
+describe('validate --strict runs the doctor checks', () => {
+  it('an openai agent without its key is a warning, and with --strict an exit 1', async () => {
+    const dir = project({
+      'p.yaml':
+        'agents:\n  - id: a\n    runtime: openai\n    model: gpt-4o\n    openai: {api_key_env: TROUPE_TEST_NO_SUCH_KEY}\n',
+    });
+    const file = join(dir, 'p.yaml');
+    const lax = await validate(file);
+    expect(lax.code).toBe(0);
+    const strict = await validate(file, '--strict');
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toMatch(
+      /p\.yaml:2:5: warning: `a` needs TROUPE_TEST_NO_SUCH_KEY in the environment/,
+    );
+  });
+});

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { displayPath } from '../../pipeline/diagnostics.js';
 import type { PipelineLocation } from '../../pipeline/discover.js';
+import type { Pipeline } from '../../pipeline/types.js';
 import type { Diagnostic, ValidationResult } from '../../pipeline/validate.js';
 import { action } from '../action.js';
 import { Exit } from '../exit-codes.js';
@@ -47,6 +48,9 @@ export function registerValidate(program: Command): void {
         });
         const errors = result.diagnostics.filter((d) => d.severity === 'error');
         const warnings = result.diagnostics.filter((d) => d.severity === 'warning');
+        if (flags.strict && errors.length === 0 && result.pipeline) {
+          warnings.push(...(await doctorWarnings(result.pipeline, found.file)));
+        }
         const valid = errors.length === 0 && !(flags.strict && warnings.length > 0);
         process.stdout.write(
           flags.json
@@ -85,7 +89,7 @@ function asText(
   result: ValidationResult,
   flags: ValidateFlags,
 ): string {
-  const lines = result.diagnostics.flatMap((d) => [
+  const lines = [...errors, ...warnings].flatMap((d) => [
     `${displayPath(d.file)}:${d.line}:${d.col}: ${d.severity}: ${d.message}`,
     ...(d.hint ? [`  hint: ${d.hint}`] : []),
   ]);
@@ -115,4 +119,53 @@ function asJson(
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * `--strict` also runs `troupe doctor`'s checks for what this pipeline uses: a CLI that cannot
+ * run headless here (not logged in, untrusted directory), an MCP command or API key missing.
+ * A CLI missing from PATH is already a warning of its own.
+ */
+async function doctorWarnings(pipeline: Pipeline, file: string): Promise<Diagnostic[]> {
+  const { runDoctor } = await import('../../runtimes/doctor-checks.js');
+  const report = await runDoctor({ cwd: process.cwd(), pipeline });
+  const at = (agentId: string) =>
+    pipeline.agents.find((a) => a.id === agentId)?.source ?? { file, line: 1, col: 1 };
+  const warn = (
+    where: { file: string; line: number; col: number },
+    message: string,
+    hint: string | null,
+  ): Diagnostic => ({
+    severity: 'warning',
+    file: where.file,
+    line: where.line,
+    col: where.col,
+    message,
+    ...(hint ? { hint } : {}),
+  });
+  const warnings: Diagnostic[] = [];
+  for (const cli of report.clis) {
+    if (!cli.used || cli.status === 'ok' || cli.status === 'missing_cli') continue;
+    const user = pipeline.agents.find(
+      (a) => a.type === 'agent' && (a.runtime === cli.runtime || a.gate?.runtime === cli.runtime),
+    );
+    warnings.push(
+      warn(
+        user ? at(user.id) : { file, line: 1, col: 1 },
+        `\`${cli.runtime}\` cannot run headless here: ${cli.status} (${cli.detail})`,
+        cli.fix,
+      ),
+    );
+  }
+  for (const m of report.mcp) {
+    if (!m.found)
+      warnings.push(
+        warn(at(m.agent), `MCP server ${m.server} of \`${m.agent}\`: \`${m.command}\` not found`, m.fix),
+      );
+  }
+  for (const k of report.keys) {
+    if (!k.set)
+      warnings.push(warn(at(k.agent), `\`${k.agent}\` needs ${k.variable} in the environment`, k.fix));
+  }
+  return warnings;
 }
