@@ -145,6 +145,14 @@ export type TaskEvent =
   | { type: 'workspace_committed'; stage: number; sha: string }
   | { type: 'workspace_merged'; into: string; how: string; sha: string }
   | { type: 'workspace_conflict'; into: string; files: string[] }
+  /** A verifier (not the worker) judged the worker's commit. */
+  | {
+      type: 'verified';
+      stage: number;
+      sha: string | null;
+      verifier: string;
+      decision: 'approved' | 'rejected';
+    }
   | { type: 'task_completed' }
   | { type: 'task_failed'; reason: string; stage: number | null; errorKind: string | null }
   | { type: 'task_cancelled'; reason: string };

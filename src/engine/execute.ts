@@ -201,6 +201,9 @@ class TaskRun {
       case 'route_entry':
         this.track(step, this.routeEntry());
         return;
+      case 'verify_final':
+        this.track(step, this.verifyFinal(step));
+        return;
     }
   }
 
@@ -498,14 +501,80 @@ class TaskRun {
 
   private async evaluateGate(step: Extract<Step, { kind: 'evaluate_gate' }>): Promise<void> {
     const node = this.agent(step.agent);
+    const verifier = node.gate?.verifier ? this.agent(node.gate.verifier) : null;
+    const sha = this.state.stages[step.stage - 1]?.commit ?? null;
+    const workspace = this.state.workspace;
+    this.flush();
+    await this.syncFiles();
+    // worker != tester: the verifier judges a fresh checkout of the worker's commit, not its directory
+    const judged =
+      verifier && workspace && sha && this.ports.workspace
+        ? await this.ports.workspace.verifyAt(workspace.repo, this.taskId, sha, (cwd) =>
+            this.judge(step, node, verifier, cwd),
+          )
+        : await this.judge(step, node, verifier, this.state.cwd);
+    if (!judged) return;
+    this.commit([
+      { type: 'gate_decided', stage: step.stage, agent: node.id, ...judged.decision, by: judged.by },
+      ...(verifier
+        ? [
+            {
+              type: 'verified' as const,
+              stage: step.stage,
+              sha,
+              verifier: verifier.id,
+              decision: judged.decision.decision,
+            },
+          ]
+        : []),
+    ]);
+  }
+
+  /** The last commit, judged by the verifier before the task may complete. */
+  private async verifyFinal(step: Extract<Step, { kind: 'verify_final' }>): Promise<void> {
+    const node = this.agent(step.agent);
+    const verifier = this.agent(node.gate!.verifier!);
+    const workspace = this.state.workspace!;
+    const stage = [...this.state.stages].reverse().find((s) => s.commit === step.sha)!;
+    const asGate = {
+      kind: 'evaluate_gate' as const,
+      stage: stage.n,
+      agent: node.id,
+      gate: node.gate!.type === 'command' ? ('command' as const) : ('llm' as const),
+    };
+    this.flush();
+    await this.gitQueue;
+    const judged = await this.ports.workspace!.verifyAt(workspace.repo, this.taskId, step.sha, (cwd) =>
+      this.judge(asGate, node, verifier, cwd),
+    );
+    if (!judged) return;
+    this.commit([
+      {
+        type: 'verified',
+        stage: stage.n,
+        sha: step.sha,
+        verifier: verifier.id,
+        decision: judged.decision.decision,
+      },
+    ]);
+  }
+
+  /** One gate's verdict on a stage's output, judged in `cwd`; null when the task failed instead. */
+  private async judge(
+    step: Extract<Step, { kind: 'evaluate_gate' }>,
+    node: AgentNode,
+    verifier: AgentNode | null,
+    cwd: string,
+  ): Promise<{
+    decision: { decision: 'approved' | 'rejected'; reason: string };
+    by: 'llm' | 'command' | 'script';
+  } | null> {
     const gate = node.gate!;
     const output = this.state.stages[step.stage - 1]!.output;
     const timeoutMs = (gate.timeout ?? this.state.gateConfig.timeout) * 1000;
     if (step.gate === 'command') {
-      this.flush();
-      await this.syncFiles();
       const result = await runCommandGate(gate.command ?? 'false', {
-        cwd: this.state.cwd,
+        cwd,
         timeoutMs,
         signal: this.abort.signal,
         env: {
@@ -515,45 +584,45 @@ class TaskRun {
           TROUPE_OUTPUT: output.slice(0, 100_000),
         },
       });
-      return this.commit([
-        { type: 'gate_decided', stage: step.stage, agent: node.id, ...result, by: 'command' },
-      ]);
+      return { decision: result, by: 'command' };
     }
     const request: RuntimeRequest = {
       agentId: node.id,
       purpose: 'gate',
       prompt: gateUserMessage(gatePrompt(this.state, node, output), output),
       systemPrompt: this.state.gateConfig.system_prompt,
-      model: gate.model ?? this.state.gateConfig.model,
-      effort: null,
-      cwd: this.state.cwd,
-      mcp: [],
-      extraFlags: [],
+      model: gate.model ?? verifier?.model ?? this.state.gateConfig.model,
+      effort: verifier?.effort ?? null,
+      cwd,
+      mcp: verifier?.mcp ?? [],
+      extraFlags: verifier?.cli_flags ?? [],
       timeoutMs,
       signal: this.abort.signal,
       resumeSessionId: null,
       previousMeta: Array.from({ length: this.state.gateCalls[node.id] ?? 0 }, () => ({})),
       rawLogPath: this.ports.rawLogPath?.(this.taskId, `${step.stage}-gate`) ?? null,
     };
-    let decision: { decision: 'approved' | 'rejected'; reason: string };
     try {
-      const runtime = this.ports.runtimeFor(this.state, node, 'gate');
-      this.flush();
-      if (runtime.name !== 'scripted') await this.syncFiles();
+      // a verifier judges on its own runtime; otherwise the gate's (or the agent's) runtime
+      const runtime = verifier
+        ? this.ports.runtimeFor(this.state, verifier, 'stage')
+        : this.ports.runtimeFor(this.state, node, 'gate');
       const result = await this.invoke(runtime, request, () => {});
-      decision = parseGateDecision(result.text);
+      return { decision: parseGateDecision(result.text), by: this.state.script ? 'script' : 'llm' };
     } catch (error) {
       if (this.abort.signal.aborted) throw error;
       const failure = asRuntimeError(error);
       if (failure.kind === 'script_missing') {
-        return this.commit([
+        this.commit([
           { type: 'task_failed', reason: failure.message, stage: step.stage, errorKind: failure.kind },
         ]);
+        return null;
       }
-      decision = { decision: 'rejected', reason: `Gate evaluation failed: ${failure.message}` };
+      return {
+        decision: { decision: 'rejected', reason: `Gate evaluation failed: ${failure.message}` },
+        by: 'llm',
+      };
     }
-    const by = this.state.script ? 'script' : 'llm';
-    this.commit([{ type: 'gate_decided', stage: step.stage, agent: node.id, ...decision, by }]);
   }
 
   /**

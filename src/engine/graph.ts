@@ -9,6 +9,7 @@ export function successors(pipeline: Pipeline, node: PipelineNode): string[] {
       else next.add(target);
     }
   }
+  if (node.type === 'agent' && node.gate?.verifier) next.add(node.gate.verifier);
   if (node.type === 'session') {
     for (const participant of node.participants) next.add(participant);
     if (node.summary_agent) next.add(node.summary_agent);

@@ -49,6 +49,8 @@ export type Step =
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
   | { kind: 'join'; agent: string; activations: string[] }
   | { kind: 'route_entry' }
+  /** Worker != tester: the task's last commit is judged by a verifier before it can complete. */
+  | { kind: 'verify_final'; sha: string; agent: string }
   | { kind: 'complete' }
   | { kind: 'fail'; reason: string; stage: number | null; errorKind: string | null };
 
@@ -75,7 +77,7 @@ export function nextSteps(state: TaskState): Step[] {
   if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') return [];
   if (state.startAgent === null) return [{ kind: 'route_entry' }];
   const open = openActivations(state);
-  if (open.length === 0) return [{ kind: 'complete' }];
+  if (open.length === 0) return [finalVerification(state) ?? { kind: 'complete' }];
   const steps: Step[] = [];
   let nextStage = state.stages.length + 1;
   for (const activation of open) {
@@ -273,6 +275,22 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
   }
   const targets = resolveHandoffs(state.definition, node, stage, activation.branches, null);
   return { kind: 'handoff', stage: stage.n, activation: activation.id, targets };
+}
+
+/**
+ * A pipeline with a verifier cannot complete on a commit no verifier approved: the last commit
+ * goes to the verifier first (and a rejection there fails the task).
+ */
+function finalVerification(state: TaskState): Step | null {
+  const gated = state.definition.agents.find((a) => a.type === 'agent' && a.gate?.verifier);
+  const last = [...state.stages].reverse().find((s) => s.commit)?.commit;
+  if (!gated || !state.workspace || !last) return null;
+  const verdict = state.verified[last];
+  if (verdict === 'approved') return null;
+  if (verdict === 'rejected') {
+    return fail(`the final commit ${last.slice(0, 12)} was rejected by its verifier`, null, 'verification');
+  }
+  return { kind: 'verify_final', sha: last, agent: gated.id };
 }
 
 function fail(reason: string, stage: number | null, errorKind: string | null): Step {

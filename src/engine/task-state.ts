@@ -132,6 +132,8 @@ export interface TaskState {
   chunks: Chunk[];
   /** The task's git worktree, once it has one. */
   workspace: { path: string; branch: string; base: string; repo: string; merged: string | null } | null;
+  /** Verifiers' verdicts by commit. */
+  verified: Record<string, 'approved' | 'rejected'>;
   /** transcript.md of the latest session. */
   transcript: string;
   usage: Usage;
@@ -328,6 +330,9 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       break;
     case 'workspace_conflict':
       break;
+    case 'verified':
+      if (event.sha) state.verified[event.sha] = event.decision;
+      break;
     case 'chunk_added':
       state.chunks.push({ ...event.chunk });
       break;
@@ -389,6 +394,7 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     agentNotes: {},
     transcript: '',
     workspace: null,
+    verified: {},
     chunks: initialChunks(event.definition, event.at),
     usage: { input_tokens: 0, output_tokens: 0 },
     failure: null,

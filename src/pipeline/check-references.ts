@@ -57,6 +57,15 @@ export function checkReferences(compiled: CompiledPipeline, sink: DiagnosticSink
       checkCondition(node, handoff, at('condition'), sink);
     });
     if (node.type === 'session') checkSession(compiled, node, nodes, mustExist, sink);
+    const verifier = node.type === 'agent' ? node.gate?.verifier : null;
+    if (verifier) {
+      const at = locate(compiled, node.id, 'gate', 'verifier');
+      if (verifier === node.id) {
+        sink.error(at, `\`${node.id}\` cannot verify its own work`, 'name another agent: worker != tester');
+      } else if (mustExist(verifier, at, 'verifier') && nodes.get(verifier)?.type !== 'agent') {
+        sink.error(at, `verifier \`${verifier}\` is a session`, 'a verifier is an agent');
+      }
+    }
   }
 }
 

@@ -56,6 +56,7 @@ describe('extends', () => {
       command: null,
       timeout: null,
       runtime: null,
+      verifier: null,
     });
     expect(byId('sibling').gate).toBeNull();
   });

@@ -190,6 +190,7 @@ agents:
       command: null,
       timeout: null,
       runtime: null,
+      verifier: null,
     });
     expect(qa.retry).toEqual({ max_retries: 0, fallback_context_strategy: null, backoff: 0 });
   });

@@ -80,6 +80,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
           command: gate.command ?? null,
           timeout: gate.timeout ?? null,
           runtime: gate.runtime ?? null,
+          verifier: gate.verifier ?? null,
         }
       : null,
     mcp: (raw.mcp ?? []).map(mcpServer),

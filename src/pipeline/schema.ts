@@ -69,6 +69,10 @@ export const GateSchema = z
       .nullish()
       .meta({ description: "type command: shell command run in the task's directory; exit 0 approves." }),
     timeout: seconds.nullish().meta({ description: 'Seconds; null uses config gate.timeout.' }),
+    verifier: agentId.nullish().meta({
+      description:
+        "troupe: the agent that judges (worker != tester). It runs in a fresh checkout of the worker's commit, on its own runtime and model.",
+    }),
   })
   .superRefine((gate, ctx) => {
     if (gate.type === 'command' && !gate.command) {

@@ -27,6 +27,8 @@ export interface Gate {
   max_retries: number;
   /** type command: run through the shell in the task's working directory. */
   command: string | null;
+  /** The agent that judges, in a fresh checkout of the worker's commit (worker != tester). */
+  verifier?: string | null;
   /** Seconds; falls back to config gate.timeout. */
   timeout: number | null;
   /** type llm: the runtime that judges; null → config gate.runtime → the agent's runtime. */

@@ -4,6 +4,7 @@ import { commitStage, stageCommitMessage } from './commit.js';
 import { mergeIntoBase } from './merge.js';
 import { findRepo } from './repo.js';
 import { ensureTaskWorktree } from './task-worktree.js';
+import { withVerifyCheckout } from './verify-checkout.js';
 
 /**
  * What a task does with git when its pipeline says `workspace: {isolation: worktree}`: its own
@@ -17,6 +18,8 @@ export interface TaskWorkspace {
     settings: WorkspaceSettings,
   ): Promise<{ path: string; branch: string; base: string; repo: string }>;
   commit(path: string, info: { task: string; stage: number; agent: string }): Promise<string | null>;
+  /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */
+  verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
   merge(
     repo: string,
     taskId: string,
@@ -43,6 +46,9 @@ export const gitWorkspace: TaskWorkspace = {
   },
   commit(path, info) {
     return commitStage({ path, message: stageCommitMessage(info) });
+  },
+  verifyAt(repo, taskId, sha, fn) {
+    return withVerifyCheckout({ repo, taskId, sha }, (checkout) => fn(checkout.path));
   },
   async merge(repo, taskId, settings, base) {
     const result = await mergeIntoBase({ repo, taskId, base, branchPrefix: settings.branch_prefix });
