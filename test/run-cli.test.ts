@@ -211,3 +211,28 @@ agents:
     expect(json.stages[0]!.output).toBe('rust it is');
   });
 });
+
+describe('troupe usage', () => {
+  it('totals tokens by agent and by task, from what the stages recorded', async () => {
+    const dir = project();
+    const run = await troupeJson(dir, [
+      'run',
+      'x',
+      '--file',
+      example('dev-team'),
+      '--script',
+      example('dev-team', 'script.yaml'),
+    ]);
+    const byAgent = await troupeJson<{
+      total: { input_tokens: number; stages: number };
+      rows: Array<{ key: string; stages: number; input_tokens: number }>;
+    }>(dir, ['usage']);
+    expect(byAgent.json.total.stages).toBe(5);
+    expect(byAgent.json.total.input_tokens).toBe(run.json.usage.input_tokens);
+    const developer = byAgent.json.rows.find((r) => r.key === 'developer')!;
+    expect(developer).toMatchObject({ stages: 2, input_tokens: 1200 + 1900 });
+    const byTask = await troupeJson<{ rows: Array<{ key: string }> }>(dir, ['usage', '--by', 'task']);
+    expect(byTask.json.rows.map((r) => r.key)).toEqual([run.json.id]);
+    expect((await troupe(dir, ['usage', '--by', 'colour'])).code).toBe(2);
+  });
+});

@@ -81,6 +81,44 @@ describe('planner: linear handoffs', () => {
     expect(only(log)).toMatchObject({ kind: 'fail', reason: 'Exceeded maximum number of stages (1).' });
   });
 
+  it('stops an agent that produces the same output three times in a row', () => {
+    const loop = pipeline(agent('a', { handoffs: [handoff('a')] }));
+    const log = new Log(loop);
+    for (const n of [1, 2]) {
+      log.stage(n, `a${n}`, 'a', 'same').add({
+        type: 'handoff',
+        stage: n,
+        activation: `a${n}`,
+        targets: [{ agent: 'a', input: 'same', condition: 'always' }],
+      });
+    }
+    log.stage(3, 'a3', 'a', 'same');
+    expect(only(log)).toMatchObject({ kind: 'fail', errorKind: 'runaway', stage: 3 });
+  });
+
+  it('stops before the stage that would go past the budget', () => {
+    const p = {
+      ...pipeline(agent('a', { handoffs: [handoff('b')] }), agent('b')),
+      budget: { tokens: 3, usd: null },
+    };
+    const log = new Log(p).stage(1, 'a1', 'a', 'x'); // 2 tokens so far; one more stage like it makes 4
+    log.add({
+      type: 'handoff',
+      stage: 1,
+      activation: 'a1',
+      targets: [{ agent: 'b', input: 'x', condition: 'always' }],
+    });
+    expect(only(log)).toMatchObject({ kind: 'fail', errorKind: 'budget' });
+    const roomy = new Log({ ...p, budget: { tokens: 10, usd: null } }).stage(1, 'a1', 'a', 'x');
+    roomy.add({
+      type: 'handoff',
+      stage: 1,
+      activation: 'a1',
+      targets: [{ agent: 'b', input: 'x', condition: 'always' }],
+    });
+    expect(only(roomy)).toMatchObject({ kind: 'start_stage', agent: 'b' });
+  });
+
   it('fails with a clear reason when a payload template is broken', () => {
     const broken = pipeline(agent('a', { handoffs: [handoff('b', 'always', '{{ nope.x }}')] }), agent('b'));
     expect(only(new Log(broken).stage(1, 'a1', 'a', 'x'))).toMatchObject({

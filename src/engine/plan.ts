@@ -193,6 +193,8 @@ function planReady(
   if (activation.stage === null && stage > state.maxStages) {
     return fail(`Exceeded maximum number of stages (${state.maxStages}).`, null, 'max_stages');
   }
+  const overBudget = activation.stage === null ? budgetExceeded(state) : null;
+  if (overBudget) return fail(overBudget, null, 'budget');
   const input =
     activation.humanAnswer === null
       ? activation.input
@@ -242,6 +244,13 @@ function planJoin(state: TaskState, activation: Activation, open: Activation[]):
 
 function planSettling(state: TaskState, activation: Activation, node: AgentNode): Step | null {
   const stage = state.stages[activation.stage! - 1]!;
+  if (repeatsItself(state, node.id)) {
+    return fail(
+      `agent '${node.id}' produced the same output three times in a row; stopped as a runaway loop`,
+      stage.n,
+      'runaway',
+    );
+  }
   const onDemand =
     node.human_input?.enabled && (node.human_input.mode === 'on_demand' || node.human_input.mode === 'both');
   if (onDemand && stage.gate === null) {
@@ -291,6 +300,36 @@ function finalVerification(state: TaskState): Step | null {
     return fail(`the final commit ${last.slice(0, 12)} was rejected by its verifier`, null, 'verification');
   }
   return { kind: 'verify_final', sha: last, agent: gated.id };
+}
+
+/** Runaway guard: the agent's last three completed outputs are the same. */
+function repeatsItself(state: TaskState, agent: string): boolean {
+  const outputs: string[] = [];
+  for (let i = state.stages.length - 1; i >= 0 && outputs.length < 3; i--) {
+    const s = state.stages[i]!;
+    if (s.agent === agent && s.status === 'completed' && !s.turn) outputs.push(s.output);
+  }
+  return outputs.length === 3 && outputs[0] === outputs[1] && outputs[1] === outputs[2];
+}
+
+/**
+ * `budget:` stops a task before the stage that would go past it: one more stage is taken to
+ * cost what the task's stages have cost on average.
+ */
+function budgetExceeded(state: TaskState): string | null {
+  const budget = state.definition.budget;
+  if (!budget) return null;
+  const ran = state.stages.filter((s) => s.status === 'completed').length;
+  const tokens = state.usage.input_tokens + state.usage.output_tokens;
+  const usd = state.usage.cost_usd ?? 0;
+  const next = (spent: number) => (ran === 0 ? spent : spent + spent / ran);
+  if (budget.tokens !== null && next(tokens) > budget.tokens) {
+    return `budget: ${tokens} of ${budget.tokens} tokens used; the next stage would go past it`;
+  }
+  if (budget.usd !== null && next(usd) > budget.usd) {
+    return `budget: $${usd.toFixed(4)} of $${budget.usd} used; the next stage would go past it`;
+  }
+  return null;
 }
 
 function fail(reason: string, stage: number | null, errorKind: string | null): Step {

@@ -123,6 +123,7 @@ export function compilePipeline(
       apiVersion: stringOrNull(substituted.apiVersion),
       entry_point: substituted.entry_point === 'auto' ? 'auto' : 'first',
       workspace: workspaceSettings(substituted.workspace),
+      budget: budgetSettings(substituted.budget),
       params,
       paramDefinitions: definitions,
       agents: nodes,
@@ -184,4 +185,10 @@ function workspaceSettings(raw: unknown): WorkspaceSettings | null {
     merge: w.merge ?? 'on_complete',
     branch_prefix: w.branch_prefix ?? 'troupe/',
   };
+}
+
+function budgetSettings(raw: unknown): Pipeline['budget'] {
+  if (!raw || typeof raw !== 'object') return null;
+  const { tokens, usd } = raw as { tokens?: unknown; usd?: unknown };
+  return { tokens: typeof tokens === 'number' ? tokens : null, usd: typeof usd === 'number' ? usd : null };
 }

@@ -254,6 +254,16 @@ export const PipelineSchema = z.strictObject({
   apiVersion: z.enum(API_VERSIONS).optional(),
   entry_point: z.enum(['first', 'auto']).optional().meta({ default: 'first' }),
   workspace: WorkspaceSchema.nullish(),
+  budget: z
+    .strictObject({
+      tokens: z.number().int().positive().nullish(),
+      usd: z.number().positive().nullish(),
+    })
+    .nullish()
+    .meta({
+      description:
+        'troupe: per task; it stops cleanly (failed, reason budget) before the stage that would go past it.',
+    }),
   params: ParamsSchema.nullish(),
   imports: z.array(ImportSchema).nullish(),
   agents: z.array(AgentSchema).min(1),

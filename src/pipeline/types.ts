@@ -144,6 +144,8 @@ export interface Pipeline {
   entry_point: 'first' | 'auto';
   /** Where tasks of this pipeline work; null: in the directory they were started from. */
   workspace: WorkspaceSettings | null;
+  /** Per task: a task stops before the stage that would go past it. */
+  budget?: { tokens: number | null; usd: number | null } | null;
   /** Resolved param values (after --param, params file and defaults). */
   params: Record<string, unknown>;
   paramDefinitions: Record<string, ParamDefinition>;

@@ -19,6 +19,7 @@ import { registerSchema } from './schema.js';
 import { registerServe } from './serve.js';
 import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
+import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
 import { registerWorktrees } from './worktrees.js';
 
@@ -46,6 +47,7 @@ export function registerCommands(program: Command): void {
   registerDoctor(program);
   registerBus(program);
   registerServe(program);
+  registerUsage(program);
   registerWorktrees(program);
   registerMerge(program);
   registerPr(program);

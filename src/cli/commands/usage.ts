@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+interface UsageFlags {
+  task?: string;
+  since?: string;
+  by: string;
+  json?: boolean;
+}
+
+interface Row {
+  key: string;
+  stages: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export function registerUsage(program: Command): void {
+  program
+    .command('usage')
+    .description('tokens and cost of the work done, in total and by agent, model, runtime or task')
+    .option('-t, --task <id>', 'only this task')
+    .option('--since <date>', 'only tasks created since this date or time (ISO, e.g. 2026-11-01)')
+    .option('--by <what>', 'agent | model | runtime | task', 'agent')
+    .option('--json', 'print JSON: {total, rows}')
+    .action(
+      action(async (flags: UsageFlags) => {
+        const { UsageError } = await import('../../errors.js');
+        const { findNode } = await import('../../pipeline/types.js');
+        const { openProject } = await import('../project.js');
+        const { printJson } = await import('../options.js');
+        if (!['agent', 'model', 'runtime', 'task'].includes(flags.by)) {
+          throw new UsageError(`--by ${flags.by}: use agent, model, runtime or task`);
+        }
+        const since = flags.since ? Date.parse(flags.since) : null;
+        if (since !== null && Number.isNaN(since))
+          throw new UsageError(`--since ${flags.since} is not a date`);
+        const project = openProject();
+        const ids = flags.task
+          ? [flags.task]
+          : project.store
+              .tasks()
+              .filter((t) => since === null || Date.parse(t.created) >= since)
+              .map((t) => t.id);
+        const rows = new Map<string, Row>();
+        const total: Row = { key: 'total', stages: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+        for (const id of ids) {
+          const state = project.tasks.state(id);
+          for (const stage of state.stages) {
+            if (stage.status !== 'completed') continue;
+            const node = findNode(state.definition, stage.agent);
+            const key =
+              flags.by === 'task'
+                ? id
+                : flags.by === 'agent'
+                  ? stage.agent
+                  : node?.type === 'agent'
+                    ? flags.by === 'model'
+                      ? (node.model ?? `${node.runtime} default`)
+                      : node.runtime
+                    : 'session';
+            const row = rows.get(key) ?? { key, stages: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+            for (const r of [row, total]) {
+              r.stages++;
+              r.input_tokens += stage.usage.input_tokens;
+              r.output_tokens += stage.usage.output_tokens;
+              r.cost_usd += stage.usage.cost_usd ?? 0;
+            }
+            rows.set(key, row);
+          }
+        }
+        const sorted = [...rows.values()].sort(
+          (a, b) => b.input_tokens + b.output_tokens - (a.input_tokens + a.output_tokens),
+        );
+        if (flags.json) {
+          printJson({ total, by: flags.by, rows: sorted });
+          return 0;
+        }
+        const line = (r: Row) =>
+          `${r.key.padEnd(24)} ${String(r.stages).padStart(6)} ${String(r.input_tokens).padStart(10)} ${String(r.output_tokens).padStart(10)} ${`$${r.cost_usd.toFixed(4)}`.padStart(10)}`;
+        const header = `${flags.by.padEnd(24)} ${'stages'.padStart(6)} ${'input'.padStart(10)} ${'output'.padStart(10)} ${'cost'.padStart(10)}`;
+        process.stdout.write(`${[header, ...sorted.map(line), line(total)].join('\n')}\n`);
+        return 0;
+      }),
+    );
+}
