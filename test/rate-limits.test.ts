@@ -75,4 +75,22 @@ describe('rate limits are a scheduling state', () => {
     expect(resumed.json.status).toBe('completed');
     expect(eventLog(dir, id).filter((e) => e.type === 'stage_completed')).toHaveLength(2);
   });
+
+  it('with a fallback the stage moves at once to the first open provider, and the decision is logged', async () => {
+    const dir = project({
+      'p.yaml':
+        'agents:\n  - id: writer\n    runtime: claude\n    fallback: [{runtime: gemini, model: gemini-2.5-flash}]\n',
+      's.yaml': 'agents:\n  writer: [{error: rate_limit, reset_after_s: 3600}, "draft from the fallback"]\n',
+    });
+    const { code, json } = await troupeJson(dir, ['run', 'go', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(code).toBe(0);
+    expect(json.stages[0]!.output).toBe('draft from the fallback');
+    const decision = eventLog(dir, json.id).find((e) => e.type === 'decision');
+    expect(decision?.data).toMatchObject({
+      kind: 'fallback',
+      from: { runtime: 'claude', model: null },
+      to: { runtime: 'gemini', model: 'gemini-2.5-flash' },
+    });
+    expect((await troupe(dir, ['status', json.id])).stdout).toMatch(/provider claude is closed until/);
+  });
 });

@@ -145,6 +145,16 @@ export type TaskEvent =
   | { type: 'workspace_committed'; stage: number; sha: string }
   | { type: 'workspace_merged'; into: string; how: string; sha: string }
   | { type: 'workspace_conflict'; into: string; files: string[] }
+  /** A choice the scheduler made for a stage, and why (the decision log). */
+  | {
+      type: 'decision';
+      stage: number;
+      agent: string;
+      kind: 'fallback';
+      from: { runtime: string; model: string | null };
+      to: { runtime: string; model: string | null };
+      reason: string;
+    }
   /** A verifier (not the worker) judged the worker's commit. */
   | {
       type: 'verified';

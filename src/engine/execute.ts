@@ -333,17 +333,41 @@ class TaskRun {
         this.ports.rawLogPath?.(this.taskId, `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`) ??
         null,
     };
-    const provider = node.runtime;
-    const closed = this.ports.store.closedProviders(new Date()).find((w) => w.provider === provider);
-    if (closed) {
-      // no call while the provider's window is closed: wait with everything else that needs it
+    // the agent's runtime, or the first fallback whose provider is open
+    const closed = new Map(this.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
+    const choices = [{ runtime: node.runtime, model: node.model }, ...(node.fallback ?? [])];
+    const choice = choices.find((c) => !closed.has(c.runtime));
+    if (!choice) {
+      // no call while every provider it may use is closed: wait with everything else that needs them
+      const reopens = choices.map((c) => closed.get(c.runtime)!).sort()[0]!;
       this.commit([
-        this.rateLimited(step, provider, closed.resetAt, `${provider} is closed until ${closed.resetAt}`),
+        this.rateLimited(
+          step,
+          node.runtime,
+          reopens,
+          `${choices.map((c) => c.runtime).join(', ')} ${choices.length > 1 ? 'are' : 'is'} closed until ${reopens}`,
+        ),
       ]);
       return;
     }
+    const provider = choice.runtime;
+    const runner = choice === choices[0] ? node : { ...node, runtime: choice.runtime, model: choice.model };
+    request.model = runner.model;
+    if (runner !== node) {
+      this.commit([
+        {
+          type: 'decision',
+          stage: step.stage,
+          agent: node.id,
+          kind: 'fallback',
+          from: { runtime: node.runtime, model: node.model },
+          to: { runtime: choice.runtime, model: choice.model },
+          reason: `${node.runtime} is closed until ${closed.get(node.runtime)}`,
+        },
+      ]);
+    }
     try {
-      const runtime = this.ports.runtimeFor(this.state, node, 'stage');
+      const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
       this.flush();
       if (runtime.name !== 'scripted') await this.syncFiles();
       const result = await this.invoke(runtime, request, (text) => {
@@ -385,7 +409,10 @@ class TaskRun {
         const resetAt = this.resetTime(failure.resetAt, step.activation);
         this.rateLimitCounts.set(step.stage, this.rateLimitsAt(step.stage) + 1);
         this.ports.store.closeProvider(provider, resetAt);
-        this.commit([this.rateLimited(step, provider, resetAt, failure.message, failure.options.meta)]);
+        // with a fallback still open the stage goes there at once; otherwise it waits for the reset
+        const other = choices.some((c) => c.runtime !== provider && !closed.has(c.runtime));
+        const retryAt = other ? new Date().toISOString() : resetAt;
+        this.commit([this.rateLimited(step, provider, retryAt, failure.message, failure.options.meta)]);
         return;
       }
       const backoffS = node.retry?.backoff ?? 0;

@@ -329,6 +329,7 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       if (state.workspace) state.workspace.merged = event.sha;
       break;
     case 'workspace_conflict':
+    case 'decision':
       break;
     case 'verified':
       if (event.sha) state.verified[event.sha] = event.decision;

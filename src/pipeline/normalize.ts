@@ -99,6 +99,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     permissions: raw.permissions ?? null,
     effort: raw.effort ?? null,
     resume: raw.resume ?? false,
+    fallback: (raw.fallback ?? []).map((f) => ({ runtime: f.runtime, model: f.model ?? null })),
     command: raw.command ?? null,
     openai: raw.openai
       ? { base_url: raw.openai.base_url ?? null, api_key_env: raw.openai.api_key_env ?? null }

@@ -180,6 +180,13 @@ export const AgentSchema = z
       description: "Continue the CLI's conversation from this agent's previous stage in the task.",
       default: false,
     }),
+    fallback: z
+      .array(z.strictObject({ runtime: z.enum(GATE_RUNTIMES), model: z.string().nullish() }))
+      .nullish()
+      .meta({
+        description:
+          "troupe: where the agent's stage goes at once when its runtime is closed by a rate or usage limit, first open one first.",
+      }),
     command: z
       .array(z.string().min(1))
       .min(1)

@@ -95,6 +95,8 @@ export interface AgentNode extends AgentBase {
   effort?: Effort | null;
   /** Continue the CLI session of this agent's previous stage in the task. */
   resume?: boolean;
+  /** Where a stage goes when the agent's runtime is closed by a limit, in order. */
+  fallback?: Array<{ runtime: RuntimeName; model: string | null }>;
   /** runtime command: the argv. */
   command?: string[] | null;
   /** runtime openai: the endpoint (null fields use the defaults). */
