@@ -236,3 +236,58 @@ describe('troupe usage', () => {
     expect((await troupe(dir, ['usage', '--by', 'colour'])).code).toBe(2);
   });
 });
+
+describe('troupe run --from tasks.json', () => {
+  it('runs independent tasks at the same time and a dependent one after them', async () => {
+    const dir = project({
+      'p.yaml': 'agents:\n  - id: a\n    runtime: claude\n',
+      's.yaml': 'agents:\n  a: [{reply: "done", delay_ms: 300}]\n',
+      'tasks.json': JSON.stringify([
+        { id: 'db', input: 'schema' },
+        { id: 'api', input: 'endpoints' },
+        { id: 'ui', input: 'pages', depends_on: ['db', 'api'] },
+      ]),
+    });
+    const run = await troupe(dir, [
+      'run',
+      '--from',
+      'tasks.json',
+      '--concurrency',
+      '2',
+      '--file',
+      'p.yaml',
+      '--script',
+      's.yaml',
+      '--json',
+    ]);
+    expect(run.code).toBe(0);
+    const results = JSON.parse(run.stdout) as Array<{ id: string; task: string; status: string }>;
+    expect(results.map((r) => [r.id, r.status])).toEqual([
+      ['db', 'completed'],
+      ['api', 'completed'],
+      ['ui', 'completed'],
+    ]);
+    const starts = Object.fromEntries(
+      results.map((r) => [r.id, eventLog(dir, r.task).find((e) => e.type === 'stage_started')!.seq]),
+    );
+    const ends = Object.fromEntries(
+      results.map((r) => [r.id, eventLog(dir, r.task).find((e) => e.type === 'stage_completed')!.seq]),
+    );
+    // db and api overlapped; ui started after both had finished
+    expect(starts.api!).toBeLessThan(ends.db!);
+    expect(starts.ui!).toBeGreaterThan(Math.max(ends.db!, ends.api!));
+  });
+
+  it('a dependency cycle is one clear line and exit 2', async () => {
+    const dir = project({
+      'p.yaml': 'agents:\n  - id: a\n    runtime: claude\n',
+      'tasks.json': JSON.stringify([
+        { id: 'x', input: '1', depends_on: ['y'] },
+        { id: 'y', input: '2', depends_on: ['x'] },
+      ]),
+    });
+    const run = await troupe(dir, ['run', '--from', 'tasks.json', '--file', 'p.yaml']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('the dependencies go round: x → y → x');
+  });
+});

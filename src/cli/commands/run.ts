@@ -5,6 +5,8 @@ import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
 interface RunOptions extends PipelineOptions {
   agent?: string;
+  from?: string;
+  concurrency: string;
   script?: string;
   json?: boolean;
   interactive?: boolean;
@@ -15,12 +17,17 @@ export function registerRun(program: Command): void {
     program
       .command('run')
       .description('run a pipeline on an input, in the foreground, until it ends or waits for a person')
-      .argument('<input...>', 'what to do (the words are joined)'),
+      .argument('[input...]', 'what to do (the words are joined)'),
   )
     .option('-a, --agent <id>', 'start at this agent instead of the entry point')
     .option('-s, --script <file>', 'run every agent and llm gate on the scripted runtime (offline)')
     .option('--interactive', 'ask here when the task waits for a person (default on a terminal)')
     .option('--no-interactive', 'exit with code 6 when the task waits for a person')
+    .option(
+      '--from <tasks.json>',
+      'run a list of tasks [{id, input, depends_on?, agent?}] instead of one input',
+    )
+    .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', '4')
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
@@ -28,9 +35,24 @@ export function registerRun(program: Command): void {
         const { loadProjectPipeline } = await import('../options.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { runForeground } = await import('../foreground.js');
+        const { UsageError } = await import('../../errors.js');
+        if (options.from && words.length > 0) throw new UsageError('give an input or --from, not both');
+        if (!options.from && words.length === 0)
+          throw new UsageError('what should the team do? give an input, or --from tasks.json');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
         const script = options.script ? loadScript(resolve(options.script)) : null;
+        if (options.from) {
+          const { runBatchCommand } = await import('../batch-run.js');
+          return runBatchCommand(
+            project,
+            pipeline,
+            script,
+            options.from,
+            Number(options.concurrency),
+            options.json === true,
+          );
+        }
         const id = project.tasks.start({
           pipeline,
           input: words.join(' '),

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { NotFoundError, UsageError } from '../errors.js';
+import type { Pipeline } from '../pipeline/types.js';
+import type { Script } from '../runtimes/script.js';
+import { parseBatch, runBatch } from '../scheduler/batch.js';
+import { Exit } from './exit-codes.js';
+import { printJson } from './options.js';
+import type { Project } from './project.js';
+
+/** `troupe run --from tasks.json`: independent tasks at the same time, dependencies respected. */
+export async function runBatchCommand(
+  project: Project,
+  pipeline: Pipeline,
+  script: Script | null,
+  file: string,
+  concurrency: number,
+  json: boolean,
+): Promise<number> {
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new UsageError('--concurrency is a whole number of tasks, 1 or more');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no file ${file}`);
+    throw new UsageError(`${file}: not JSON: ${(error as Error).message}`);
+  }
+  const specs = parseBatch(raw, file);
+  const results = await runBatch(specs, concurrency, async (spec) => {
+    const task = project.tasks.start({
+      pipeline,
+      input: spec.input,
+      ...(spec.agent ? { agent: spec.agent } : {}),
+      script,
+      cwd: process.cwd(),
+    });
+    if (!json) process.stderr.write(`▶ ${spec.id}: ${task}\n`);
+    const state = await project.tasks.continue(task);
+    if (!json)
+      process.stderr.write(
+        `${state.status === 'completed' ? '✓' : '✗'} ${spec.id}: ${task} ${state.status}\n`,
+      );
+    return { task, status: state.status, reason: state.failure?.reason ?? null };
+  });
+  if (json) printJson(results);
+  else
+    for (const r of results)
+      process.stdout.write(
+        `${r.id.padEnd(16)} ${(r.task ?? '-').padEnd(9)} ${r.status}${r.reason ? `: ${r.reason}` : ''}\n`,
+      );
+  if (results.every((r) => r.status === 'completed')) return Exit.ok;
+  if (
+    results.some((r) => r.status === 'awaiting_gate' || r.status === 'awaiting_human_input') &&
+    results.every((r) => r.status !== 'failed')
+  )
+    return Exit.waitingForHuman;
+  return Exit.failed;
+}
