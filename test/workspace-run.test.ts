@@ -58,4 +58,21 @@ describe('tasks in their own git worktree', () => {
     expect(refused.code).not.toBe(0);
     expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
   });
+
+  it('restart --from-stage puts the worktree back at the earlier stage commit, keeping the later one as a tag', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    const first = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    const branch = `troupe/${first.json.id}`;
+    const before = (await sh(repo, 'rev-parse', branch)).trim();
+    const again = await troupeJson(repo, ['restart', first.json.id, '--from-stage', '2']);
+    expect(again.json.status).toBe('completed');
+    // one commit per stage on the branch, not three: the old stage 2 was set aside, not stacked
+    expect((await sh(repo, 'rev-list', '--count', `main..${branch}`)).trim()).toBe('2');
+    expect(await sh(repo, 'tag', '--list', 'troupe/archive/*')).toContain(
+      `troupe/archive/${first.json.id}-${before.slice(0, 12)}`,
+    );
+  });
 });

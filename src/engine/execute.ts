@@ -445,6 +445,10 @@ class TaskRun {
     try {
       const ready = await port.prepare(this.taskId, known?.repo ?? this.state.cwd, settings);
       if (!known) this.commit([{ type: 'workspace_ready', ...ready }]);
+      else {
+        const last = [...this.state.stages].reverse().find((s) => s.commit)?.commit ?? null;
+        await port.align(ready.path, this.taskId, last, known.base);
+      }
     } catch (error) {
       this.commit([
         { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'workspace' },

@@ -1,6 +1,7 @@
 import { StateError } from '../errors.js';
 import type { WorkspaceSettings } from '../pipeline/types.js';
 import { commitStage, stageCommitMessage } from './commit.js';
+import { gitOk, isAncestor, resolveCommit } from './git.js';
 import { mergeIntoBase } from './merge.js';
 import { findRepo } from './repo.js';
 import { ensureTaskWorktree } from './task-worktree.js';
@@ -18,6 +19,12 @@ export interface TaskWorkspace {
     settings: WorkspaceSettings,
   ): Promise<{ path: string; branch: string; base: string; repo: string }>;
   commit(path: string, info: { task: string; stage: number; agent: string }): Promise<string | null>;
+  /**
+   * Puts the worktree at the commit the task's log says it is at (its last stage's commit, or
+   * where the branch started): after a crash or a restart, what the log does not know is set
+   * aside — a commit is kept as a tag `troupe/archive/<task>-<sha>`, never lost.
+   */
+  align(path: string, taskId: string, expected: string | null, base: string): Promise<void>;
   /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */
   verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
   merge(
@@ -46,6 +53,15 @@ export const gitWorkspace: TaskWorkspace = {
   },
   commit(path, info) {
     return commitStage({ path, message: stageCommitMessage(info) });
+  },
+  async align(path, taskId, expected, base) {
+    const head = await resolveCommit(path, 'HEAD');
+    const target = expected ?? (await gitOk(path, ['merge-base', 'HEAD', base])).trim();
+    if (head && head !== target && !(await isAncestor(path, head, target))) {
+      await gitOk(path, ['tag', '-f', `troupe/archive/${taskId}-${head.slice(0, 12)}`, head]);
+    }
+    await gitOk(path, ['reset', '--hard', '--quiet', target]);
+    await gitOk(path, ['clean', '-fd', '--quiet']);
   },
   verifyAt(repo, taskId, sha, fn) {
     return withVerifyCheckout({ repo, taskId, sha }, (checkout) => fn(checkout.path));
