@@ -24,7 +24,7 @@ const writerPipeline = `agents:
 const writeScript = `agents:
   writer:
     - reply: "A first draft of the release notes:\\n- faster start\\n- live dashboard\\n"
-      delay_ms: 400
+      delay_ms: 1500
   editor:
     - reply: "Tightened the wording; ready to publish."
       delay_ms: 400
@@ -34,6 +34,15 @@ gates:
 const noHuman = `agents:
   developer: ["Refactored auth into token.ts and session.ts."]
   deployer: ["Ready to deploy 2.0.0 to staging."]
+`;
+
+const chunkyPipeline = `agents:
+  - id: planner
+    runtime: claude
+    system_prompt: "Plan: {{ input }} {{ chunks }}"
+    chunks:
+      initial: ["write the parser", "write the tests"]
+    gate: { type: human }
 `;
 
 let dir: string;
@@ -48,6 +57,9 @@ beforeAll(async () => {
     '.troupe/config.yaml': 'default_pipeline: write\n',
     'write-script.yaml': writeScript,
     'no-human.yaml': noHuman,
+    '.troupe/pipelines/chunky.yaml': chunkyPipeline,
+    '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
+    'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
   });
   [server, browser] = await Promise.all([
     serve(dir),
@@ -86,6 +98,25 @@ describe('the dashboard', () => {
     await page.waitForURL(/\/tasks\/T-/);
     // the writer is lit while it works, then the stages fill in as the events arrive
     await page.locator('[data-testid="node-writer"][data-state="running"]').waitFor({ timeout: 5000 });
+    // its output streams in line by line while the stage still runs
+    const partial = await page.waitForFunction(
+      () => {
+        // runs in the page (no DOM types in this project)
+        const doc = (
+          globalThis as unknown as {
+            document: { querySelector(s: string): { textContent: string | null } | null };
+          }
+        ).document;
+        const text =
+          doc.querySelector('[data-testid="stage-1"].running [data-testid="stage-output"]')?.textContent ??
+          '';
+        return text.includes('A first draft') && !text.includes('live dashboard') ? text : null;
+      },
+      null,
+      { timeout: 5000, polling: 20 },
+    );
+    expect(await partial.jsonValue()).toContain('A first draft of the release notes');
+    await shot('task-streaming');
     await expectText(page.getByTestId('detail-status'), 'completed');
     await expectText(page.getByTestId('stage-1'), 'live dashboard');
     await expectText(page.getByTestId('stage-2').getByTestId('gate-verdict'), 'clear and short');
@@ -130,6 +161,117 @@ describe('the dashboard', () => {
     await expectText(page.getByTestId('diagnostics'), 'editr');
     expect(await page.getByTestId('save-pipeline').isDisabled()).toBe(true);
     await shot('pipeline-editor');
+  });
+});
+
+describe('the dashboard: sessions, chunks and the agent form', () => {
+  const run = async (body: Record<string, unknown>) => {
+    const started = await fetch(new URL('/api/run', server.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return ((await started.json()) as { task_id: string }).task_id;
+  };
+
+  it('shows a session round by round, with who voted to agree and the outcome', async () => {
+    const id = await run({
+      input: 'How should we do auth?',
+      pipeline: 'design',
+      script: 'design-script.yaml',
+    });
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    await expectText(page.getByTestId('session-outcome'), 'consensus after 2 rounds');
+    await expectText(
+      page.getByTestId('round-1').getByTestId('turn-1-security'),
+      'Token revocation is the weak point',
+    );
+    await expectText(page.getByTestId('round-1').getByTestId('round-votes'), 'nobody agreed');
+    await expectText(
+      page.getByTestId('round-2').getByTestId('round-votes'),
+      'agreed: architect, security (2/2)',
+    );
+    await expectText(page.getByTestId('turn-2-architect'), '✓ agrees');
+    await expectText(page.getByTestId('session-summary'), 'Decision: short-lived JWT');
+    await shot('task-session');
+  });
+
+  it('a chunk board: add, mark done and remove from the page', async () => {
+    const id = await run({
+      input: 'a parser',
+      pipeline: 'chunky',
+      script: { agents: { planner: ['planned'] } },
+    });
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    await expectText(page.getByTestId('chunks-pending'), 'write the tests');
+    await page.getByTestId('chunk-input').fill('document it');
+    await page.getByTestId('chunk-add').click();
+    await expectText(page.getByTestId('chunks-pending').getByTestId('chunk-C-003'), 'document it');
+    await page.getByTestId('chunk-done-C-001').click();
+    await expectText(page.getByTestId('chunks-done').getByTestId('chunk-C-001'), 'write the parser');
+    await page.getByTestId('chunk-remove-C-002').click();
+    await page.getByTestId('chunk-C-002').waitFor({ state: 'detached', timeout: 8000 });
+    await expectText(page.getByTestId('chunk-board'), '1/2 done');
+    await shot('task-chunks');
+    const board = (await (await fetch(new URL(`/api/tasks/${id}/chunks`, server.url))).json()) as {
+      chunks: { id: string; status: string }[];
+    };
+    expect(board.chunks.map((c) => [c.id, c.status])).toEqual([
+      ['C-001', 'done'],
+      ['C-003', 'pending'],
+    ]);
+  });
+
+  it('adds, edits and removes an agent with the form; a change that breaks the pipeline is refused', async () => {
+    await page.goto(new URL('/pipelines/write', server.url).toString());
+    await page.getByTestId('agent-row-editor').waitFor();
+    await page.getByTestId('agent-add').click();
+    await page.getByTestId('agent-id').fill('reviewer');
+    await page.getByTestId('agent-runtime').selectOption('gemini');
+    await page.getByTestId('agent-prompt').fill('Review: {{ input }}');
+    await page.getByTestId('handoff-add').click();
+    await page.getByTestId('handoff-to-0').fill('writer');
+    await page.getByTestId('handoff-condition-0').fill('on_reject');
+    await page.getByTestId('gate-type').selectOption('llm');
+    await page.getByTestId('gate-prompt').fill('Is it right?');
+    await page.getByTestId('gate-max-retries').fill('2');
+    await page.getByTestId('agent-human-input').selectOption('before');
+    await page.getByTestId('agent-save').click();
+    await page.getByTestId('agent-row-reviewer').waitFor();
+    await page.getByTestId('node-reviewer').waitFor();
+    await expectValue(page.getByTestId('yaml-editor'), 'id: reviewer');
+    const yaml = readFileSync(path.join(dir, '.troupe/pipelines/write.yaml'), 'utf8');
+    expect(yaml).toContain('  - id: reviewer\n    runtime: gemini\n    system_prompt: "Review: {{ input }}"');
+    expect(yaml).toContain('condition: on_reject');
+    expect(yaml).toContain('human_input: before');
+
+    // a handoff to an agent that does not exist: refused, the file unchanged
+    await page.getByTestId('agent-edit-editor').click();
+    await page.getByTestId('handoff-add').click();
+    await page.getByTestId('handoff-to-0').fill('nobody');
+    await page.getByTestId('agent-save').click();
+    await expectText(page.getByTestId('agent-form-error'), 'nobody');
+    expect(readFileSync(path.join(dir, '.troupe/pipelines/write.yaml'), 'utf8')).toBe(yaml);
+    await shot('agent-form');
+    await page.getByTestId('handoff-to-0').fill('reviewer');
+    await page.getByTestId('agent-save').click();
+    await page.getByTestId('agent-form').waitFor({ state: 'detached' });
+    expect(readFileSync(path.join(dir, '.troupe/pipelines/write.yaml'), 'utf8')).toMatch(
+      /- id: editor[\s\S]*handoffs:\n\s+- to: reviewer/,
+    );
+
+    // removing the reviewer now breaks the editor's handoff: refused; then the handoff goes, and the agent
+    page.once('dialog', (d) => void d.accept());
+    await page.getByTestId('agent-remove-reviewer').click();
+    await expectText(page.getByTestId('agent-error'), 'reviewer');
+    await page.getByTestId('agent-edit-editor').click();
+    await page.getByRole('button', { name: '✕' }).click();
+    await page.getByTestId('agent-save').click();
+    await page.getByTestId('agent-form').waitFor({ state: 'detached' });
+    page.once('dialog', (d) => void d.accept());
+    await page.getByTestId('agent-remove-reviewer').click();
+    await page.getByTestId('agent-row-reviewer').waitFor({ state: 'detached' });
+    expect(readFileSync(path.join(dir, '.troupe/pipelines/write.yaml'), 'utf8')).toBe(writerPipeline);
   });
 });
 

@@ -25,6 +25,27 @@ const noHuman = `agents:
   deployer: ["Ready to deploy 2.0.0 to staging."]
 `;
 
+const chunkyPipeline = `agents:
+  - id: planner
+    runtime: claude
+    system_prompt: "Plan: {{ input }} {{ chunks }}"
+    chunks:
+      initial: ["write the parser", "write the tests"]
+    gate: { type: human }
+`;
+const teamPipeline = `# the team: keep this comment
+agents:
+  - id: writer # the one who writes
+    runtime: claude
+    system_prompt: |
+      Write: {{ input }}
+    handoffs: [{ to: editor }]
+  # the editor checks
+  - id: editor
+    runtime: claude
+    system_prompt: "Edit: {{ input }}"
+`;
+
 let dir: string;
 let server: Served;
 const api = (path: string) => new URL(path, server.url).toString();
@@ -44,6 +65,16 @@ beforeAll(async () => {
     '.troupe/config.yaml': 'default_pipeline: write\n',
     'no-human.yaml': noHuman,
     'write-script.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+    '.troupe/pipelines/chunky.yaml': chunkyPipeline,
+    '.troupe/pipelines/team.yaml': teamPipeline,
+    '.troupe/pipelines/design.yaml': (await import('node:fs')).readFileSync(
+      example('design-session'),
+      'utf8',
+    ),
+    'design-script.yaml': (await import('node:fs')).readFileSync(
+      example('design-session', 'script.yaml'),
+      'utf8',
+    ),
   });
   server = await serve(dir);
 });
@@ -184,7 +215,7 @@ describe('troupe serve: REST API', () => {
     expect(completed.tasks.every((t) => t.status === 'completed')).toBe(true);
 
     const pipelines = await getJson<{ pipelines: { name: string }[]; default: string }>('/api/pipelines');
-    expect(pipelines.pipelines.map((p) => p.name)).toEqual(['deploy', 'write']);
+    expect(pipelines.pipelines.map((p) => p.name)).toEqual(['chunky', 'deploy', 'design', 'team', 'write']);
     expect(pipelines.default).toBe('write');
 
     const broken = writerPipeline.replace('handoffs: [{ to: editor }]', 'handoffs: [{ to: editr }]');
@@ -220,6 +251,199 @@ describe('troupe serve: REST API', () => {
     );
     expect(usage.total.output_tokens).toBeGreaterThan(0);
     expect(Object.keys(usage.by_agent)).toContain('writer');
+  });
+});
+
+describe('troupe serve: sessions, chunks and the agent form', () => {
+  const send = (method: string, path: string, body?: unknown) =>
+    fetch(api(path), {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  it('shows a session round by round: each speaker, who voted to agree, and the outcome', async () => {
+    const started = await post('/api/run', {
+      input: 'How should we do auth?',
+      pipeline: 'design',
+      script: 'design-script.yaml',
+    });
+    const { task_id: id } = (await started.json()) as { task_id: string };
+    type Detail = {
+      status: string;
+      stages: { n: number; agent: string; output: string }[];
+      sessions: {
+        session: string;
+        participants: string[];
+        rounds: {
+          round: number;
+          turns: { stage: number; agent: string; agreed: boolean }[];
+          agreed: string[];
+          consensus: boolean;
+        }[];
+        summary: { stage: number; agent: string } | null;
+        outcome: string;
+        output: string;
+      }[];
+    };
+    const task = await waitFor(async () => {
+      const t = await getJson<Detail>(`/api/tasks/${id}`);
+      return t.status === 'completed' ? t : undefined;
+    });
+    expect(task.sessions).toHaveLength(1);
+    const [session] = task.sessions;
+    expect(session).toMatchObject({
+      session: 'design_session',
+      participants: ['architect', 'security'],
+      outcome: 'consensus',
+    });
+    expect(session!.rounds.map((r) => [r.round, r.agreed, r.consensus])).toEqual([
+      [1, [], false],
+      [2, ['architect', 'security'], true],
+    ]);
+    expect(session!.rounds[1]!.turns.map((t) => [t.agent, t.agreed])).toEqual([
+      ['architect', true],
+      ['security', true],
+    ]);
+    // each turn is a stage: its output is the speaker's message
+    const byN = new Map(task.stages.map((s) => [s.n, s]));
+    expect(byN.get(session!.rounds[0]!.turns[1]!.stage)!.output).toContain(
+      'Token revocation is the weak point',
+    );
+    expect(session!.summary!.agent).toBe('architect');
+    expect(session!.output).toContain('Decision: short-lived JWT');
+  });
+
+  it('chunks: list, add, mark done and remove over REST, each change streamed (aqm chunk_update too)', async () => {
+    const started = await post('/api/run', {
+      input: 'a parser',
+      pipeline: 'chunky',
+      script: { agents: { planner: ['planned'] } },
+    });
+    const { task_id: id } = (await started.json()) as { task_id: string };
+    await waitFor(async () =>
+      (await getJson(`/api/tasks/${id}`)).status === 'awaiting_gate' ? true : undefined,
+    );
+
+    const board = await getJson<{
+      enabled: boolean;
+      chunks: { id: string; description: string; status: string }[];
+    }>(`/api/tasks/${id}/chunks`);
+    expect(board.enabled).toBe(true);
+    expect(board.chunks.map((c) => [c.id, c.description, c.status])).toEqual([
+      ['C-001', 'write the parser', 'pending'],
+      ['C-002', 'write the tests', 'pending'],
+    ]);
+
+    const added = await post(`/api/tasks/${id}/chunks`, { description: 'document it' });
+    expect(added.status).toBe(201);
+    expect(((await added.json()) as { chunk: { id: string; created_by: string } }).chunk).toMatchObject({
+      id: 'C-003',
+      created_by: 'user',
+    });
+    expect((await post(`/api/tasks/${id}/chunks`, {})).status).toBe(400);
+    const done = await send('PATCH', `/api/tasks/${id}/chunks/C-001`, { status: 'done' });
+    expect(done.status).toBe(200);
+    expect(((await done.json()) as { chunk: { status: string } }).chunk.status).toBe('done');
+    expect((await send('PATCH', `/api/tasks/${id}/chunks/C-001`, { status: 'pending' })).status).toBe(400);
+    expect((await send('PATCH', `/api/tasks/${id}/chunks/C-009`, { status: 'done' })).status).toBe(404);
+    const removed = await send('DELETE', `/api/tasks/${id}/chunks/C-002`);
+    expect(removed.status).toBe(200);
+    expect((await send('DELETE', `/api/tasks/${id}/chunks/C-002`)).status).toBe(404);
+
+    const detail = await getJson<{ chunks: { id: string; status: string }[] }>(`/api/tasks/${id}`);
+    expect(detail.chunks.map((c) => [c.id, c.status])).toEqual([
+      ['C-001', 'done'],
+      ['C-003', 'pending'],
+    ]);
+    // the task's stream carries the changes, under troupe's names and aqm's chunk_update
+    const { frames } = await readSse(api(`/api/tasks/${id}/events`), {
+      until: (f) => f.event === 'chunk_removed',
+    });
+    expect(frames.filter((f) => f.event === 'chunk_update').map((f) => f.data)).toEqual([
+      { task_id: id, action: 'add', chunk_id: 'C-003', description: 'document it' },
+      { task_id: id, action: 'status', chunk_id: 'C-001', status: 'done' },
+      { task_id: id, action: 'remove', chunk_id: 'C-002' },
+    ]);
+    // a pipeline without chunks refuses
+    const plain = await post('/api/run', { input: 'x', pipeline: 'write', script: 'write-script.yaml' });
+    const plainId = ((await plain.json()) as { task_id: string }).task_id;
+    expect((await getJson<{ enabled: boolean }>(`/api/tasks/${plainId}/chunks`)).enabled).toBe(false);
+    expect((await post(`/api/tasks/${plainId}/chunks`, { description: 'x' })).status).toBe(409);
+    expect((await post(`/api/tasks/${id}/approve`, {})).status).toBe(202);
+  });
+
+  it('adds, edits and removes an agent in the YAML, keeping comments, and refuses a change that breaks the pipeline', async () => {
+    const { readFileSync } = await import('node:fs');
+    const file = `${dir}/.troupe/pipelines/team.yaml`;
+    const listed = await getJson<{ id: string; handoffs?: unknown[] }[]>('/api/pipelines/team/agents');
+    expect(listed.map((a) => a.id)).toEqual(['writer', 'editor']);
+
+    const added = await post('/api/pipelines/team/agents', {
+      id: 'reviewer',
+      name: 'Reviewer',
+      runtime: 'gemini',
+      model: 'gemini-2.5-pro',
+      system_prompt: 'Review: {{ input }}',
+      handoffs: [{ to: 'writer', condition: 'on_reject' }],
+      gate: { type: 'llm', prompt: 'Is it right?', max_retries: 2 },
+      context_strategy: 'last_only',
+      human_input: { enabled: true, mode: 'before' },
+    });
+    expect(added.status).toBe(201);
+    const saved = (await added.json()) as { graph: { nodes: { id: string }[] } };
+    expect(saved.graph.nodes.map((n) => n.id)).toEqual(['writer', 'editor', 'reviewer']);
+    let text = readFileSync(file, 'utf8');
+    expect(text).toContain('# the team: keep this comment');
+    expect(text).toContain('- id: writer # the one who writes');
+    expect(text).toContain('# the editor checks');
+    expect(text).toContain('system_prompt: |\n      Write: {{ input }}');
+    expect(text).toContain('human_input: before');
+    expect((await post('/api/pipelines/team/agents', { id: 'reviewer', runtime: 'claude' })).status).toBe(
+      409,
+    );
+
+    // edit: only the fields sent change; hand the editor on to the reviewer
+    const edited = await send('PUT', '/api/pipelines/team/agents/editor', {
+      handoffs: [{ to: 'reviewer' }],
+      gate: { type: 'human' },
+    });
+    expect(edited.status).toBe(200);
+    text = readFileSync(file, 'utf8');
+    expect(text).toContain('# the editor checks');
+    expect(text).toMatch(/id: editor[\s\S]*handoffs:\n\s+- to: reviewer[\s\S]*gate:\n\s+type: human/);
+    const agents = await getJson<Record<string, unknown>[]>('/api/pipelines/team/agents');
+    expect(agents[1]).toMatchObject({
+      id: 'editor',
+      system_prompt: 'Edit: {{ input }}',
+      gate: { type: 'human' },
+    });
+    // removing a field
+    expect((await send('PUT', '/api/pipelines/team/agents/reviewer', { model: null })).status).toBe(200);
+    expect(readFileSync(file, 'utf8')).not.toContain('gemini-2.5-pro');
+
+    // refused: a handoff to nobody, or removing an agent others hand off to; the file stays as it was
+    const before = readFileSync(file, 'utf8');
+    const broken = await send('PUT', '/api/pipelines/team/agents/writer', { handoffs: [{ to: 'nobody' }] });
+    expect(broken.status).toBe(422);
+    const error = ((await broken.json()) as { error: { code: string; diagnostics: { message: string }[] } })
+      .error;
+    expect(error.code).toBe('pipeline_invalid');
+    expect(error.diagnostics.some((d) => d.message.includes('nobody'))).toBe(true);
+    expect((await send('DELETE', '/api/pipelines/team/agents/reviewer')).status).toBe(422);
+    expect((await post('/api/pipelines/team/agents', { id: 'x', runtime: 'nope' })).status).toBe(422);
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect((await send('PUT', '/api/pipelines/team/agents/ghost', { name: 'x' })).status).toBe(404);
+
+    // remove the editor's handoff, then the reviewer
+    expect((await send('PUT', '/api/pipelines/team/agents/editor', { handoffs: null })).status).toBe(200);
+    const gone = await send('DELETE', '/api/pipelines/team/agents/reviewer');
+    expect(gone.status).toBe(200);
+    expect((await getJson<{ id: string }[]>('/api/pipelines/team/agents')).map((a) => a.id)).toEqual([
+      'writer',
+      'editor',
+    ]);
+    expect(readFileSync(file, 'utf8')).toContain('# the team: keep this comment');
   });
 });
 

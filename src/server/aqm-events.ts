@@ -37,6 +37,18 @@ export function aqmEvent(event: StoredEvent): { name: string; data: Record<strin
       return event.by === 'human'
         ? { name: 'pipeline_resuming', data: { task_id, decision: 'human_input' } }
         : null;
+    case 'chunk_added':
+      return {
+        name: 'chunk_update',
+        data: { task_id, action: 'add', chunk_id: event.chunk.id, description: event.chunk.description },
+      };
+    case 'chunk_updated':
+      return {
+        name: 'chunk_update',
+        data: { task_id, action: 'status', chunk_id: event.id, status: event.status },
+      };
+    case 'chunk_removed':
+      return { name: 'chunk_update', data: { task_id, action: 'remove', chunk_id: event.id } };
     case 'task_completed':
       return { name: 'task_complete', data: { task_id, status: 'completed' } };
     case 'task_failed':

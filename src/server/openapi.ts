@@ -19,11 +19,13 @@ const ERROR_TEXT: Record<number, string> = {
   401: 'token missing or wrong',
   403: 'not from this origin, or not addressed to the loopback',
   404: 'no such task or pipeline',
-  409: 'the task is not in a state that allows this',
-  422: 'the pipeline or script is invalid',
+  409: 'the task is not in a state that allows this (or: an agent with that id exists)',
+  422: 'the pipeline or script is invalid (agent edits: `diagnostics` of the result, nothing saved)',
 };
 const body = (schema: Schema, required = true) => ({ required, content: json(schema) });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' }, example: 'T-1A2B3C' };
+const cidParam = { name: 'cid', in: 'path', required: true, schema: { type: 'string' }, example: 'C-001' };
+const agentParam = { name: 'agent_id', in: 'path', required: true, schema: { type: 'string' } };
 const nameParam = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
 const obj = (properties: Record<string, Schema>, required: string[] = []): Schema => ({
   type: 'object',
@@ -143,7 +145,77 @@ export const openApiDocument = {
         running_agents: { type: 'array', items: str },
         graph: ref('Graph'),
         transcript: str,
+        sessions: { type: 'array', items: ref('Session') },
+        chunks: { type: 'array', items: ref('Chunk') },
+        chunks_enabled: { type: 'boolean' },
         last_seq: int,
+      }),
+      Chunk: obj({
+        id: str,
+        description: str,
+        status: { enum: ['pending', 'in_progress', 'done'] },
+        created_by: str,
+        completed_by: { type: ['string', 'null'] },
+        created_at: str,
+        updated_at: str,
+      }),
+      ChunkBoard: obj({
+        enabled: { type: 'boolean', description: "false: the task's pipeline has no `chunks:` block" },
+        chunks: { type: 'array', items: ref('Chunk') },
+        total: int,
+        done: int,
+      }),
+      Session: obj({
+        activation: str,
+        session: str,
+        participants: { type: 'array', items: str },
+        topic: str,
+        rounds: {
+          type: 'array',
+          items: obj({
+            round: int,
+            turns: {
+              type: 'array',
+              items: obj({ stage: int, agent: str, agreed: { type: ['boolean', 'null'] } }),
+            },
+            agreed: {
+              type: ['array', 'null'],
+              items: str,
+              description: 'who voted to agree (null while the round runs)',
+            },
+            consensus: { type: ['boolean', 'null'] },
+          }),
+        },
+        summary: obj({ stage: int, agent: str }),
+        outcome: { enum: ['consensus', 'no_consensus', null] },
+        stage: int,
+        output: str,
+      }),
+      AgentRequest: obj({
+        id: str,
+        name: str,
+        runtime: { enum: ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'] },
+        model: str,
+        system_prompt: str,
+        handoffs: { type: 'array', items: obj({ to: str, condition: str, task: str, payload: str }, ['to']) },
+        gate: obj({ type: { enum: ['llm', 'human', 'command'] }, prompt: str, max_retries: int }),
+        mcp: { type: 'array', items: { type: 'object' } },
+        context_strategy: { enum: ['none', 'last_only', 'own', 'shared', 'both'] },
+        human_input: {
+          oneOf: [
+            { enum: ['before', 'on_demand', 'both'] },
+            { type: 'boolean' },
+            obj({ enabled: { type: 'boolean' }, mode: str, prompt: str }),
+            { type: 'null' },
+          ],
+        },
+      }),
+      AgentSaved: obj({
+        name: str,
+        agent_id: str,
+        content: { type: 'string', description: 'the pipeline file as saved' },
+        diagnostics: { type: 'array', items: ref('Diagnostic') },
+        graph: ref('Graph'),
       }),
       Diagnostic: obj({
         severity: { enum: ['error', 'warning'] },
@@ -312,6 +384,72 @@ export const openApiDocument = {
         responses: {
           ...ok('restarted', obj({ id: str, status: str, from_stage: int }), '202'),
           ...errors(400, 404, 409),
+        },
+      },
+    },
+    '/api/tasks/{id}/chunks': {
+      get: {
+        summary: "the task's chunks",
+        parameters: [idParam],
+        responses: { ...ok('the board', ref('ChunkBoard')), ...errors(404) },
+      },
+      post: {
+        summary: 'add a chunk (created_by "user"); a running task sees it on its next turn',
+        parameters: [idParam],
+        requestBody: body(obj({ description: str }, ['description'])),
+        responses: {
+          ...ok('added', { allOf: [ref('ChunkBoard'), obj({ chunk: ref('Chunk') })] }, '201'),
+          ...errors(400, 404, 409),
+        },
+      },
+    },
+    '/api/tasks/{id}/chunks/{cid}': {
+      patch: {
+        summary: 'mark a chunk done',
+        parameters: [idParam, cidParam],
+        requestBody: body(obj({ status: { const: 'done' } }, ['status'])),
+        responses: {
+          ...ok('updated', { allOf: [ref('ChunkBoard'), obj({ chunk: ref('Chunk') })] }),
+          ...errors(400, 404, 409),
+        },
+      },
+      delete: {
+        summary: 'remove a chunk',
+        parameters: [idParam, cidParam],
+        responses: {
+          ...ok('removed', { allOf: [ref('ChunkBoard'), obj({ deleted: str })] }),
+          ...errors(404, 409),
+        },
+      },
+    },
+    '/api/pipelines/{name}/agents': {
+      get: {
+        summary: 'the agents as written in the pipeline file (each mapping as JSON)',
+        parameters: [nameParam],
+        responses: { ...ok('agents', { type: 'array', items: { type: 'object' } }), ...errors(404) },
+      },
+      post: {
+        summary:
+          'add an agent at the end of `agents:`; the rest of the file (comments too) is kept; refused with 422 and `diagnostics` when the result is invalid',
+        parameters: [nameParam],
+        requestBody: body({ allOf: [ref('AgentRequest'), { required: ['id'] }] }),
+        responses: { ...ok('added', ref('AgentSaved'), '201'), ...errors(400, 404, 409, 422) },
+      },
+    },
+    '/api/pipelines/{name}/agents/{agent_id}': {
+      put: {
+        summary:
+          'change an agent: each field present is set (null or "" removes it), the others and the rest of the file are kept; a new `id` renames it; 422 with `diagnostics` when the result is invalid',
+        parameters: [nameParam, agentParam],
+        requestBody: body(ref('AgentRequest')),
+        responses: { ...ok('saved', ref('AgentSaved')), ...errors(400, 404, 409, 422) },
+      },
+      delete: {
+        summary: 'remove an agent; refused with 422 and `diagnostics` when others still hand off to it',
+        parameters: [nameParam, agentParam],
+        responses: {
+          ...ok('removed', { allOf: [ref('AgentSaved'), obj({ deleted: { type: 'boolean' } })] }),
+          ...errors(404, 422),
         },
       },
     },

@@ -1,7 +1,9 @@
 import { taskJson, waitingFor } from '../cli/task-view.js';
+import { usesChunks } from '../engine/chunks.js';
 import type { TaskState } from '../engine/task-state.js';
 import type { TaskSummary } from '../store/event-store.js';
 import { pipelineGraph } from './pipeline-files.js';
+import type { SessionJson } from './sessions-json.js';
 
 /** A row of the task list: the summary plus what the dashboard shows live (usage, waiting, elapsed). */
 export function taskRow(summary: TaskSummary, state: TaskState) {
@@ -24,7 +26,7 @@ export function taskRow(summary: TaskSummary, state: TaskState) {
 }
 
 /** The task as the CLI's `--json` shows it, plus the graph, transcript and what runs right now. */
-export function taskDetail(state: TaskState) {
+export function taskDetail(state: TaskState, sessions: SessionJson[] = []) {
   const base = taskJson(state);
   return {
     ...base,
@@ -42,6 +44,9 @@ export function taskDetail(state: TaskState) {
     running_agents: [...state.activations.values()].filter((a) => a.status === 'running').map((a) => a.agent),
     graph: pipelineGraph(state.definition),
     transcript: state.transcript,
+    sessions,
+    chunks: state.chunks,
+    chunks_enabled: usesChunks(state.definition),
     cancel_reason: state.cancelReason,
     last_seq: state.lastSeq,
   };

@@ -76,6 +76,53 @@ export interface Graph {
   edges: GraphEdge[];
 }
 
+export interface Chunk {
+  id: string;
+  description: string;
+  status: 'pending' | 'in_progress' | 'done';
+  created_by: string;
+  completed_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChunkBoard {
+  enabled: boolean;
+  chunks: Chunk[];
+  total: number;
+  done: number;
+}
+
+export interface SessionRound {
+  round: number;
+  turns: { stage: number; agent: string; agreed: boolean | null }[];
+  agreed: string[] | null;
+  consensus: boolean | null;
+}
+
+export interface Session {
+  activation: string;
+  session: string;
+  participants: string[];
+  topic: string;
+  rounds: SessionRound[];
+  summary: { stage: number; agent: string } | null;
+  outcome: 'consensus' | 'no_consensus' | null;
+  stage: number | null;
+  output: string | null;
+}
+
+/** An agent as written in the pipeline file. */
+export type RawAgent = Record<string, unknown> & { id: string };
+
+export interface AgentSaved {
+  name: string;
+  agent_id: string;
+  content: string;
+  diagnostics: Diagnostic[];
+  graph: Graph;
+}
+
 export interface TaskDetail {
   id: string;
   status: Status;
@@ -91,6 +138,9 @@ export interface TaskDetail {
   running_agents: string[];
   graph: Graph;
   transcript: string;
+  sessions: Session[];
+  chunks: Chunk[];
+  chunks_enabled: boolean;
   cancel_reason: string | null;
   last_seq: number;
 }
@@ -175,6 +225,23 @@ export const api = {
   savePipeline: (name: string, content: string) =>
     call<{ diagnostics: Diagnostic[] }>('PUT', `/api/pipelines/${encodeURIComponent(name)}`, { content }),
   setDefault: (name: string) => call('POST', '/api/pipelines/default', { name }),
+  addChunk: (id: string, description: string) =>
+    call<ChunkBoard>('POST', `/api/tasks/${id}/chunks`, { description }),
+  chunkDone: (id: string, cid: string) =>
+    call<ChunkBoard>('PATCH', `/api/tasks/${id}/chunks/${encodeURIComponent(cid)}`, { status: 'done' }),
+  removeChunk: (id: string, cid: string) =>
+    call<ChunkBoard>('DELETE', `/api/tasks/${id}/chunks/${encodeURIComponent(cid)}`),
+  agents: (name: string) => call<RawAgent[]>('GET', `/api/pipelines/${encodeURIComponent(name)}/agents`),
+  addAgent: (name: string, agent: Record<string, unknown>) =>
+    call<AgentSaved>('POST', `/api/pipelines/${encodeURIComponent(name)}/agents`, agent),
+  updateAgent: (name: string, id: string, fields: Record<string, unknown>) =>
+    call<AgentSaved>(
+      'PUT',
+      `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`,
+      fields,
+    ),
+  removeAgent: (name: string, id: string) =>
+    call<AgentSaved>('DELETE', `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`),
   validate: (name: string, content: string) => call<Validation>('POST', '/api/validate', { name, content }),
 };
 

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { AgentsPanel } from './agent-form';
 import { ApiError, api, type Diagnostic, type Graph, type PipelineDetail, type PipelineSummary } from './api';
 import { PipelineGraph } from './pipeline-graph';
 import { Link, navigate } from './router';
@@ -134,6 +135,19 @@ function PipelineEditor(props: { name: string; onSaved: () => void }) {
         )}
         {detail.features.length > 0 && <p className="muted small">{detail.features.join(' · ')}</p>}
       </section>
+      <AgentsPanel
+        pipeline={props.name}
+        blocked={dirty}
+        version={detail.content}
+        onSaved={(saved) => {
+          setDetail({ ...detail, content: saved.content, valid: true, diagnostics: saved.diagnostics });
+          setContent(saved.content);
+          setDiagnostics(saved.diagnostics);
+          setGraph(saved.graph);
+          setStatus('saved');
+          props.onSaved();
+        }}
+      />
       <section className="card">
         <div className="toolbar">
           <h2>YAML</h2>

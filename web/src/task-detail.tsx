@@ -5,6 +5,7 @@ import { cost, duration, ENDED, elapsed, STATUS_LABEL, tokens } from './format';
 import { useEventStream, useThrottled } from './live';
 import { type NodeState, PipelineGraph } from './pipeline-graph';
 import { Link, navigate } from './router';
+import { ChunkBoard, SessionsView } from './task-sessions';
 
 /** One task: its graph with the current agent lit, its stages as they stream, and what a person can do. */
 export function TaskDetailPage(props: { id: string }) {
@@ -117,7 +118,11 @@ export function TaskDetailPage(props: { id: string }) {
         </ol>
       </section>
 
-      {task.transcript.trim() && (
+      {task.chunks_enabled && <ChunkBoard taskId={task.id} chunks={task.chunks} onChange={refresh} />}
+
+      {task.sessions.length > 0 && <SessionsView sessions={task.sessions} stages={stages} live={live} />}
+
+      {task.sessions.length === 0 && task.transcript.trim() && (
         <section className="card">
           <h2>Session transcript</h2>
           <pre className="output transcript">{task.transcript}</pre>

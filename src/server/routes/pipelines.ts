@@ -3,6 +3,7 @@ import { loadProjectConfig, saveDefaultPipeline } from '../../pipeline/config.js
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
 import { validatePipelineFile } from '../../pipeline/validate.js';
+import { addAgent, agentsInFile, removeAgent, updateAgent } from '../agent-edit.js';
 import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import {
@@ -75,6 +76,32 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     );
   });
 
+  /** The agents as written in the file: what the agent form fills in from. */
+  app.get('/api/pipelines/:name/agents', (c) => {
+    const entry = findPipeline(ctx.root, c.req.param('name'));
+    return c.json(agentsInFile(readPipeline(entry)));
+  });
+
+  /** Adds an agent (the form's fields) at the end of `agents:`; 422 with diagnostics if that breaks the pipeline. */
+  app.post('/api/pipelines/:name/agents', async (c) => {
+    const entry = findPipeline(ctx.root, c.req.param('name'));
+    const { text, id } = addAgent(readPipeline(entry), await jsonBody(c));
+    return c.json(saveChecked(ctx.root, entry, text, id), 201);
+  });
+
+  /** Changes the fields present in the body (null or "" removes one); the rest of the file is kept. */
+  app.put('/api/pipelines/:name/agents/:agent_id', async (c) => {
+    const entry = findPipeline(ctx.root, c.req.param('name'));
+    const { text, id } = updateAgent(readPipeline(entry), c.req.param('agent_id'), await jsonBody(c));
+    return c.json(saveChecked(ctx.root, entry, text, id));
+  });
+
+  app.delete('/api/pipelines/:name/agents/:agent_id', (c) => {
+    const entry = findPipeline(ctx.root, c.req.param('name'));
+    const text = removeAgent(readPipeline(entry), c.req.param('agent_id'));
+    return c.json({ ...saveChecked(ctx.root, entry, text, c.req.param('agent_id')), deleted: true });
+  });
+
   app.post('/api/pipelines/default', async (c) => {
     const name = requiredString(await jsonBody(c), 'name');
     findPipeline(ctx.root, name);
@@ -115,6 +142,17 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
   });
 
   return app;
+}
+
+/** Saves the edited text unless it makes the pipeline invalid (422 with the diagnostics, nothing written). */
+function saveChecked(root: string, entry: { name: string; file: string }, text: string, id: string) {
+  const check = checkPipelineText(text, entry.file, entry.name);
+  const diagnostics = diagnosticsJson(check.diagnostics, root, entry.file);
+  if (!check.pipeline) {
+    throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics, content: text });
+  }
+  writePipeline(entry.file, text);
+  return { name: entry.name, agent_id: id, content: text, diagnostics, graph: pipelineGraph(check.pipeline) };
 }
 
 /** aqm's count: the "- id:" lines. */

@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
+import { usesChunks } from '../../engine/chunks.js';
 import type { TaskStatus } from '../../engine/events.js';
 import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
 import { ApiError, badRequest } from '../errors.js';
+import { sessionsOf } from '../sessions-json.js';
 import { eventStream, startSeq } from '../sse.js';
 import { taskDetail, taskRow } from '../task-json.js';
 
@@ -41,7 +43,14 @@ export function taskRoutes(ctx: ServerContext): Hono {
     });
   });
 
-  app.get('/api/tasks/:id', (c) => c.json(taskDetail(ctx.cache.state(mustExist(ctx, c.req.param('id'))))));
+  app.get('/api/tasks/:id', (c) => {
+    const state = ctx.cache.state(mustExist(ctx, c.req.param('id')));
+    // sessions round by round come from the log (the folded state keeps only the latest round)
+    const sessions = state.definition.agents.some((a) => a.type === 'session')
+      ? sessionsOf(ctx.store.events(state.id))
+      : [];
+    return c.json(taskDetail(state, sessions));
+  });
 
   app.get('/api/tasks/:id/context', (c) => {
     const state = ctx.cache.state(mustExist(ctx, c.req.param('id')));
@@ -99,7 +108,48 @@ export function taskRoutes(ctx: ServerContext): Hono {
     return c.json({ id, status: 'running', from_stage: stage }, 202);
   });
 
+  /** Chunks (aqm's shapes): the board, add, mark done, remove. A running task sees them on its next turn. */
+  app.get('/api/tasks/:id/chunks', (c) => c.json(chunksJson(ctx, mustExist(ctx, c.req.param('id')))));
+
+  app.post('/api/tasks/:id/chunks', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const description = requiredString(await jsonBody(c), 'description');
+    const chunk = ctx.tasks.editChunks(id, { add: description.trim() });
+    return c.json({ chunk, ...chunksJson(ctx, id) }, 201);
+  });
+
+  app.patch('/api/tasks/:id/chunks/:cid', async (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    const status = requiredString(await jsonBody(c), 'status');
+    if (status !== 'done') {
+      throw badRequest(
+        status === 'pending' || status === 'in_progress'
+          ? `a chunk can only be marked done (agents set ${status} themselves)`
+          : `unknown chunk status "${status}"; use "done"`,
+      );
+    }
+    ctx.tasks.editChunks(id, { done: c.req.param('cid') });
+    const board = chunksJson(ctx, id);
+    return c.json({ chunk: board.chunks.find((k) => k.id === c.req.param('cid')) ?? null, ...board });
+  });
+
+  app.delete('/api/tasks/:id/chunks/:cid', (c) => {
+    const id = mustExist(ctx, c.req.param('id'));
+    ctx.tasks.editChunks(id, { remove: c.req.param('cid') });
+    return c.json({ deleted: c.req.param('cid'), ...chunksJson(ctx, id) });
+  });
+
   return app;
+}
+
+function chunksJson(ctx: ServerContext, id: string) {
+  const state = ctx.cache.state(id);
+  return {
+    enabled: usesChunks(state.definition),
+    chunks: state.chunks,
+    total: state.chunks.length,
+    done: state.chunks.filter((k) => k.status === 'done').length,
+  };
 }
 
 function resumed(c: import('hono').Context, ctx: ServerContext, id: string): Response {
