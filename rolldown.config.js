@@ -7,5 +7,5 @@ export default defineConfig({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
   external: ['better-sqlite3'],
-  output: { dir: 'dist/bundle', format: 'esm', sourcemap: true },
+  output: { dir: 'dist/bundle', format: 'esm', sourcemap: true, cleanDir: true },
 });

@@ -112,7 +112,10 @@ export function loopPipeline(stages) {
     ...Array.from({ length: rounds - 1 }, (_, i) => `round ${i + 1} checked\nmore: true`),
     `all checked\nmore: false`,
   ];
-  const script = { agents: { worker: ['work done.'], checker }, gates: {}, human: {} };
+  // each round's work differs, as real work does (the same output three times in a row is
+  // stopped by troupe's runaway guard)
+  const worker = Array.from({ length: rounds }, (_, i) => `work done, round ${i + 1}.`);
+  const script = { agents: { worker, checker }, gates: {}, human: {} };
   const scriptYaml = `${JSON.stringify(script)}\n`; // JSON is YAML
   return { yaml, script, scriptYaml };
 }

@@ -21,7 +21,7 @@ export interface DeliveryReport {
 }
 
 /**
- * AMQ's DeliverToInboxes: stage every recipient (exclusive tmp attempt, fsync file and tmp dir),
+ * AMQ's DeliverToInboxes: stage every recipient (exclusive tmp attempt, fsync of the file),
  * then commit each with a no-replace publish into `new/`, then fsync each `new/`. Staging
  * failures deliver nothing; a commit failure leaves earlier recipients delivered and is reported
  * as a PartialDeliveryError. `outbox` gets the same bytes (a hard link to the first attempt when
@@ -86,7 +86,10 @@ function stage(r: Recipient, filename: string, bytes: Buffer): string {
     ensureMailbox(r.box);
     tmp = writeExclusive(r.box.inboxTmp, attemptName(filename), bytes);
   }
-  fsyncDir(r.box.inboxTmp);
+  // AMQ also fsyncs tmp/ here. troupe does not: the file's bytes are fsynced, and the name that
+  // matters is the one published into new/, whose directory is fsynced after the publish. A lost
+  // tmp/ entry after a power cut loses nothing (the inode is linked from new/, or the message was
+  // never delivered and the send is retried).
   return tmp;
 }
 
