@@ -81,3 +81,20 @@ describe('cancel from another process', () => {
     expect((await troupe(dir, ['cancel', id])).code).toBe(1);
   });
 });
+
+describe('several processes on one store', () => {
+  it('four `troupe run`s at once in one project all complete (writers wait for each other)', async () => {
+    const dir = project({
+      'p.yaml': pipelineYaml,
+      's.yaml': script.replaceAll('delay_ms: 60', 'delay_ms: 5'),
+    });
+    const runs = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        spawnTroupe(dir, ['run', 'go', '--file', 'p.yaml', '--script', 's.yaml', '--json']),
+      ),
+    );
+    const results = runs.map((r) => JSON.parse(String(r.stdout)) as { status: string; error: string | null });
+    expect(results.map((r) => r.error)).toEqual([null, null, null, null]);
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+  });
+});

@@ -56,6 +56,7 @@ describe('rate limits are a scheduling state', () => {
       '--agent',
       'editor',
     ]);
+    expect(second.json.error).toBeNull();
     expect(second.json.status).toBe('completed');
     const log = eventLog(dir, second.json.id);
     const waited = log.find((e) => e.type === 'rate_limited');

@@ -366,9 +366,10 @@ class TaskRun {
         },
       ]);
     }
+    // what is recorded so far is committed before the runtime runs (a store error is not the runtime's)
+    this.flush();
     try {
       const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
-      this.flush();
       if (runtime.name !== 'scripted') await this.syncFiles();
       const result = await this.invoke(runtime, request, (text) => {
         streamed.add(text);
@@ -683,10 +684,10 @@ class TaskRun {
       `Answer with ONLY the agent id. If unsure, answer ${first.id}.`,
     ].join('\n');
     let answer: string;
+    this.flush();
     try {
       if (!runner) throw new RuntimeError('crashed', 'no agent to route with');
       const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
-      this.flush();
       const result = await this.invoke(
         runtime,
         {

@@ -21,7 +21,9 @@ CREATE TABLE IF NOT EXISTS tasks (
 );
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks(status, created_at);
 CREATE TABLE IF NOT EXISTS events (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  -- not AUTOINCREMENT: events are never deleted, so the rowid only grows, and each commit
+  -- is spared the write to sqlite_sequence
+  seq INTEGER PRIMARY KEY,
   task_id TEXT NOT NULL REFERENCES tasks(id),
   type TEXT NOT NULL,
   at TEXT NOT NULL,
@@ -143,10 +145,13 @@ export function openSqliteStore(file: string): EventStore {
     return true;
   });
 
+  // Writes begin IMMEDIATE: a transaction that reads first and writes later cannot wait for
+  // another process's write (SQLite answers SQLITE_BUSY at once), so it takes the write lock up
+  // front and lets busy_timeout do the waiting.
   return {
-    createTask,
-    append,
-    restart,
+    createTask: (event) => createTask.immediate(event),
+    append: (taskId, events, summary, at) => append.immediate(taskId, events, summary, at),
+    restart: (taskId, fromSeq, event, summary) => restart.immediate(taskId, fromSeq, event, summary),
     *events(taskId, afterSeq = 0) {
       for (const row of selectEvents.iterate(taskId, afterSeq)) yield toStored(row);
     },
@@ -166,7 +171,7 @@ export function openSqliteStore(file: string): EventStore {
         .all(...(filter.status ?? []), filter.limit ?? -1, filter.offset ?? 0);
       return rows.map(toSummary);
     },
-    tryLease,
+    tryLease: (taskId, holder) => tryLease.immediate(taskId, holder),
     releaseLease(taskId, holder) {
       db.prepare(
         'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
