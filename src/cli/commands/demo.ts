@@ -31,7 +31,7 @@ export function registerDemo(program: Command): void {
             `  troupe status ${id}          stages, gate verdicts, tokens`,
             `  troupe context ${id}         the shared context the agents saw`,
             `  .troupe/tasks/${id}/         context.md and each agent's notes`,
-            '  examples/                    the pipelines and scripts to copy',
+            '  examples/                       the pipelines and scripts to copy',
             '',
           ].join('\n'),
         );
