@@ -1,0 +1,84 @@
+import { RuntimeError } from '../runtimes/runtime.js';
+
+/** Small pieces the executor uses: not about planning, not about any one port. */
+
+/** Thrown inside the executor when a stop was asked for (the task goes on elsewhere, later). */
+export class StopRequested extends Error {}
+
+/**
+ * `resume: true`: the CLI session the agent's latest call left, unless that call found its
+ * session gone (then the next call starts a new one).
+ */
+export function resumableSession(
+  previous: ReadonlyArray<Record<string, string | number | boolean>>,
+): string | null {
+  const last = previous.at(-1);
+  if (!last || last.error_kind === 'session_not_found') return null;
+  for (let i = previous.length - 1; i >= 0; i--) {
+    const id = previous[i]?.session_id;
+    if (typeof id === 'string' && id) return id;
+  }
+  return null;
+}
+
+/** Streamed text, committed as stage_output events at most every flushMs. */
+export class OutputBuffer {
+  all = '';
+  private pending = '';
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly flush: (text: string) => void,
+    private readonly flushMs = 250,
+  ) {}
+
+  add(text: string): void {
+    this.all += text;
+    this.pending += text;
+    this.timer ??= setTimeout(() => this.drain(), this.flushMs);
+  }
+
+  /** The completion event carries the whole output, so what is still pending is not flushed. */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.pending = '';
+  }
+
+  private drain(): void {
+    this.timer = null;
+    if (!this.pending) return;
+    const text = this.pending;
+    this.pending = '';
+    try {
+      this.flush(text);
+    } catch {
+      // the task ended under us (cancelled); the stage's own commit reports it
+    }
+  }
+}
+
+export function asRuntimeError(error: unknown): RuntimeError {
+  if (error instanceof RuntimeError) return error;
+  return new RuntimeError('crashed', error instanceof Error ? error.message : String(error));
+}
+
+export function timedOut(ms: number): RuntimeError {
+  return new RuntimeError('timeout', `timed out after ${Math.round(ms / 1000)}s`);
+}
+
+export function sleepUntil(iso: string, signal: AbortSignal): Promise<void> {
+  const ms = Date.parse(iso) - Date.now();
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
