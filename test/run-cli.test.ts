@@ -291,3 +291,15 @@ describe('troupe run --from tasks.json', () => {
     expect(run.stderr).toContain('the dependencies go round: x → y → x');
   });
 });
+
+describe('cost', () => {
+  it('a runtime that reports no cost gets an estimate from the price table, marked as one', async () => {
+    const dir = project({
+      'p.yaml': 'agents:\n  - id: a\n    runtime: claude\n    model: claude-sonnet-4-6\n',
+      's.yaml': 'agents:\n  a: [{reply: "ok", usage: {input_tokens: 1000000, output_tokens: 100000}}]\n',
+      '.troupe/config.yaml': 'prices:\n  sonnet: {input: 2, output: 10}\n',
+    });
+    const { json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(json.stages[0]!.usage).toMatchObject({ cost_usd: 3, cost_estimated: true });
+  });
+});

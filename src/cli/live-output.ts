@@ -50,6 +50,13 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
           return line(
             paint(31, `✗ [${event.stage}] ${event.agent}: ${event.error.kind}: ${event.error.message}`),
           );
+        case 'budget_warning':
+          return line(
+            paint(
+              33,
+              `⚠ budget: ${event.unit === 'usd' ? `$${event.used.toFixed(2)} of $${event.limit}` : `${event.used} of ${event.limit} tokens`} used (80 %)`,
+            ),
+          );
         case 'rate_limited':
           return line(
             paint(

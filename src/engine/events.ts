@@ -13,6 +13,8 @@ export interface Usage {
   output_tokens: number;
   cache_read_tokens?: number;
   cost_usd?: number;
+  /** The cost is troupe's estimate from its price table, not the provider's figure. */
+  cost_estimated?: boolean;
 }
 
 export interface StageError {
@@ -49,6 +51,8 @@ export type TaskEvent =
       /** Config `gate`: defaults for llm gates (runtime null: the gated agent's own). */
       gate: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
       script: Script | null;
+      /** USD per million tokens by model (config `prices:` over troupe's defaults). */
+      prices?: Record<string, { input: number; output: number }>;
       parentTaskId: string | null;
       kind: 'run' | 'fix';
     }
@@ -163,6 +167,8 @@ export type TaskEvent =
       verifier: string;
       decision: 'approved' | 'rejected';
     }
+  /** The task has used 80 % of its budget. */
+  | { type: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   | { type: 'task_completed' }
   | { type: 'task_failed'; reason: string; stage: number | null; errorKind: string | null }
   | { type: 'task_cancelled'; reason: string };

@@ -3,6 +3,7 @@ import { StateError, TaskBusyError } from '../errors.js';
 import { type AgentNode, findNode } from '../pipeline/types.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
 import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
+import { withCost } from '../scheduler/prices.js';
 import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
 import type { TaskFiles } from '../store/task-files.js';
@@ -209,6 +210,11 @@ class TaskRun {
       case 'route_entry':
         this.track(step, this.routeEntry());
         return;
+      case 'budget_warning': {
+        const { kind: _, ...event } = step;
+        this.commit([{ type: 'budget_warning', ...event }]);
+        return;
+      }
       case 'verify_final':
         this.track(step, this.verifyFinal(step));
         return;
@@ -395,7 +401,7 @@ class TaskRun {
           activation: step.activation,
           agent: node.id,
           output: result.text,
-          usage: result.usage,
+          usage: withCost(result.usage, runner.model, this.state.prices),
           durationMs: Date.now() - started,
           ...(result.meta ? { meta: result.meta } : {}),
         },

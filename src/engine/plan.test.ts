@@ -119,6 +119,17 @@ describe('planner: linear handoffs', () => {
     expect(only(roomy)).toMatchObject({ kind: 'start_stage', agent: 'b' });
   });
 
+  it('warns once at 80 % of the budget', () => {
+    const p = {
+      ...pipeline(agent('a', { handoffs: [handoff('b')] }), agent('b')),
+      budget: { tokens: 2, usd: null },
+    };
+    const log = new Log(p).stage(1, 'a1', 'a', 'x'); // 2 of 2 tokens
+    expect(only(log)).toEqual({ kind: 'budget_warning', used: 2, limit: 2, unit: 'tokens' });
+    log.add({ type: 'budget_warning', used: 2, limit: 2, unit: 'tokens' });
+    expect(nextSteps(log.state).map((s) => s.kind)).not.toContain('budget_warning');
+  });
+
   it('fails with a clear reason when a payload template is broken', () => {
     const broken = pipeline(agent('a', { handoffs: [handoff('b', 'always', '{{ nope.x }}')] }), agent('b'));
     expect(only(new Log(broken).stage(1, 'a1', 'a', 'x'))).toMatchObject({

@@ -49,6 +49,7 @@ export type Step =
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
   | { kind: 'join'; agent: string; activations: string[] }
   | { kind: 'route_entry' }
+  | { kind: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   /** Worker != tester: the task's last commit is judged by a verifier before it can complete. */
   | { kind: 'verify_final'; sha: string; agent: string }
   | { kind: 'complete' }
@@ -76,6 +77,8 @@ export function stepKey(step: Step): string {
 export function nextSteps(state: TaskState): Step[] {
   if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') return [];
   if (state.startAgent === null) return [{ kind: 'route_entry' }];
+  const warning = budgetWarning(state);
+  if (warning) return [warning];
   const open = openActivations(state);
   if (open.length === 0) return [finalVerification(state) ?? { kind: 'complete' }];
   const steps: Step[] = [];
@@ -328,6 +331,21 @@ function budgetExceeded(state: TaskState): string | null {
   }
   if (budget.usd !== null && next(usd) > budget.usd) {
     return `budget: $${usd.toFixed(4)} of $${budget.usd} used; the next stage would go past it`;
+  }
+  return null;
+}
+
+/** Once per task: it has used 80 % of its budget (tokens or dollars). */
+function budgetWarning(state: TaskState): Step | null {
+  const budget = state.definition.budget;
+  if (!budget || state.budgetWarned) return null;
+  const tokens = state.usage.input_tokens + state.usage.output_tokens;
+  if (budget.tokens !== null && tokens >= 0.8 * budget.tokens) {
+    return { kind: 'budget_warning', used: tokens, limit: budget.tokens, unit: 'tokens' };
+  }
+  const usd = state.usage.cost_usd ?? 0;
+  if (budget.usd !== null && usd >= 0.8 * budget.usd) {
+    return { kind: 'budget_warning', used: usd, limit: budget.usd, unit: 'usd' };
   }
   return null;
 }

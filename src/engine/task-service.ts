@@ -58,6 +58,7 @@ export class TaskService {
       timeouts: this.config.timeouts,
       gate: this.config.gate,
       script: options.script ?? null,
+      prices: this.config.prices,
       parentTaskId: options.parentTaskId ?? null,
       kind: options.kind ?? 'run',
     };

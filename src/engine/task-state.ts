@@ -109,6 +109,9 @@ export interface TaskState {
   timeouts: Record<string, number>;
   gateConfig: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
   script: Script | null;
+  prices: Record<string, { input: number; output: number }>;
+  /** A budget_warning has been recorded. */
+  budgetWarned: boolean;
   parentTaskId: string | null;
   createdAt: string;
   updatedAt: string;
@@ -334,6 +337,9 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
     case 'verified':
       if (event.sha) state.verified[event.sha] = event.decision;
       break;
+    case 'budget_warning':
+      state.budgetWarned = true;
+      break;
     case 'chunk_added':
       state.chunks.push({ ...event.chunk });
       break;
@@ -379,6 +385,8 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     timeouts: event.timeouts,
     gateConfig: event.gate,
     script: event.script,
+    prices: event.prices ?? {},
+    budgetWarned: false,
     parentTaskId: event.parentTaskId,
     createdAt: event.at,
     updatedAt: event.at,

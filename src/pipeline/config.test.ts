@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelineError } from '../errors.js';
+import { DEFAULT_PRICES } from '../scheduler/prices.js';
 import { DEFAULT_GATE_SYSTEM_PROMPT, loadProjectConfig, saveDefaultPipeline, timeoutFor } from './config.js';
 import { removeTempDirs, tempDir } from './test-files.js';
 
@@ -16,8 +17,21 @@ describe('loadProjectConfig', () => {
       timeouts: { claude: 600, gemini: 600, codex: 600, openai: 600, command: 600, scripted: 600 },
       script: null,
       trust_workspace: true,
+      prices: DEFAULT_PRICES,
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
+  });
+
+  it('prices in config add to and override the default price table', () => {
+    const config = loadProjectConfig(
+      tempDir({
+        '.troupe/config.yaml': 'prices:\n  sonnet: {input: 2, output: 10}\n  llama: {input: 0, output: 0}\n',
+      }),
+    );
+    expect(config.prices.sonnet).toEqual({ input: 2, output: 10 });
+    expect(config.prices.llama).toEqual({ input: 0, output: 0 });
+    expect(config.prices.opus).toEqual(DEFAULT_PRICES.opus);
+    expect(DEFAULT_PRICES.sonnet).toEqual({ input: 3, output: 15 });
   });
 
   it('reads the gate runtime and trust_workspace', () => {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { DEFAULT_PRICES } from '../scheduler/prices.js';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
 import { GATE_RUNTIMES, RUNTIMES } from './schema.js';
 import { checkSchema } from './schema-issues.js';
@@ -27,6 +28,8 @@ export interface ProjectConfig {
   timeouts: Record<string, number>;
   /** Script file for agents with `runtime: scripted`, as written (relative to the project root). */
   script: string | null;
+  /** USD per million tokens, by model-name substring (over troupe's estimates). */
+  prices: Record<string, { input: number; output: number }>;
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -53,6 +56,9 @@ const ConfigSchema = z.strictObject({
     .nullish(),
   script: z.string().min(1).nullish(),
   trust_workspace: z.boolean().optional(),
+  prices: z
+    .record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }))
+    .nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -63,6 +69,7 @@ export function defaultConfig(): ProjectConfig {
     trust_workspace: true,
     timeouts: Object.fromEntries(RUNTIMES.map((r) => [r, DEFAULT_RUNTIME_TIMEOUT])),
     script: null,
+    prices: { ...DEFAULT_PRICES },
   };
 }
 
@@ -96,6 +103,7 @@ export function loadProjectConfig(root: string): ProjectConfig {
   if (raw.gate?.runtime) config.gate.runtime = raw.gate.runtime;
   if (raw.script) config.script = raw.script;
   if (raw.trust_workspace !== undefined) config.trust_workspace = raw.trust_workspace;
+  Object.assign(config.prices, raw.prices ?? {});
   return config;
 }
 

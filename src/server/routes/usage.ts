@@ -30,7 +30,7 @@ export function usageRoutes(ctx: ServerContext): Hono {
   return app;
 }
 
-function emptyUsage(): Required<Usage> {
+function emptyUsage(): Required<Omit<Usage, 'cost_estimated'>> {
   return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };
 }
 
