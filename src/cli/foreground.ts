@@ -1,9 +1,10 @@
 import { createInterface, type Interface } from 'node:readline';
-import type { TaskState } from '../engine/task-state.js';
+import { parseVerdict } from '../engine/human-verdict.js';
+import { type TaskState, waitingFor } from '../engine/task-state.js';
 import { liveOutput } from './live-output.js';
 import { printJson } from './options.js';
 import type { Project } from './project.js';
-import { exitCodeForTask, taskJson, waitingFor } from './task-view.js';
+import { exitCodeForTask, taskJson } from './task-view.js';
 
 export interface ForegroundOptions {
   json: boolean;
@@ -74,7 +75,7 @@ class PersonAtPrompt {
     }
     const verdict = await this.ask(`approve ${waiting.agent}'s output (stage ${waiting.stage})? [y/n] `);
     if (verdict === null) return false;
-    if (/^\s*y/i.test(verdict)) {
+    if (parseVerdict(verdict)?.decision === 'approved') {
       project.tasks.decideGate(state.id, 'approved', '');
       return true;
     }

@@ -1,4 +1,4 @@
-import type { TaskState } from '../engine/task-state.js';
+import { type TaskState, waitingFor } from '../engine/task-state.js';
 import { Exit, type ExitCode } from './exit-codes.js';
 
 /** The one JSON shape of a task that `run --json` and `status --json` print. */
@@ -27,25 +27,6 @@ export function taskJson(state: TaskState) {
     parent: state.parentTaskId,
     usage: state.usage,
   };
-}
-
-/** What a paused task waits for a person to do, if anything. */
-export function waitingFor(
-  state: TaskState,
-): { kind: 'gate' | 'question'; agent: string; stage: number | null; questions: string[] } | null {
-  const gate = state.stages.find((s) => s.gateWaiting);
-  if (gate) return { kind: 'gate', agent: gate.agent, stage: gate.n, questions: [] };
-  for (const a of state.activations.values()) {
-    if (a.pendingQuestion) {
-      return {
-        kind: 'question',
-        agent: a.agent,
-        stage: a.pendingQuestion.stage,
-        questions: a.pendingQuestion.questions,
-      };
-    }
-  }
-  return null;
 }
 
 export function exitCodeForTask(state: TaskState): ExitCode {

@@ -12,6 +12,7 @@ import { chunkEventsFromOutput, usesChunks } from './chunks.js';
 import { parseSendDirectives } from './directives.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
 import { gateUserMessage, parseGateDecision } from './gate-decision.js';
+import { parseVerdict } from './human-verdict.js';
 import { nextSteps, type Step, stepKey } from './plan.js';
 import { gatePrompt, readsVariable, stagePrompt, turnPrompt } from './prompt.js';
 import {
@@ -277,17 +278,9 @@ class TaskRun {
       );
       return;
     }
-    const rejected = /^\s*reject(ed)?\b[:\s]*/i.exec(answer);
-    this.commit([
-      {
-        type: 'gate_decided',
-        stage: step.stage,
-        agent: step.agent,
-        decision: rejected ? 'rejected' : 'approved',
-        reason: rejected ? answer.slice(rejected[0].length) : answer.replace(/^\s*approved?\b[:\s]*/i, ''),
-        by: 'human',
-      },
-    ]);
+    // a scripted answer that is neither a yes nor a no approves, with the words as the reason
+    const verdict = parseVerdict(answer) ?? { decision: 'approved' as const, reason: answer };
+    this.commit([{ type: 'gate_decided', stage: step.stage, agent: step.agent, ...verdict, by: 'human' }]);
   }
 
   private async runStage(step: Extract<Step, { kind: 'start_stage' }>): Promise<void> {

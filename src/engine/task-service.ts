@@ -12,7 +12,8 @@ import type { Chunk } from './chunk-table.js';
 import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from './events.js';
 import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
-import { foldEvents, type TaskState } from './task-state.js';
+import { parseVerdict } from './human-verdict.js';
+import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 
 /**
  * What every front end (CLI, HTTP API) does with tasks: start, continue, answer, cancel.
@@ -218,25 +219,24 @@ export class TaskService {
     const status = this.store.task(taskId)?.status;
     if (status !== 'awaiting_gate' && status !== 'awaiting_human_input') return false;
     const state = this.state(taskId);
-    const gate = state.stages.find((s) => s.gateWaiting);
-    const asking = [...state.activations.values()].find((a) => a.pendingQuestion !== null);
-    const agent = gate?.agent ?? asking?.agent;
-    if (!agent) return false;
+    const waiting = waitingFor(state);
+    if (!waiting) return false;
     let replies: string[];
     try {
-      replies = this.mailFor(taskId).takeReplies(taskId, agent);
+      replies = this.mailFor(taskId).takeReplies(taskId, waiting.agent);
     } catch {
       return false; // no bus, or an unreadable one: the CLI commands still work
     }
     const reply = replies[0]?.trim();
     if (reply === undefined) return false;
-    if (gate) {
-      const approved = /^(?:approved?|yes|y|lgtm|ok)\b[:.!\s]*/i.exec(reply);
-      const rejected = /^(?:reject(?:ed)?|no|n)\b[:.!\s]*/i.exec(reply);
-      if (approved) this.decideGate(taskId, 'approved', reply.slice(approved[0].length));
-      else if (rejected)
-        this.decideGate(taskId, 'rejected', reply.slice(rejected[0].length) || 'rejected by reply');
-      else return false; // neither a yes nor a no: the gate keeps waiting
+    if (waiting.kind === 'gate') {
+      const verdict = parseVerdict(reply);
+      if (!verdict) return false; // neither a yes nor a no: the gate keeps waiting
+      this.decideGate(
+        taskId,
+        verdict.decision,
+        verdict.reason || (verdict.decision === 'rejected' ? 'rejected by reply' : ''),
+      );
     } else {
       this.answer(taskId, reply);
     }

@@ -623,3 +623,22 @@ function addUsage(total: Usage, add: Usage) {
 export function openActivations(state: TaskState): Activation[] {
   return [...state.activations.values()].filter((a) => a.status !== 'done');
 }
+
+/** What a paused task waits for a person to do, if anything. */
+export function waitingFor(
+  state: TaskState,
+): { kind: 'gate' | 'question'; agent: string; stage: number | null; questions: string[] } | null {
+  const gate = state.stages.find((s) => s.gateWaiting);
+  if (gate) return { kind: 'gate', agent: gate.agent, stage: gate.n, questions: [] };
+  for (const a of state.activations.values()) {
+    if (a.pendingQuestion) {
+      return {
+        kind: 'question',
+        agent: a.agent,
+        stage: a.pendingQuestion.stage,
+        questions: a.pendingQuestion.questions,
+      };
+    }
+  }
+  return null;
+}

@@ -1,6 +1,7 @@
-import { taskJson, waitingFor } from '../cli/task-view.js';
+import { taskJson } from '../cli/task-view.js';
 import { usesChunks } from '../engine/chunks.js';
 import type { TaskState } from '../engine/task-state.js';
+import { waitingFor } from '../engine/task-state.js';
 import type { TaskSummary } from '../store/event-store.js';
 import { pipelineGraph } from './pipeline-files.js';
 import type { SessionJson } from './sessions-json.js';

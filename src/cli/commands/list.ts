@@ -14,7 +14,7 @@ export function registerList(program: Command): void {
       action(async (options: { status?: string; waiting?: boolean; limit: string; json?: boolean }) => {
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
-        const { waitingFor } = await import('../task-view.js');
+        const { waitingFor } = await import('../../engine/task-state.js');
         const project = openProject();
         const status = options.waiting
           ? (['awaiting_gate', 'awaiting_human_input'] as TaskStatus[])

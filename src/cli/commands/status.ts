@@ -11,7 +11,8 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, waitingFor } = await import('../task-view.js');
+        const { taskJson, formatDuration, formatTokens } = await import('../task-view.js');
+        const { waitingFor } = await import('../../engine/task-state.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
         if (options.json) {
