@@ -15,6 +15,7 @@ export async function runBatchCommand(
   file: string,
   concurrency: number,
   json: boolean,
+  routing: { labels: string[]; tier: string | null },
 ): Promise<number> {
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new UsageError('--concurrency is a whole number of tasks, 1 or more');
@@ -31,6 +32,8 @@ export async function runBatchCommand(
       pipeline,
       input: spec.input,
       ...(spec.agent ? { agent: spec.agent } : {}),
+      labels: [...routing.labels, ...spec.labels],
+      tier: spec.tier ?? routing.tier,
       script,
       cwd: process.cwd(),
     });

@@ -1,4 +1,6 @@
+import type { RoutingConfig } from '../pipeline/routing-config.js';
 import type { Pipeline, RuntimeName } from '../pipeline/types.js';
+import type { Effort } from '../runtimes/runtime.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk, ChunkStatus } from './chunk-table.js';
 
@@ -53,6 +55,12 @@ export type TaskEvent =
       script: Script | null;
       /** USD per million tokens by model (config `prices:` over troupe's defaults). */
       prices?: Record<string, { input: number; output: number }>;
+      /** Config `routing:` when the task started (agents with model/effort auto). */
+      routing?: RoutingConfig | null;
+      /** `troupe run --label`: for routing rules. */
+      labels?: string[];
+      /** `troupe run --tier`: every routed stage of the task runs on this tier. */
+      tier?: string | null;
       parentTaskId: string | null;
       kind: 'run' | 'fix';
     }
@@ -157,6 +165,22 @@ export type TaskEvent =
       kind: 'fallback';
       from: { runtime: string; model: string | null };
       to: { runtime: string; model: string | null };
+      reason: string;
+    }
+  /** Routing: the tier a stage of an agent with model/effort auto runs on, and why. */
+  | {
+      type: 'decision';
+      stage: number;
+      agent: string;
+      kind: 'route';
+      /** pipeline/agent@size: what history is kept by. */
+      taskKind: string;
+      recommended: { tier: string; reason: string };
+      tier: string;
+      runtime: string;
+      model: string | null;
+      effort: Effort | null;
+      overrides: string[];
       reason: string;
     }
   /** A verifier (not the worker) judged the worker's commit. */

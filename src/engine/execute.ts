@@ -4,8 +4,11 @@ import { type AgentNode, findNode } from '../pipeline/types.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
 import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
 import { withCost } from '../scheduler/prices.js';
+import { noRelease, type ProviderLimiter } from '../scheduler/provider-limiter.js';
+import { ROUTE_EVENT_TYPES, type RouteOutcome, routeOutcomes } from '../scheduler/route-history.js';
 import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
+import { type DecisionLog, decisionLine, outcomeLine } from '../store/decision-log.js';
 import type { TaskFiles } from '../store/task-files.js';
 import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
@@ -23,6 +26,7 @@ import {
   sleepUntil,
   timedOut,
 } from './run-support.js';
+import { concreteEffort, concreteModel, isRouted, RoutingUnavailableError, routeStage } from './stage-route.js';
 import { applyEvent, foldEvents, type TaskState } from './task-state.js';
 
 /**
@@ -63,6 +67,10 @@ export interface ExecutorPorts {
    * aborted and nothing more is recorded, so the stage in progress is run again on resume.
    */
   stop?: AbortSignal;
+  /** `.troupe/decisions.jsonl`: each decision when made, routed stages' outcomes when the task ends. */
+  decisionLog?: DecisionLog;
+  /** `limits:` caps per provider, shared by every task of this process. */
+  limiter?: ProviderLimiter;
 }
 
 export async function runTask(taskId: string, ports: ExecutorPorts): Promise<TaskState> {
@@ -96,6 +104,7 @@ class TaskRun {
   private readonly rateLimitCounts = new Map<number, number>();
   private batchAt: string | null = null;
   private filesTimer: NodeJS.Timeout | null = null;
+  private history: RouteOutcome[] | null = null;
 
   constructor(
     private readonly taskId: string,
@@ -134,7 +143,25 @@ class TaskRun {
       throw this.stopped;
     // the store may know better (another process cancelled the task)
     if (this.stopped) this.state = foldEvents(this.ports.store.events(this.taskId));
+    if (isTerminal(this.state.status)) this.logOutcomes();
     return this.state;
+  }
+
+  /** Outcomes of earlier routing decisions (all tasks), read once per run when a stage is routed. */
+  private routeHistory(): RouteOutcome[] {
+    this.history ??= routeOutcomes(this.ports.store.eventsOfTypes(ROUTE_EVENT_TYPES, 'decision'));
+    return this.history;
+  }
+
+  /** The task ended: its routed stages' outcomes go to the decision log. */
+  private logOutcomes(): void {
+    const log = this.ports.decisionLog;
+    if (!log || Object.keys(this.state.routes).length === 0) return;
+    try {
+      for (const outcome of routeOutcomes(this.ports.store.events(this.taskId))) log(outcomeLine(outcome));
+    } catch {
+      // a courtesy, as in flush()
+    }
   }
 
   private recoverInterrupted(): void {
@@ -313,7 +340,6 @@ class TaskRun {
         ...(step.turn ? { turn: step.turn } : {}),
       },
     ]);
-    const timeoutS = node.timeout ?? this.state.timeouts[node.runtime] ?? 600;
     const started = Date.now();
     const streamed = new OutputBuffer((text) => {
       this.commit([{ type: 'stage_output', stage: step.stage, text }]);
@@ -324,12 +350,12 @@ class TaskRun {
       purpose: 'stage',
       prompt,
       systemPrompt: node.system_prompt,
-      model: node.model,
-      effort: node.effort ?? null,
+      model: null,
+      effort: null,
       cwd: this.state.cwd,
       mcp: node.mcp,
       extraFlags: node.cli_flags,
-      timeoutMs: timeoutS * 1000,
+      timeoutMs: 0,
       signal: this.abort.signal,
       resumeSessionId: node.resume ? resumableSession(this.state.agentMeta[node.id] ?? []) : null,
       previousMeta: this.state.agentMeta[node.id] ?? [],
@@ -340,9 +366,20 @@ class TaskRun {
         this.ports.rawLogPath?.(this.taskId, `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`) ??
         null,
     };
-    // the agent's runtime, or the first fallback whose provider is open
     const closed = new Map(this.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
-    const choices = [{ runtime: node.runtime, model: node.model }, ...(node.fallback ?? [])];
+    let worker = node;
+    if (isRouted(node)) {
+      try {
+        const routed = routeStage(this.state, node, step.stage, new Set(closed.keys()), () => this.routeHistory());
+        worker = routed.node;
+        if (routed.decision) this.commit([routed.decision]);
+      } catch (error) {
+        if (!(error instanceof RoutingUnavailableError)) throw error;
+        return this.commit([{ type: 'task_failed', reason: error.message, stage: null, errorKind: error.code }]);
+      }
+    }
+    // the agent's runtime, or the first fallback whose provider is open
+    const choices = [{ runtime: worker.runtime, model: worker.model }, ...(node.fallback ?? [])];
     const choice = choices.find((c) => !closed.has(c.runtime));
     if (!choice) {
       // no call while every provider it may use is closed: wait with everything else that needs them
@@ -358,18 +395,20 @@ class TaskRun {
       return;
     }
     const provider = choice.runtime;
-    const runner = choice === choices[0] ? node : { ...node, runtime: choice.runtime, model: choice.model };
-    request.model = runner.model;
-    if (runner !== node) {
+    const runner = choice === choices[0] ? worker : { ...worker, runtime: choice.runtime, model: choice.model };
+    request.model = concreteModel(runner.model);
+    request.effort = concreteEffort(runner.effort);
+    request.timeoutMs = (node.timeout ?? this.state.timeouts[runner.runtime] ?? 600) * 1000;
+    if (runner !== worker) {
       this.commit([
         {
           type: 'decision',
           stage: step.stage,
           agent: node.id,
           kind: 'fallback',
-          from: { runtime: node.runtime, model: node.model },
+          from: { runtime: worker.runtime, model: concreteModel(worker.model) },
           to: { runtime: choice.runtime, model: choice.model },
-          reason: `${node.runtime} is closed until ${closed.get(node.runtime)}`,
+          reason: `${worker.runtime} is closed until ${closed.get(worker.runtime)}`,
         },
       ]);
     }
@@ -378,10 +417,11 @@ class TaskRun {
     try {
       const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
       if (runtime.name !== 'scripted') await this.syncFiles();
+      const release = await (this.ports.limiter?.acquire(provider, this.abort.signal) ?? noRelease);
       const result = await this.invoke(runtime, request, (text) => {
         streamed.add(text);
         this.ports.observer?.onText?.(step.stage, node.id, text);
-      });
+      }).finally(release);
       streamed.close();
       const sha = await this.commitWork(step.stage, node.id);
       const chunkEvents = usesChunks(this.state.definition)
@@ -394,7 +434,7 @@ class TaskRun {
           activation: step.activation,
           agent: node.id,
           output: result.text,
-          usage: withCost(result.usage, runner.model, this.state.prices),
+          usage: withCost(result.usage, request.model, this.state.prices),
           durationMs: Date.now() - started,
           ...(result.meta ? { meta: result.meta } : {}),
         },
@@ -630,8 +670,8 @@ class TaskRun {
       purpose: 'gate',
       prompt: gateUserMessage(gatePrompt(this.state, node, output), output),
       systemPrompt: this.state.gateConfig.system_prompt,
-      model: gate.model ?? verifier?.model ?? this.state.gateConfig.model,
-      effort: verifier?.effort ?? null,
+      model: gate.model ?? concreteModel(verifier?.model) ?? this.state.gateConfig.model,
+      effort: concreteEffort(verifier?.effort),
       cwd,
       mcp: verifier?.mcp ?? [],
       extraFlags: verifier?.cli_flags ?? [],
@@ -702,7 +742,7 @@ class TaskRun {
           purpose: 'stage',
           prompt,
           systemPrompt: '',
-          model: runner.model,
+          model: concreteModel(runner.model),
           effort: null,
           cwd: this.state.cwd,
           mcp: [],
@@ -806,12 +846,15 @@ class TaskRun {
     for (const event of stored) this.ownSeqs.add(event.seq);
     this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
     if (events.some((e) => e.type !== 'stage_output')) this.scheduleFiles();
-    for (const event of stored) this.ports.observer?.onEvent?.(event, this.state);
+    for (const event of stored) {
+      this.ports.observer?.onEvent?.(event, this.state);
+      if (event.type === 'decision') this.afterFlush(() => this.ports.decisionLog?.(decisionLine(this.taskId, at, event)));
+    }
     for (const action of this.afterFlushActions.splice(0)) {
       try {
         action();
       } catch {
-        // mail is a courtesy: a bus that cannot be written never fails the task
+        // mail and the decision log are courtesies: one that cannot be written never fails the task
       }
     }
     this.wake();

@@ -6,6 +6,8 @@ import { type AgentNode, findNode, type Pipeline } from '../pipeline/types.js';
 import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript, type Script } from '../runtimes/script.js';
 import type { EventStore } from '../store/event-store.js';
+import { ProviderLimiter } from '../scheduler/provider-limiter.js';
+import { fileDecisionLog } from '../store/decision-log.js';
 import { TaskFiles } from '../store/task-files.js';
 import { gitWorkspace } from '../workspace/task-workspace.js';
 import type { Chunk } from './chunk-table.js';
@@ -13,6 +15,7 @@ import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from './events.js';
 import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
 import { parseVerdict } from './human-verdict.js';
+import { isRouted } from './stage-route.js';
 import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 
 /**
@@ -21,6 +24,8 @@ import { foldEvents, type TaskState, waitingFor } from './task-state.js';
  */
 export class TaskService {
   private readonly configScript: Script | null;
+  /** One per process: the caps hold across every task it runs. */
+  private readonly limiter: ProviderLimiter;
 
   constructor(
     readonly root: string,
@@ -28,6 +33,23 @@ export class TaskService {
     readonly config: ProjectConfig,
   ) {
     this.configScript = config.script ? loadScript(join(root, config.script)) : null;
+    this.limiter = new ProviderLimiter(config.limits);
+  }
+
+  /** Agents with model/effort auto need tiers; `--tier` must name one. */
+  private checkRouting(pipeline: Pipeline, tier: string | null): void {
+    const routed = pipeline.agents.find((a) => a.type === 'agent' && isRouted(a));
+    const tiers = Object.keys(this.config.routing?.tiers ?? {});
+    if (routed && tiers.length === 0) {
+      throw new UsageError(`agent ${routed.id} has model or effort auto, but there are no routing tiers`, {
+        hint: 'add routing: {tiers: {fast: {runtime: gemini, model: gemini-2.5-flash}, …}} to .troupe/config.yaml',
+      });
+    }
+    if (tier !== null && !tiers.includes(tier)) {
+      throw new UsageError(`no tier '${tier}'`, {
+        hint: tiers.length ? `tiers: ${tiers.join(', ')}` : 'add routing: tiers to .troupe/config.yaml',
+      });
+    }
   }
 
   start(options: {
@@ -38,8 +60,11 @@ export class TaskService {
     cwd?: string;
     parentTaskId?: string | null;
     kind?: 'run' | 'fix';
+    labels?: string[];
+    tier?: string | null;
   }): string {
     const { pipeline } = options;
+    this.checkRouting(pipeline, options.tier ?? null);
     const routed = options.agent === undefined && pipeline.entry_point === 'auto';
     const startAgent = options.agent ?? pipeline.agents[0]?.id;
     if (!startAgent || !findNode(pipeline, startAgent)) {
@@ -60,6 +85,9 @@ export class TaskService {
       gate: this.config.gate,
       script: options.script ?? null,
       prices: this.config.prices,
+      routing: this.config.routing,
+      ...(options.labels?.length ? { labels: options.labels } : {}),
+      ...(options.tier ? { tier: options.tier } : {}),
       parentTaskId: options.parentTaskId ?? null,
       kind: options.kind ?? 'run',
     };
@@ -89,6 +117,8 @@ export class TaskService {
       ...(stop ? { stop } : {}),
       mail: this.mailFor(taskId),
       workspace: gitWorkspace,
+      limiter: this.limiter,
+      decisionLog: fileDecisionLog(this.root),
     };
     return runTask(taskId, ports);
   }

@@ -1,4 +1,6 @@
 import { findNode, type Pipeline, type RuntimeName } from '../pipeline/types.js';
+import type { RoutingConfig } from '../pipeline/routing-config.js';
+import type { Effort } from '../runtimes/runtime.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk } from './chunk-table.js';
 import { initialChunks } from './chunks.js';
@@ -90,6 +92,13 @@ export interface StageRecord {
   commit: string | null;
 }
 
+export interface RoutedStage {
+  tier: string;
+  runtime: string;
+  model: string | null;
+  effort: Effort | null;
+}
+
 export interface Group {
   id: string;
   parentGroup: string | null;
@@ -112,6 +121,12 @@ export interface TaskState {
   prices: Record<string, { input: number; output: number }>;
   /** A budget_warning has been recorded. */
   budgetWarned: boolean;
+  /** Config routing when the task started, its labels and `--tier`. */
+  routing: RoutingConfig | null;
+  labels: string[];
+  forcedTier: string | null;
+  /** The tier each routed stage runs on (kept, so a stage run again is not routed again). */
+  routes: Record<number, RoutedStage>;
   parentTaskId: string | null;
   createdAt: string;
   updatedAt: string;
@@ -332,7 +347,16 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       if (state.workspace) state.workspace.merged = event.sha;
       break;
     case 'workspace_conflict':
+      break;
     case 'decision':
+      if (event.kind === 'route') {
+        state.routes[event.stage] = {
+          tier: event.tier,
+          runtime: event.runtime,
+          model: event.model,
+          effort: event.effort,
+        };
+      }
       break;
     case 'verified':
       if (event.sha) state.verified[event.sha] = event.decision;
@@ -387,6 +411,10 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     script: event.script,
     prices: event.prices ?? {},
     budgetWarned: false,
+    routing: event.routing ?? null,
+    labels: event.labels ?? [],
+    forcedTier: event.tier ?? null,
+    routes: {},
     parentTaskId: event.parentTaskId,
     createdAt: event.at,
     updatedAt: event.at,

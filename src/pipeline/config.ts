@@ -4,6 +4,15 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { DEFAULT_PRICES } from '../scheduler/prices.js';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
+import {
+  LimitsSchema,
+  normalizeLimits,
+  normalizeRouting,
+  type ProviderLimit,
+  RoutingConfigError,
+  type RoutingConfig,
+  RoutingSchema,
+} from './routing-config.js';
 import { GATE_RUNTIMES, RUNTIMES } from './schema.js';
 import { checkSchema } from './schema-issues.js';
 import type { RuntimeName } from './types.js';
@@ -30,6 +39,10 @@ export interface ProjectConfig {
   script: string | null;
   /** USD per million tokens, by model-name substring (over troupe's estimates). */
   prices: Record<string, { input: number; output: number }>;
+  /** Tiers and rules for agents with `model: auto` / `effort: auto` (docs/routing.md). */
+  routing: RoutingConfig | null;
+  /** Caps per provider (runtime), for this process. */
+  limits: Record<string, ProviderLimit>;
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -59,6 +72,8 @@ const ConfigSchema = z.strictObject({
   prices: z
     .record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }))
     .nullish(),
+  routing: RoutingSchema.nullish(),
+  limits: LimitsSchema.nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -70,6 +85,8 @@ export function defaultConfig(): ProjectConfig {
     timeouts: Object.fromEntries(RUNTIMES.map((r) => [r, DEFAULT_RUNTIME_TIMEOUT])),
     script: null,
     prices: { ...DEFAULT_PRICES },
+    routing: null,
+    limits: {},
   };
 }
 
@@ -104,6 +121,16 @@ export function loadProjectConfig(root: string): ProjectConfig {
   if (raw.script) config.script = raw.script;
   if (raw.trust_workspace !== undefined) config.trust_workspace = raw.trust_workspace;
   Object.assign(config.prices, raw.prices ?? {});
+  if (raw.limits) config.limits = normalizeLimits(raw.limits);
+  if (raw.routing) {
+    try {
+      config.routing = normalizeRouting(raw.routing);
+    } catch (error) {
+      if (!(error instanceof RoutingConfigError)) throw error;
+      sink.error(source!.position(['routing', ...error.path]), error.message);
+      throw toPipelineError(sink.errors());
+    }
+  }
   return config;
 }
 

@@ -92,7 +92,8 @@ export interface AgentNode extends AgentBase {
   chunks: Chunks | null;
   /** null: the runtime's default (edit inside a troupe worktree, read_only elsewhere). */
   permissions?: Permissions | null;
-  effort?: Effort | null;
+  /** auto: the routed tier's (model: auto implies it unless an effort is set). */
+  effort?: Effort | 'auto' | null;
   /** Continue the CLI session of this agent's previous stage in the task. */
   resume?: boolean;
   /** Where a stage goes when the agent's runtime is closed by a limit, in order. */

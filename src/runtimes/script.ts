@@ -14,8 +14,14 @@ const UsageShape = z.strictObject({
   output_tokens: z.number().int().nonnegative(),
 });
 
-const ReplyEntry = z.strictObject({
+/** Conditions of an entry: a regex on the rendered prompt, and one on the model it runs on. */
+const conditions = {
   when: z.string().optional(),
+  model: z.string().optional(),
+};
+
+const ReplyEntry = z.strictObject({
+  ...conditions,
   reply: z.string(),
   delay_ms: z.number().int().nonnegative().optional(),
   usage: UsageShape.optional(),
@@ -26,7 +32,7 @@ const ReplyEntry = z.strictObject({
 });
 
 const ErrorEntry = z.strictObject({
-  when: z.string().optional(),
+  ...conditions,
   error: z.enum(['rate_limit', 'auth', 'timeout', 'context_overflow', 'crash']),
   reset_after_s: z.number().nonnegative().optional(),
   delay_ms: z.number().int().nonnegative().optional(),
@@ -36,7 +42,12 @@ const AgentEntry = z.union([z.string(), ReplyEntry, ErrorEntry]);
 
 const GateEntry = z.union([
   z.enum(['approved', 'rejected']),
-  z.strictObject({ decision: z.enum(['approved', 'rejected']), reason: z.string().optional() }),
+  z.strictObject({
+    /** A regex on the gate's prompt (which holds the output it judges). */
+    when: z.string().optional(),
+    decision: z.enum(['approved', 'rejected']),
+    reason: z.string().optional(),
+  }),
 ]);
 
 const HumanEntry = z.union([z.string(), z.number(), z.boolean()]).transform(String);

@@ -87,16 +87,12 @@ function pickEntry(
   request: RuntimeRequest,
 ): { entry: ScriptAgentEntry; kind: 'when' | 'plain'; index: number } {
   for (const [index, entry] of entries.entries()) {
-    if (
-      typeof entry === 'object' &&
-      entry.when !== undefined &&
-      new RegExp(entry.when).test(request.prompt)
-    ) {
+    if (typeof entry === 'object' && isConditional(entry) && matches(entry, request)) {
       return { entry, kind: 'when', index };
     }
   }
   const plain = entries.flatMap((entry, index) =>
-    typeof entry === 'string' || entry.when === undefined ? [{ entry, index }] : [],
+    typeof entry === 'string' || !isConditional(entry) ? [{ entry, index }] : [],
   );
   if (plain.length === 0) {
     throw new RuntimeError(
@@ -118,11 +114,37 @@ async function* gateReply(script: Script, request: RuntimeRequest): AsyncGenerat
       `the script has no decision for the gate of agent '${request.agentId}' (gates.${request.agentId})`,
     );
   }
-  const entry = entries[Math.min(request.previousMeta.length, entries.length - 1)]!;
-  const decision = typeof entry === 'string' ? { decision: entry, reason: '' } : { reason: '', ...entry };
+  // entries with `when` are tried first; the others are used in order, the last repeating
+  const matched = entries.find(
+    (e) => typeof e === 'object' && e.when !== undefined && new RegExp(e.when).test(request.prompt),
+  );
+  const plain = entries.filter((e) => typeof e === 'string' || e.when === undefined);
+  // the place in the list is the number of decisions this gate has made, matched ones included
+  const entry = matched ?? plain[Math.min(request.previousMeta.length, plain.length - 1)];
+  if (!entry) {
+    throw new RuntimeError(
+      'script_missing',
+      `no scripted decision for the gate of agent '${request.agentId}' matches its prompt, and gates.${request.agentId} has no plain entry`,
+    );
+  }
+  const decision =
+    typeof entry === 'string'
+      ? { decision: entry, reason: '' }
+      : { decision: entry.decision, reason: entry.reason ?? '' };
   const text = JSON.stringify(decision);
   yield { type: 'text', text };
   yield { type: 'result', text, usage: estimateUsage(request.prompt, text) };
+}
+
+function isConditional(entry: Exclude<ScriptAgentEntry, string>): boolean {
+  return entry.when !== undefined || entry.model !== undefined;
+}
+
+/** An entry's conditions hold: its `when` matches the prompt, its `model` the request's model. */
+function matches(entry: Exclude<ScriptAgentEntry, string>, request: RuntimeRequest): boolean {
+  if (entry.when !== undefined && !new RegExp(entry.when).test(request.prompt)) return false;
+  if (entry.model !== undefined && !new RegExp(entry.model).test(request.model ?? '')) return false;
+  return true;
 }
 
 /** About four characters a token: good enough for offline runs, where nothing is billed. */

@@ -6,6 +6,8 @@ const spec = (id: string, depends_on: string[] = []): BatchSpec => ({
   input: id,
   depends_on,
   agent: null,
+  labels: [],
+  tier: null,
 });
 
 describe('parseBatch', () => {

@@ -8,6 +8,8 @@ export interface BatchSpec {
   input: string;
   depends_on: string[];
   agent: string | null;
+  labels: string[];
+  tier: string | null;
 }
 
 export interface BatchResult {
@@ -21,7 +23,7 @@ export interface BatchResult {
 export function parseBatch(raw: unknown, file: string): BatchSpec[] {
   const list = Array.isArray(raw) ? raw : (raw as { tasks?: unknown } | null)?.tasks;
   if (!Array.isArray(list) || list.length === 0) {
-    throw new UsageError(`${file}: expected a list of tasks ({id, input, depends_on?, agent?})`);
+    throw new UsageError(`${file}: expected a list of tasks ({id, input, depends_on?, agent?, labels?, tier?})`);
   }
   const specs = list.map((entry, i): BatchSpec => {
     const e = entry as Record<string, unknown>;
@@ -31,11 +33,17 @@ export function parseBatch(raw: unknown, file: string): BatchSpec[] {
     if (!Array.isArray(deps) || deps.some((d) => typeof d !== 'string')) {
       throw new UsageError(`${where}: depends_on is a list of task ids`);
     }
+    const labels = e.labels ?? [];
+    if (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string')) {
+      throw new UsageError(`${where}: labels is a list of strings`);
+    }
     return {
       id: typeof e.id === 'string' && e.id ? e.id : String(i + 1),
       input: e.input,
       depends_on: deps as string[],
       agent: typeof e.agent === 'string' ? e.agent : null,
+      labels: labels as string[],
+      tier: typeof e.tier === 'string' && e.tier ? e.tier : null,
     };
   });
   const ids = new Set<string>();

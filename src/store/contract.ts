@@ -62,6 +62,29 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.eventsSince(0, 100).filter((e) => e.taskId === taskId)).toHaveLength(3);
     });
 
+    it('reads events of some types across tasks, optionally only from tasks that have another type', () => {
+      store = open();
+      const a = store.createTask(created).taskId;
+      const b = store.createTask(created).taskId;
+      const started = (stage: number) =>
+        ({ type: 'stage_started', stage, activation: 'a1', agent: 'a', input: 'x', attempt: 1 }) as const;
+      store.append(a, [started(1), { type: 'budget_warning', used: 8, limit: 10, unit: 'tokens' }], {
+        status: 'running',
+      });
+      store.append(b, [started(1), started(2)], { status: 'running' });
+      const all = [...store.eventsOfTypes(['stage_started'])].filter((e) => e.taskId === a || e.taskId === b);
+      expect(all.map((e) => [e.taskId, e.type])).toEqual([
+        [a, 'stage_started'],
+        [b, 'stage_started'],
+        [b, 'stage_started'],
+      ]);
+      const ofA = [...store.eventsOfTypes(['stage_started', 'budget_warning'], 'budget_warning')];
+      expect(ofA.map((e) => [e.taskId, e.type])).toEqual([
+        [a, 'stage_started'],
+        [a, 'budget_warning'],
+      ]);
+    });
+
     it('writes nothing after a task has ended', () => {
       store = open();
       const { taskId } = store.createTask(created);

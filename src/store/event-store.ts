@@ -1,4 +1,4 @@
-import type { StoredEvent, TaskEvent, TaskStatus } from '../engine/events.js';
+import type { StoredEvent, TaskEvent, TaskEventType, TaskStatus } from '../engine/events.js';
 
 /**
  * The append-only event log every task lives in: the single source of truth. SQLite for one
@@ -47,6 +47,11 @@ export interface EventStore {
   restart(taskId: string, fromSeq: number, event: TaskEvent, summary: SummaryUpdate): StoredEvent;
   /** The task's events in order, streamed from the store (not held in memory). */
   events(taskId: string, afterSeq?: number): IterableIterator<StoredEvent>;
+  /**
+   * Events of the given types across all tasks, in order; with `ofTasksWith`, only from tasks
+   * that have an event of that type (the routing history reads its outcomes this way).
+   */
+  eventsOfTypes(types: readonly TaskEventType[], ofTasksWith?: TaskEventType): IterableIterator<StoredEvent>;
   /** Events of all tasks after a global sequence number (live streams, replay). */
   eventsSince(afterSeq: number, limit: number): StoredEvent[];
   task(id: string): TaskSummary | undefined;

@@ -5,6 +5,7 @@ import { registerCancel } from './cancel.js';
 import { registerChunks } from './chunks.js';
 import { registerContext } from './context.js';
 import { registerDecide } from './decide.js';
+import { registerDecisions } from './decisions.js';
 import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
@@ -48,6 +49,7 @@ export function registerCommands(program: Command): void {
   registerBus(program);
   registerServe(program);
   registerUsage(program);
+  registerDecisions(program);
   registerWorktrees(program);
   registerMerge(program);
   registerPr(program);

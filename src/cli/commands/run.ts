@@ -10,6 +10,8 @@ interface RunOptions extends PipelineOptions {
   script?: string;
   json?: boolean;
   interactive?: boolean;
+  tier?: string;
+  label: string[];
 }
 
 export function registerRun(program: Command): void {
@@ -28,6 +30,8 @@ export function registerRun(program: Command): void {
       'run a list of tasks [{id, input, depends_on?, agent?}] instead of one input',
     )
     .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', '4')
+    .option('--tier <name>', 'run every routed stage (model/effort auto) on this tier of routing: in config')
+    .option('-l, --label <label>', 'a label for routing rules (repeatable)', (v: string, all: string[]) => [...all, v], [])
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
@@ -51,12 +55,15 @@ export function registerRun(program: Command): void {
             options.from,
             Number(options.concurrency),
             options.json === true,
+            { labels: options.label, tier: options.tier ?? null },
           );
         }
         const id = project.tasks.start({
           pipeline,
           input: words.join(' '),
           ...(options.agent ? { agent: options.agent } : {}),
+          labels: options.label,
+          tier: options.tier ?? null,
           script,
           cwd: process.cwd(),
         });

@@ -50,15 +50,17 @@ export function registerUsage(program: Command): void {
           for (const stage of state.stages) {
             if (stage.status !== 'completed') continue;
             const node = findNode(state.definition, stage.agent);
+            // a routed stage ran on its tier's runtime and model, not the agent's `auto`
+            const ran = state.routes[stage.n] ?? (node?.type === 'agent' ? node : null);
             const key =
               flags.by === 'task'
                 ? id
                 : flags.by === 'agent'
                   ? stage.agent
-                  : node?.type === 'agent'
+                  : ran
                     ? flags.by === 'model'
-                      ? (node.model ?? `${node.runtime} default`)
-                      : node.runtime
+                      ? (ran.model ?? `${ran.runtime} default`)
+                      : ran.runtime
                     : 'session';
             const row = rows.get(key) ?? { key, stages: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
             for (const r of [row, total]) {

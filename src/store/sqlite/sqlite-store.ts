@@ -156,6 +156,18 @@ export function openSqliteStore(file: string): EventStore {
       for (const row of selectEvents.iterate(taskId, afterSeq)) yield toStored(row);
     },
     eventsSince: (afterSeq, limit) => selectSince.all(afterSeq, limit).map(toStored),
+    *eventsOfTypes(types, ofTasksWith) {
+      const list = types.map(() => '?').join(', ');
+      const tasks = ofTasksWith
+        ? 'AND task_id IN (SELECT DISTINCT task_id FROM events WHERE type = ? AND superseded_by IS NULL)'
+        : '';
+      const rows = db
+        .prepare<unknown[], EventRow>(
+          `SELECT seq, task_id, at, data FROM events WHERE type IN (${list}) ${tasks} AND superseded_by IS NULL ORDER BY seq`,
+        )
+        .iterate(...types, ...(ofTasksWith ? [ofTasksWith] : []));
+      for (const row of rows) yield toStored(row);
+    },
     task(id) {
       const row = selectTask.get(id);
       return row ? toSummary(row) : undefined;

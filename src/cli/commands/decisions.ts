@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+interface DecisionsFlags {
+  task?: string;
+  since?: string;
+  json?: boolean;
+}
+
+export function registerDecisions(program: Command): void {
+  program
+    .command('decisions')
+    .description('routing decisions and their outcomes, summarised per tier and kind of task')
+    .option('-t, --task <id>', 'only this task, decision by decision')
+    .option('--since <date>', 'only decisions made since this date or time (ISO)')
+    .option('--json', 'print JSON: {summary, decisions}')
+    .action(
+      action(async (flags: DecisionsFlags) => {
+        const { UsageError } = await import('../../errors.js');
+        const { openProject } = await import('../project.js');
+        const { printJson } = await import('../options.js');
+        const { ROUTE_EVENT_TYPES, routeOutcomes, summarizeOutcomes } = await import(
+          '../../scheduler/route-history.js'
+        );
+        const since = flags.since ? Date.parse(flags.since) : null;
+        if (since !== null && Number.isNaN(since)) throw new UsageError(`--since ${flags.since} is not a date`);
+        const project = openProject();
+        if (flags.task) project.tasks.state(flags.task); // not found: exit 3
+        const events = flags.task
+          ? project.store.events(flags.task)
+          : project.store.eventsOfTypes(ROUTE_EVENT_TYPES, 'decision');
+        const decisions = routeOutcomes(events).filter((o) => since === null || Date.parse(o.at) >= since);
+        const summary = summarizeOutcomes(decisions);
+        if (flags.json) {
+          printJson({ summary, decisions });
+          return 0;
+        }
+        if (decisions.length === 0) {
+          process.stdout.write('no routing decisions yet (agents with model: auto or effort: auto make them)\n');
+          return 0;
+        }
+        const rate = (n: number, of: number) => (of === 0 ? '-' : `${Math.round((100 * n) / of)}%`);
+        const table = [
+          ['tier', 'kind', 'stages', 'approved', 'rejected', 'tokens/stage', 'cost', 'retries'],
+          ...summary.map((r) => [
+            r.tier,
+            r.kind,
+            String(r.stages),
+            `${r.approved} (${rate(r.approved, r.approved + r.rejected)})`,
+            String(r.rejected),
+            String(Math.round(r.tokens / r.stages)),
+            `$${r.costUsd.toFixed(4)}`,
+            String(r.retries),
+          ]),
+        ];
+        if (flags.task) {
+          table.push([]);
+          for (const d of decisions) {
+            table.push([`stage ${d.stage}`, d.agent, d.tier, d.verdict ?? '-', d.reason]);
+          }
+        }
+        const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
+        const lines = table.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+        process.stdout.write(`${lines.join('\n')}\n`);
+        return 0;
+      }),
+    );
+}

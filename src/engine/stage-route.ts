@@ -1,0 +1,89 @@
+import type { Tier } from '../pipeline/routing-config.js';
+import type { AgentNode } from '../pipeline/types.js';
+import type { Effort } from '../runtimes/runtime.js';
+import { decideTier, onTier, taskKind } from '../scheduler/route.js';
+import { type RouteOutcome, tierRecords } from '../scheduler/route-history.js';
+import type { EventOf } from './events.js';
+import type { TaskState } from './task-state.js';
+
+/**
+ * Where an agent with `model: auto` or `effort: auto` runs a stage: the tier recorded for that
+ * stage (a stage run again after a crash is not routed again), else a new decision.
+ */
+
+export class RoutingUnavailableError extends Error {
+  readonly code = 'routing_unavailable';
+}
+
+export function isRouted(node: AgentNode): boolean {
+  return node.model === 'auto' || node.effort === 'auto';
+}
+
+/** A setting of `auto` means nothing to a runtime: only a routed stage replaces it. */
+export function concreteEffort(effort: Effort | 'auto' | null | undefined): Effort | null {
+  return effort && effort !== 'auto' ? effort : null;
+}
+
+export function concreteModel(model: string | null | undefined): string | null {
+  return model && model !== 'auto' ? model : null;
+}
+
+export function routeStage(
+  state: TaskState,
+  node: AgentNode,
+  stage: number,
+  closed: ReadonlySet<string>,
+  history: () => readonly RouteOutcome[],
+): { node: AgentNode; decision: EventOf<'decision'> | null } {
+  const routing = state.routing;
+  if (!routing) {
+    throw new RoutingUnavailableError(
+      `agent ${node.id} has ${node.model === 'auto' ? 'model' : 'effort'}: auto but .troupe/config.yaml has no routing: tiers`,
+    );
+  }
+  const which = { model: node.model === 'auto', effort: node.effort === 'auto' };
+  const known = state.routes[stage];
+  if (known) {
+    const tier = { runtime: known.runtime as AgentNode['runtime'] & Tier['runtime'], model: known.model, effort: known.effort };
+    return { node: onTier(node, tier, which), decision: null };
+  }
+  const size = (state as { size?: string | null }).size ?? null;
+  const rejectedHere = state.stages
+    .filter((s) => s.agent === node.id && s.gate?.decision === 'rejected' && state.routes[s.n])
+    .map((s) => state.routes[s.n]!.tier);
+  const decision = decideTier(
+    routing,
+    {
+      pipeline: state.pipeline,
+      agent: node.id,
+      size,
+      labels: state.labels,
+      input: state.input,
+      gated: node.gate !== null,
+      forcedTier: state.forcedTier,
+      budgetPressed: state.budgetWarned,
+      closed,
+      agentRuntime: node.runtime,
+      rejectedHere,
+    },
+    tierRecords(history(), taskKind(state.pipeline, node.id, size)),
+  );
+  const routed = onTier(node, routing.tiers[decision.tier]!, which);
+  return {
+    node: routed,
+    decision: {
+      type: 'decision',
+      stage,
+      agent: node.id,
+      kind: 'route',
+      taskKind: decision.kind,
+      recommended: decision.recommended,
+      tier: decision.tier,
+      runtime: routed.runtime,
+      model: concreteModel(routed.model),
+      effort: concreteEffort(routed.effort),
+      overrides: decision.overrides,
+      reason: decision.reason,
+    },
+  };
+}
