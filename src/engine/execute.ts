@@ -6,9 +6,9 @@ import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/run
 import { withCost } from '../scheduler/prices.js';
 import { noRelease, type ProviderLimiter } from '../scheduler/provider-limiter.js';
 import { ROUTE_EVENT_TYPES, type RouteOutcome, routeOutcomes } from '../scheduler/route-history.js';
+import { type DecisionLog, decisionLine, outcomeLine } from '../store/decision-log.js';
 import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
-import { type DecisionLog, decisionLine, outcomeLine } from '../store/decision-log.js';
 import type { TaskFiles } from '../store/task-files.js';
 import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
@@ -26,7 +26,13 @@ import {
   sleepUntil,
   timedOut,
 } from './run-support.js';
-import { concreteEffort, concreteModel, isRouted, RoutingUnavailableError, routeStage } from './stage-route.js';
+import {
+  concreteEffort,
+  concreteModel,
+  isRouted,
+  RoutingUnavailableError,
+  routeStage,
+} from './stage-route.js';
 import { applyEvent, foldEvents, type TaskState } from './task-state.js';
 
 /**
@@ -370,12 +376,16 @@ class TaskRun {
     let worker = node;
     if (isRouted(node)) {
       try {
-        const routed = routeStage(this.state, node, step.stage, new Set(closed.keys()), () => this.routeHistory());
+        const routed = routeStage(this.state, node, step.stage, new Set(closed.keys()), () =>
+          this.routeHistory(),
+        );
         worker = routed.node;
         if (routed.decision) this.commit([routed.decision]);
       } catch (error) {
         if (!(error instanceof RoutingUnavailableError)) throw error;
-        return this.commit([{ type: 'task_failed', reason: error.message, stage: null, errorKind: error.code }]);
+        return this.commit([
+          { type: 'task_failed', reason: error.message, stage: null, errorKind: error.code },
+        ]);
       }
     }
     // the agent's runtime, or the first fallback whose provider is open
@@ -395,7 +405,8 @@ class TaskRun {
       return;
     }
     const provider = choice.runtime;
-    const runner = choice === choices[0] ? worker : { ...worker, runtime: choice.runtime, model: choice.model };
+    const runner =
+      choice === choices[0] ? worker : { ...worker, runtime: choice.runtime, model: choice.model };
     request.model = concreteModel(runner.model);
     request.effort = concreteEffort(runner.effort);
     request.timeoutMs = (node.timeout ?? this.state.timeouts[runner.runtime] ?? 600) * 1000;
@@ -848,7 +859,8 @@ class TaskRun {
     if (events.some((e) => e.type !== 'stage_output')) this.scheduleFiles();
     for (const event of stored) {
       this.ports.observer?.onEvent?.(event, this.state);
-      if (event.type === 'decision') this.afterFlush(() => this.ports.decisionLog?.(decisionLine(this.taskId, at, event)));
+      if (event.type === 'decision')
+        this.afterFlush(() => this.ports.decisionLog?.(decisionLine(this.taskId, at, event)));
     }
     for (const action of this.afterFlushActions.splice(0)) {
       try {

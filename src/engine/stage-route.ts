@@ -44,7 +44,11 @@ export function routeStage(
   const which = { model: node.model === 'auto', effort: node.effort === 'auto' };
   const known = state.routes[stage];
   if (known) {
-    const tier = { runtime: known.runtime as AgentNode['runtime'] & Tier['runtime'], model: known.model, effort: known.effort };
+    const tier = {
+      runtime: known.runtime as AgentNode['runtime'] & Tier['runtime'],
+      model: known.model,
+      effort: known.effort,
+    };
     return { node: onTier(node, tier, which), decision: null };
   }
   const size = (state as { size?: string | null }).size ?? null;

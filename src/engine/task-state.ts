@@ -1,5 +1,5 @@
-import { findNode, type Pipeline, type RuntimeName } from '../pipeline/types.js';
 import type { RoutingConfig } from '../pipeline/routing-config.js';
+import { findNode, type Pipeline, type RuntimeName } from '../pipeline/types.js';
 import type { Effort } from '../runtimes/runtime.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk } from './chunk-table.js';

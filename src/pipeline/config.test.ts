@@ -18,8 +18,45 @@ describe('loadProjectConfig', () => {
       script: null,
       trust_workspace: true,
       prices: DEFAULT_PRICES,
+      routing: null,
+      limits: {},
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
+  });
+
+  it('reads routing tiers (cheapest first, the last the default) and limits per provider', () => {
+    const config = loadProjectConfig(
+      tempDir({
+        '.troupe/config.yaml': [
+          'routing:',
+          '  tiers:',
+          '    fast: {runtime: gemini, model: gemini-2.5-flash, effort: low}',
+          '    deep: {model: opus}',
+          '  rules: [{tier: fast, size: s, keywords: [typo, docs]}]',
+          '  learn: {min_samples: 5}',
+          'limits:',
+          '  claude: {concurrency: 2}',
+          '  gemini: {requests_per_minute: 60}',
+          '',
+        ].join('\n'),
+      }),
+    );
+    expect(config.routing).toMatchObject({
+      tiers: {
+        fast: { runtime: 'gemini', model: 'gemini-2.5-flash', effort: 'low' },
+        deep: { runtime: null, model: 'opus', effort: null },
+      },
+      default: 'deep',
+      rules: [{ tier: 'fast', size: ['S'], agents: null, labels: null, keywords: ['typo', 'docs'] }],
+      learn: { enabled: true, min_samples: 5, prefer_approval: 0.8, avoid_rejection: 0.5, explore: true },
+    });
+    expect(config.limits).toEqual({
+      claude: { concurrency: 2, requests_per_minute: null },
+      gemini: { concurrency: null, requests_per_minute: 60 },
+    });
+    expect(() =>
+      loadProjectConfig(tempDir({ '.troupe/config.yaml': 'routing:\n  tiers: {fast: {effort: extreme}}\n' })),
+    ).toThrow(/config\.yaml:2:\d+/);
   });
 
   it('prices in config add to and override the default price table', () => {

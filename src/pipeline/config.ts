@@ -9,8 +9,8 @@ import {
   normalizeLimits,
   normalizeRouting,
   type ProviderLimit,
-  RoutingConfigError,
   type RoutingConfig,
+  RoutingConfigError,
   RoutingSchema,
 } from './routing-config.js';
 import { GATE_RUNTIMES, RUNTIMES } from './schema.js';

@@ -121,7 +121,8 @@ export function normalizeRouting(raw: z.infer<typeof RoutingSchema>): RoutingCon
     tiers[name] = { runtime: t.runtime ?? null, model: t.model ?? null, effort: t.effort ?? null };
   }
   const names = Object.keys(tiers);
-  if (names.length === 0) throw new RoutingConfigError('routing.tiers is empty: name at least one tier', ['tiers']);
+  if (names.length === 0)
+    throw new RoutingConfigError('routing.tiers is empty: name at least one tier', ['tiers']);
   const known = (tier: string, path: Array<string | number>) => {
     if (!tiers[tier]) throw new RoutingConfigError(`no tier '${tier}' (tiers: ${names.join(', ')})`, path);
     return tier;

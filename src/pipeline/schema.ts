@@ -163,7 +163,8 @@ export const AgentSchema = z
     type: z.enum(['agent', 'session']).optional().meta({ default: 'agent' }),
     runtime: z.enum(RUNTIMES).nullish().meta({ description: 'Required for type agent (unless abstract).' }),
     model: z.string().nullish().meta({
-      description: 'auto: the runtime, model and effort of the tier routing: in config decides for each stage.',
+      description:
+        'auto: the runtime, model and effort of the tier routing: in config decides for each stage.',
     }),
     system_prompt: template.optional().meta({ default: '' }),
     handoffs: z.array(HandoffSchema).nullish().meta({ default: [] }),
@@ -174,10 +175,13 @@ export const AgentSchema = z
       description:
         'What the agent may do: read_only, edit (files) or full (anything, unasked). Default: edit inside a troupe worktree, read_only elsewhere.',
     }),
-    effort: z.enum([...EFFORTS, 'auto']).nullish().meta({
-      description:
-        'Reasoning effort, mapped to each runtime’s own setting; auto: the routed tier’s (routing: in config).',
-    }),
+    effort: z
+      .enum([...EFFORTS, 'auto'])
+      .nullish()
+      .meta({
+        description:
+          'Reasoning effort, mapped to each runtime’s own setting; auto: the routed tier’s (routing: in config).',
+      }),
     resume: z.boolean().optional().meta({
       description: "Continue the CLI's conversation from this agent's previous stage in the task.",
       default: false,

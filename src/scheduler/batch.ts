@@ -23,7 +23,9 @@ export interface BatchResult {
 export function parseBatch(raw: unknown, file: string): BatchSpec[] {
   const list = Array.isArray(raw) ? raw : (raw as { tasks?: unknown } | null)?.tasks;
   if (!Array.isArray(list) || list.length === 0) {
-    throw new UsageError(`${file}: expected a list of tasks ({id, input, depends_on?, agent?, labels?, tier?})`);
+    throw new UsageError(
+      `${file}: expected a list of tasks ({id, input, depends_on?, agent?, labels?, tier?})`,
+    );
   }
   const specs = list.map((entry, i): BatchSpec => {
     const e = entry as Record<string, unknown>;

@@ -27,7 +27,12 @@ export interface RouteOutcome {
 }
 
 /** The event types an outcome is made of (what a store needs to read for routing). */
-export const ROUTE_EVENT_TYPES = ['decision', 'stage_completed', 'stage_attempt_failed', 'gate_decided'] as const;
+export const ROUTE_EVENT_TYPES = [
+  'decision',
+  'stage_completed',
+  'stage_attempt_failed',
+  'gate_decided',
+] as const;
 
 export function routeOutcomes(events: Iterable<StoredEvent>): RouteOutcome[] {
   const byStage = new Map<string, RouteOutcome>();

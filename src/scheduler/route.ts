@@ -68,7 +68,10 @@ export function recommendTier(routing: RoutingConfig, ctx: RouteContext): { tier
       if (!keyword) continue;
       conditions.push(`keyword "${keyword}"`);
     }
-    return { tier: rule.tier, reason: `rule ${i + 1}${conditions.length ? ` (${conditions.join(', ')})` : ''}` };
+    return {
+      tier: rule.tier,
+      reason: `rule ${i + 1}${conditions.length ? ` (${conditions.join(', ')})` : ''}`,
+    };
   }
   return { tier: routing.default, reason: 'default tier' };
 }
@@ -111,17 +114,19 @@ export function decideTier(
       overrides.push(`history: ${from} rejected ${record(from, 'rejected')} for ${kind}`);
     }
     const cheaper = order.slice(0, depth(tier));
-    const proven = cheaper.find((t) => known(t) && !avoided(t) && rate(t, 'approved') >= learn.prefer_approval);
+    const proven = cheaper.find(
+      (t) => known(t) && !avoided(t) && rate(t, 'approved') >= learn.prefer_approval,
+    );
     if (proven) {
       tier = proven;
       overrides.push(`history: ${proven} approved ${record(proven, 'approved')} for ${kind}`);
     }
-    const untried = order
-      .slice(0, depth(tier))
-      .find((t) => !known(t) && !ctx.rejectedHere.includes(t));
+    const untried = order.slice(0, depth(tier)).find((t) => !known(t) && !ctx.rejectedHere.includes(t));
     if (learn.explore && ctx.gated && untried) {
       tier = untried;
-      overrides.push(`exploring: ${untried} has ${samples(untried)} of ${learn.min_samples} outcomes for ${kind}`);
+      overrides.push(
+        `exploring: ${untried} has ${samples(untried)} of ${learn.min_samples} outcomes for ${kind}`,
+      );
     }
   }
   if (ctx.budgetPressed && depth(tier) > 0) {
@@ -149,9 +154,11 @@ export function decideTier(
 }
 
 /** The agent as it runs on a tier: the tier's runtime and model; its effort unless one is set. */
-export function onTier<
-  T extends { runtime: string; model: string | null; effort?: string | null },
->(node: T, tier: Tier, which: { model: boolean; effort: boolean }): T {
+export function onTier<T extends { runtime: string; model: string | null; effort?: string | null }>(
+  node: T,
+  tier: Tier,
+  which: { model: boolean; effort: boolean },
+): T {
   return {
     ...node,
     ...(which.model ? { runtime: tier.runtime ?? node.runtime, model: tier.model ?? null } : {}),

@@ -24,7 +24,11 @@ export function fileDecisionLog(root: string): DecisionLog {
   };
 }
 
-export function decisionLine(taskId: string, at: string, event: EventOf<'decision'>): Record<string, unknown> {
+export function decisionLine(
+  taskId: string,
+  at: string,
+  event: EventOf<'decision'>,
+): Record<string, unknown> {
   const { type, ...rest } = event;
   return { type, at, task: taskId, ...rest };
 }

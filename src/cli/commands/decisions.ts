@@ -23,7 +23,8 @@ export function registerDecisions(program: Command): void {
           '../../scheduler/route-history.js'
         );
         const since = flags.since ? Date.parse(flags.since) : null;
-        if (since !== null && Number.isNaN(since)) throw new UsageError(`--since ${flags.since} is not a date`);
+        if (since !== null && Number.isNaN(since))
+          throw new UsageError(`--since ${flags.since} is not a date`);
         const project = openProject();
         if (flags.task) project.tasks.state(flags.task); // not found: exit 3
         const events = flags.task
@@ -36,7 +37,9 @@ export function registerDecisions(program: Command): void {
           return 0;
         }
         if (decisions.length === 0) {
-          process.stdout.write('no routing decisions yet (agents with model: auto or effort: auto make them)\n');
+          process.stdout.write(
+            'no routing decisions yet (agents with model: auto or effort: auto make them)\n',
+          );
           return 0;
         }
         const rate = (n: number, of: number) => (of === 0 ? '-' : `${Math.round((100 * n) / of)}%`);
@@ -60,7 +63,12 @@ export function registerDecisions(program: Command): void {
           }
         }
         const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
-        const lines = table.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
+        const lines = table.map((row) =>
+          row
+            .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+            .join('  ')
+            .trimEnd(),
+        );
         process.stdout.write(`${lines.join('\n')}\n`);
         return 0;
       }),

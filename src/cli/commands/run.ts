@@ -31,7 +31,12 @@ export function registerRun(program: Command): void {
     )
     .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', '4')
     .option('--tier <name>', 'run every routed stage (model/effort auto) on this tier of routing: in config')
-    .option('-l, --label <label>', 'a label for routing rules (repeatable)', (v: string, all: string[]) => [...all, v], [])
+    .option(
+      '-l, --label <label>',
+      'a label for routing rules (repeatable)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
