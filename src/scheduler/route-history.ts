@@ -78,8 +78,8 @@ export function tierRecords(outcomes: readonly RouteOutcome[], kind: string): Re
   const records: Record<string, TierRecord> = {};
   for (const o of outcomes) {
     if (o.kind !== kind || o.verdict === null) continue;
-    const r = (records[o.tier] ??= { approved: 0, rejected: 0 });
-    r[o.verdict]++;
+    records[o.tier] ??= { approved: 0, rejected: 0 };
+    records[o.tier]![o.verdict]++;
   }
   return records;
 }
