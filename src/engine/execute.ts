@@ -429,6 +429,19 @@ class TaskRun {
       const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
       if (runtime.name !== 'scripted') await this.syncFiles();
       const release = await (this.ports.limiter?.acquire(provider, this.abort.signal) ?? noRelease);
+      // another task may have met the limit while this one waited its turn: no call into a closed window
+      const closedNow = this.ports.store.closedProviders(new Date()).find((w) => w.provider === provider);
+      if (closedNow) {
+        release();
+        streamed.close();
+        // with a fallback open the stage goes there at once (it is chosen again when it restarts)
+        const fallbackOpen = choices.some((c) => c.runtime !== provider && !closed.has(c.runtime));
+        const retryAt = fallbackOpen ? new Date().toISOString() : closedNow.resetAt;
+        this.commit([
+          this.rateLimited(step, provider, retryAt, `${provider} is closed until ${closedNow.resetAt}`),
+        ]);
+        return;
+      }
       const result = await this.invoke(runtime, request, (text) => {
         streamed.add(text);
         this.ports.observer?.onText?.(step.stage, node.id, text);
