@@ -13,6 +13,7 @@ import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from './events.js';
 import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
 import { parseVerdict } from './human-verdict.js';
+import type { SizeRecord } from './spec.js';
 import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 
 /**
@@ -38,6 +39,8 @@ export class TaskService {
     cwd?: string;
     parentTaskId?: string | null;
     kind?: 'run' | 'fix';
+    /** S, M, L or XL, and who says so (`cli`, `api`). */
+    size?: SizeRecord;
   }): string {
     const { pipeline } = options;
     const routed = options.agent === undefined && pipeline.entry_point === 'auto';
@@ -63,7 +66,11 @@ export class TaskService {
       parentTaskId: options.parentTaskId ?? null,
       kind: options.kind ?? 'run',
     };
-    return this.store.createTask(event).taskId;
+    const { taskId } = this.store.createTask(event);
+    if (options.size) {
+      this.store.append(taskId, [{ type: 'task_sized', ...options.size }], { status: 'pending' });
+    }
+    return taskId;
   }
 
   /** Runs the task in this process until it ends or waits for a person. */

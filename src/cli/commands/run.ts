@@ -10,6 +10,7 @@ interface RunOptions extends PipelineOptions {
   script?: string;
   json?: boolean;
   interactive?: boolean;
+  size?: string;
 }
 
 export function registerRun(program: Command): void {
@@ -28,6 +29,10 @@ export function registerRun(program: Command): void {
       'run a list of tasks [{id, input, depends_on?, agent?}] instead of one input',
     )
     .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', '4')
+    .option(
+      '--size <size>',
+      'the task size, S | M | L | XL (agents with `spec: required` need a spec from M)',
+    )
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
@@ -39,6 +44,8 @@ export function registerRun(program: Command): void {
         if (options.from && words.length > 0) throw new UsageError('give an input or --from, not both');
         if (!options.from && words.length === 0)
           throw new UsageError('what should the team do? give an input, or --from tasks.json');
+        const size = options.size === undefined ? undefined : await parseSizeFlag(options.size);
+        if (size && options.from) throw new UsageError('--size applies to one input, not to --from');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
         const script = options.script ? loadScript(resolve(options.script)) : null;
@@ -59,6 +66,7 @@ export function registerRun(program: Command): void {
           ...(options.agent ? { agent: options.agent } : {}),
           script,
           cwd: process.cwd(),
+          ...(size ? { size: { size, by: 'cli' } } : {}),
         });
         return runForeground(project, id, {
           json: options.json === true,
@@ -66,4 +74,12 @@ export function registerRun(program: Command): void {
         });
       }),
     );
+}
+
+async function parseSizeFlag(value: string) {
+  const { parseTaskSize, TASK_SIZES } = await import('../../engine/spec.js');
+  const { UsageError } = await import('../../errors.js');
+  const size = parseTaskSize(value);
+  if (!size) throw new UsageError(`--size is one of ${TASK_SIZES.join(', ')} (got \`${value}\`)`);
+  return size;
 }
