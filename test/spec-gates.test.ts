@@ -3,11 +3,13 @@ import { eventLog, project, type TaskJson, troupe, troupeJson } from './support/
 
 /** Spec gates, output_schema and qa: strict, through the built binary on the scripted runtime. */
 
-type SpecTaskJson = TaskJson & {
+type SpecTaskJson = Omit<TaskJson, 'stages'> & {
   size: { size: string; by: string } | null;
   spec: { stage: number; agent: string; spec: { requirements: string[] } } | null;
   stages: Array<
-    TaskJson['stages'][number] & { gate: { decision: string; reason: string; by: string } | null }
+    Omit<TaskJson['stages'][number], 'gate'> & {
+      gate: { decision: string; reason: string; by: string } | null;
+    }
   >;
 };
 
