@@ -6,6 +6,7 @@ import { defineConfig } from 'rolldown';
 export default defineConfig({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
-  external: ['better-sqlite3'],
+  // ajv is loaded with createRequire on first use (engine/json-schema-check.ts), not bundled
+  external: ['better-sqlite3', /^ajv(\/|$)/],
   output: { dir: 'dist/bundle', format: 'esm', sourcemap: true, cleanDir: true },
 });

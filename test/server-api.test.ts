@@ -106,6 +106,18 @@ describe('troupe serve: REST API', () => {
     expect(noRoute.status).toBe(404);
   });
 
+  it('takes a task size with the run, and refuses one that is not S, M, L or XL', async () => {
+    const started = await post('/api/run', { input: 'a haiku', script: 'write-script.yaml', size: 'L' });
+    expect(started.status).toBe(202);
+    const { task_id: id } = (await started.json()) as { task_id: string };
+    expect(eventLog(dir, id).find((e) => e.type === 'task_sized')?.data).toMatchObject({
+      size: 'L',
+      by: 'api',
+    });
+    const bad = await post('/api/run', { input: 'x', size: 'huge' });
+    expect(bad.status).toBe(400);
+  });
+
   it('runs a scripted pipeline in the background and streams it to the end; Last-Event-ID replays exactly what was missed', async () => {
     const started = await post('/api/run', { input: 'a haiku', script: slowScript });
     expect(started.status).toBe(202);

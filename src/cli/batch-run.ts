@@ -34,6 +34,7 @@ export async function runBatchCommand(
       ...(spec.agent ? { agent: spec.agent } : {}),
       labels: [...routing.labels, ...spec.labels],
       tier: spec.tier ?? routing.tier,
+      ...(spec.size ? { size: { size: spec.size, by: 'batch' } } : {}),
       script,
       cwd: process.cwd(),
     });

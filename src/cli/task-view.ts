@@ -22,6 +22,8 @@ export function taskJson(state: TaskState) {
       duration_ms: s.durationMs,
       error: s.error,
     })),
+    size: state.size,
+    spec: state.spec,
     waiting: waitingFor(state),
     error: state.failure?.reason ?? null,
     parent: state.parentTaskId,
@@ -52,4 +54,19 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+/** `troupe status`'s lines for the task's size and spec (none when neither is known). */
+export function sizeAndSpecLines(state: TaskState): string[] {
+  const out: string[] = [];
+  if (state.size) out.push(`  size: ${state.size.size} (set by ${state.size.by})`);
+  const recorded = state.spec;
+  if (recorded) {
+    const { requirements, files, verification } = recorded.spec;
+    out.push(`  spec (stage ${recorded.stage}, ${recorded.agent}):`);
+    for (const r of requirements) out.push(`    requirement: ${r}`);
+    if (files.length > 0) out.push(`    files: ${files.join(', ')}`);
+    for (const v of verification) out.push(`    verify: ${v}`);
+  }
+  return out;
 }

@@ -81,7 +81,8 @@ function flatten(object: Record<string, unknown>, prefix: string, into: Fields):
   }
 }
 
-function lastJsonObject(text: string): Record<string, unknown> | null {
+/** The last JSON object in free text (fenced or bare), or null; what conditions read fields from. */
+export function lastJsonObject(text: string): Record<string, unknown> | null {
   // Spans come in order of their end: the last object is the last one that parses.
   const spans = braceSpans(text);
   for (let i = spans.length - 1; i >= 0; i--) {

@@ -6,6 +6,7 @@ import {
   parseHumanInputQuestions,
   parseNextSpeaker,
   parseSendDirectives,
+  parseSizeDirective,
 } from './directives.js';
 
 describe('parseHandoffDirective', () => {
@@ -114,5 +115,19 @@ describe('parseSendDirectives', () => {
     expect(parseSendDirectives('SEND: a: one\nbody\nHANDOFF: b')).toEqual([
       { to: 'a', subject: 'one', body: 'body' },
     ]);
+  });
+});
+
+describe('parseSizeDirective', () => {
+  it('reads SIZE: at the start of a line, the last valid one winning', () => {
+    expect(parseSizeDirective('plan\nSIZE: m\n')).toBe('M');
+    expect(parseSizeDirective('**SIZE:** XL')).toBe('XL');
+    expect(parseSizeDirective('SIZE: L\nSIZE: huge\nSIZE: S')).toBe('S');
+    expect(parseSizeDirective('SIZE: L\nSIZE: huge')).toBe('L');
+  });
+
+  it('ignores SIZE: inside a line and values that are not sizes', () => {
+    expect(parseSizeDirective('the SIZE: M of it')).toBeNull();
+    expect(parseSizeDirective('SIZE: medium')).toBeNull();
   });
 });

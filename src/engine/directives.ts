@@ -1,3 +1,5 @@
+import { parseTaskSize, type TaskSize } from './spec.js';
+
 /**
  * Directives agents write into their output (aqm §4): where to hand off, questions for a human,
  * chunk changes, votes and the next speaker. Keywords are case-insensitive, as in aqm; ids are
@@ -43,6 +45,13 @@ export function parseChunkDirectives(output: string): ChunkDirectives {
     done: captures(/CHUNK_DONE:\s*(\S+)/gi),
     remove: captures(/CHUNK_REMOVE:\s*(\S+)/gi),
   };
+}
+
+/** `SIZE: S|M|L|XL` at the start of a line: the last valid one wins (troupe; null when none). */
+export function parseSizeDirective(output: string): TaskSize | null {
+  let size: TaskSize | null = null;
+  for (const m of output.matchAll(lineDirective('SIZE'))) size = parseTaskSize(bareId(m[1] ?? '')) ?? size;
+  return size;
 }
 
 /** aqm's vote: the keyword anywhere in the output, ignoring case ("vote: agree" counts). */

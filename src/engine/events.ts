@@ -3,6 +3,7 @@ import type { Pipeline, RuntimeName } from '../pipeline/types.js';
 import type { Effort } from '../runtimes/runtime.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk, ChunkStatus } from './chunk-table.js';
+import type { Spec, TaskSize } from './spec.js';
 
 /**
  * Every change to a task is one of these events, appended to the store. Task state is a
@@ -191,6 +192,15 @@ export type TaskEvent =
       verifier: string;
       decision: 'approved' | 'rejected';
     }
+  /** The task's size (S, M, L, XL), from `--size`, the API, or an agent's `SIZE:` line (`by` its id). */
+  | { type: 'task_sized'; size: TaskSize; by: string }
+  /** A valid spec from an agent with `spec: required`; later templates read it as `{{ spec }}`. */
+  | { type: 'spec_recorded'; stage: number; agent: string; spec: Spec }
+  /**
+   * The stage's output failed its spec or `output_schema:` check: it goes back to the same agent
+   * with `reason`, and counts as a gate rejection (toward `gate.max_retries`).
+   */
+  | { type: 'output_rejected'; stage: number; agent: string; check: 'spec' | 'output_schema'; reason: string }
   /** The task has used 80 % of its budget. */
   | { type: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   | { type: 'task_completed' }

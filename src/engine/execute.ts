@@ -16,6 +16,7 @@ import { parseSendDirectives } from './directives.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
 import { gateUserMessage, parseGateDecision } from './gate-decision.js';
 import { parseVerdict } from './human-verdict.js';
+import { outputCheckEvents } from './output-check.js';
 import { nextSteps, type Step, stepKey } from './plan.js';
 import { gatePrompt, readsVariable, stagePrompt, turnPrompt } from './prompt.js';
 import {
@@ -464,6 +465,7 @@ class TaskRun {
         },
         ...(sha ? [{ type: 'workspace_committed' as const, stage: step.stage, sha }] : []),
         ...chunkEvents,
+        ...outputCheckEvents(this.state, node, step.stage, result.text, step.turn !== undefined),
       ]);
       const mail = this.ports.mail;
       const sends = mail ? parseSendDirectives(result.text) : [];

@@ -30,7 +30,9 @@ export function resolveHandoffs(
   const add = (agent: string, input: string, condition: string) => {
     if (!targets.some((t) => t.agent === agent)) targets.push({ agent, input, condition });
   };
-  for (const handoff of node.handoffs) {
+  // output that failed its spec or output_schema goes back to its own agent, whatever on_reject says
+  const checkFailed = gate?.by === 'spec' || gate?.by === 'output_schema';
+  for (const handoff of checkFailed ? [] : node.handoffs) {
     const holds =
       sessionOutcome === 'no_consensus'
         ? handoff.condition === 'on_no_consensus'
@@ -45,7 +47,10 @@ export function resolveHandoffs(
     );
     for (const id of ids) add(id, input, handoff.condition);
   }
-  if (gate?.decision === 'rejected' && !node.handoffs.some((h) => h.condition === 'on_reject')) {
+  if (
+    gate?.decision === 'rejected' &&
+    (checkFailed || !node.handoffs.some((h) => h.condition === 'on_reject'))
+  ) {
     add(
       node.id,
       `${stage.input}\n\n--- Gate Rejection ---\n${gate.reason}\n\n--- Previous Output ---\n${stage.output}`,

@@ -666,3 +666,65 @@ describe('planner: sessions', () => {
     expect(only(routed)).toMatchObject({ kind: 'handoff', targets: [{ agent: 'x' }] });
   });
 });
+
+describe('planner: spec and output_schema rejections', () => {
+  const reject = (stage: number) =>
+    ({
+      type: 'output_rejected',
+      stage,
+      agent: 'a',
+      check: 'spec',
+      reason: 'requirements must NOT have fewer than 1 items',
+    }) as const;
+
+  it('sends the stage back to the same agent with the errors, even when on_reject goes elsewhere', () => {
+    const p = pipeline(
+      agent('a', { handoffs: [handoff('b'), handoff('fixer', 'on_reject')] }),
+      agent('b'),
+      agent('fixer'),
+    );
+    const log = new Log(p).stage(1, 'a1', 'a', '{"requirements": []}', 'build it').add(reject(1));
+    expect(log.state.gateRejections).toEqual({ a: 1 });
+    expect(log.state.gateCalls).toEqual({});
+    const step = only(log);
+    expect(step).toMatchObject({ kind: 'handoff', targets: [{ agent: 'a', condition: 'gate_retry' }] });
+    const target = (step as Extract<Step, { kind: 'handoff' }>).targets[0]!;
+    expect(target.input).toContain('--- Gate Rejection ---\nrequirements must NOT have fewer than 1 items');
+  });
+
+  it('fails the task past max_retries (3 without a gate) with a reason that says why', () => {
+    const p = pipeline(agent('a'));
+    const log = new Log(p);
+    for (let n = 1; n <= 4; n++) {
+      log.stage(n, `a${n}`, 'a', `attempt ${n}`).add(reject(n));
+      const step = only(log);
+      if (n <= 3) {
+        expect(step.kind).toBe('handoff');
+        log.add({
+          type: 'handoff',
+          stage: n,
+          activation: `a${n}`,
+          targets: (step as Extract<Step, { kind: 'handoff' }>).targets,
+        });
+      } else {
+        expect(step).toMatchObject({ kind: 'fail', errorKind: 'gate_rejected', stage: 4 });
+        expect((step as Extract<Step, { kind: 'fail' }>).reason).toContain(
+          "Agent 'a' exceeded max gate retries (3). Its spec kept failing validation",
+        );
+      }
+    }
+  });
+
+  it('skips the agent’s own gate for a stage its check rejected', () => {
+    const gate = {
+      type: 'llm' as const,
+      prompt: '',
+      model: null,
+      max_retries: 1,
+      command: null,
+      timeout: null,
+    };
+    const log = new Log(pipeline(agent('a', { gate }))).stage(1, 'a1', 'a', 'x').add(reject(1));
+    expect(only(log)).toMatchObject({ kind: 'handoff' });
+  });
+});

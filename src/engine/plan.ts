@@ -275,11 +275,14 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
       return stage.gateWaiting ? null : { kind: 'await_gate', stage: stage.n, agent: node.id };
     return { kind: 'evaluate_gate', stage: stage.n, agent: node.id, gate: gate.type };
   }
-  if (gate && stage.gate?.decision === 'rejected' && stage.gate.by !== 'human') {
+  if (stage.gate?.decision === 'rejected' && stage.gate.by !== 'human') {
+    // spec and output_schema rejections count too, also for an agent without a gate
+    const maxRetries = gate?.max_retries ?? DEFAULT_GATE_RETRIES;
     const rejections = state.gateRejections[node.id] ?? 0;
-    if (rejections > gate.max_retries) {
+    if (rejections > maxRetries) {
+      const what = REJECTED_BY[stage.gate.by] ?? 'Gate kept rejecting output';
       return fail(
-        `Agent '${node.id}' exceeded max gate retries (${gate.max_retries}). Gate kept rejecting output. Last reason: ${stage.gate.reason}`,
+        `Agent '${node.id}' exceeded max gate retries (${maxRetries}). ${what}. Last reason: ${stage.gate.reason}`,
         stage.n,
         'gate_rejected',
       );
@@ -288,6 +291,14 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
   const targets = resolveHandoffs(state.definition, node, stage, activation.branches, null);
   return { kind: 'handoff', stage: stage.n, activation: activation.id, targets };
 }
+
+/** `gate.max_retries` of an agent whose output check (spec, output_schema) has no gate to take it from. */
+export const DEFAULT_GATE_RETRIES = 3;
+
+const REJECTED_BY: Record<string, string> = {
+  spec: 'Its spec kept failing validation (schema/spec.schema.json)',
+  output_schema: 'Its output kept failing its output_schema',
+};
 
 /**
  * A pipeline with a verifier cannot complete on a commit no verifier approved: the last commit

@@ -1,6 +1,7 @@
 import type { AgentNode, ContextStrategy } from '../pipeline/types.js';
 import { chunksVariable } from './chunks.js';
 import { readForStrategy } from './context.js';
+import { specVariable } from './spec.js';
 import type { Activation, TaskState } from './task-state.js';
 import { referencedVariables, renderTemplate } from './template.js';
 
@@ -64,6 +65,7 @@ function render(
       gate_result: '',
       params: state.definition.params,
       chunks: used.has('chunks') ? chunksVariable(state.definition, state.chunks) : '',
+      spec: specVariable(state.spec?.spec ?? null),
     },
     `${node.id}: system_prompt`,
   );
@@ -91,7 +93,12 @@ export function gatePrompt(state: TaskState, node: AgentNode, output: string): s
   if (!template.trim()) return '';
   return renderTemplate(
     template,
-    { output, input: state.input, params: state.definition.params },
+    {
+      output,
+      input: state.input,
+      params: state.definition.params,
+      spec: specVariable(state.spec?.spec ?? null),
+    },
     `${node.id}: gate prompt`,
   );
 }

@@ -111,7 +111,8 @@ describe('rate limits under load', () => {
           .map((e) => e.type === 'stage_completed' && e.agent),
       ).toEqual(['plan', 'build', 'check']);
       // after each wait, the task's next call came within 1 s of the reset it waited for
-      const input = events[0]!.type === 'task_created' ? events[0].input.slice('TASK '.length) : '';
+      const first = events[0]!;
+      const input = first.type === 'task_created' ? first.input.slice('TASK '.length) : '';
       const calls = provider.calls.filter((c) => c.task === input);
       for (const wait of events.filter((e) => e.type === 'rate_limited')) {
         if (wait.type !== 'rate_limited') continue;

@@ -51,7 +51,7 @@ export function routeStage(
     };
     return { node: onTier(node, tier, which), decision: null };
   }
-  const size = (state as { size?: string | null }).size ?? null;
+  const size = state.size?.size ?? null;
   const rejectedHere = state.stages
     .filter((s) => s.agent === node.id && s.gate?.decision === 'rejected' && state.routes[s.n])
     .map((s) => state.routes[s.n]!.tier);

@@ -15,6 +15,7 @@ import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from './events.js';
 import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
 import { parseVerdict } from './human-verdict.js';
+import type { SizeRecord } from './spec.js';
 import { isRouted } from './stage-route.js';
 import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 
@@ -62,6 +63,8 @@ export class TaskService {
     kind?: 'run' | 'fix';
     labels?: string[];
     tier?: string | null;
+    /** S, M, L or XL, and who says so (`cli`, `api`). */
+    size?: SizeRecord;
   }): string {
     const { pipeline } = options;
     this.checkRouting(pipeline, options.tier ?? null);
@@ -91,7 +94,11 @@ export class TaskService {
       parentTaskId: options.parentTaskId ?? null,
       kind: options.kind ?? 'run',
     };
-    return this.store.createTask(event).taskId;
+    const { taskId } = this.store.createTask(event);
+    if (options.size) {
+      this.store.append(taskId, [{ type: 'task_sized', ...options.size }], { status: 'pending' });
+    }
+    return taskId;
   }
 
   /** Runs the task in this process until it ends or waits for a person. */

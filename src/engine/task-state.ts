@@ -13,6 +13,7 @@ import {
   turnFailed,
   turnFinished,
 } from './session-state.js';
+import type { SizeRecord, Spec } from './spec.js';
 
 /**
  * A task's state is a fold of its events: `foldEvents` for a whole log, `applyEvent` for one
@@ -150,6 +151,10 @@ export interface TaskState {
   chunks: Chunk[];
   /** The task's git worktree, once it has one. */
   workspace: { path: string; branch: string; base: string; repo: string; merged: string | null } | null;
+  /** The task's size, once someone set it (the latest wins). */
+  size: SizeRecord | null;
+  /** The latest valid spec (`spec: required`) and the stage that wrote it. */
+  spec: { stage: number; agent: string; spec: Spec } | null;
   /** Verifiers' verdicts by commit. */
   verified: Record<string, 'approved' | 'rejected'>;
   /** transcript.md of the latest session. */
@@ -364,6 +369,19 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
     case 'budget_warning':
       state.budgetWarned = true;
       break;
+    case 'task_sized':
+      state.size = { size: event.size, by: event.by };
+      break;
+    case 'spec_recorded':
+      state.spec = { stage: event.stage, agent: event.agent, spec: event.spec };
+      break;
+    case 'output_rejected': {
+      // a gate rejection by troupe itself: it counts toward max_retries, not the script's gate place
+      const stage = stageOf(state, event.stage);
+      stage.gate = { decision: 'rejected', reason: event.reason, by: event.check };
+      state.gateRejections[event.agent] = (state.gateRejections[event.agent] ?? 0) + 1;
+      break;
+    }
     case 'chunk_added':
       state.chunks.push({ ...event.chunk });
       break;
@@ -431,6 +449,8 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     agentNotes: {},
     transcript: '',
     workspace: null,
+    size: null,
+    spec: null,
     verified: {},
     chunks: initialChunks(event.definition, event.at),
     usage: { input_tokens: 0, output_tokens: 0 },

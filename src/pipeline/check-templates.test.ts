@@ -62,3 +62,15 @@ describe('templates', () => {
     ]);
   });
 });
+
+describe('{{ spec }}', () => {
+  it('is a variable of prompts and gate prompts', () => {
+    const result = validateYaml(`agents:
+  - id: a
+    runtime: scripted
+    system_prompt: "Build to this spec: {{ spec }}"
+    gate: {type: llm, prompt: "Does it meet {{ spec.requirements }}?"}
+`);
+    expect(result.lines).toEqual([]);
+  });
+});

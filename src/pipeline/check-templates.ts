@@ -16,9 +16,10 @@ const PROMPT_VARIABLES = [
   'params',
   'chunks',
   'inbox',
+  'spec',
 ];
 const PAYLOAD_VARIABLES = ['output', 'input', 'reject_reason', 'gate_result', 'branches', 'params'];
-const GATE_VARIABLES = ['output', 'input', 'params'];
+const GATE_VARIABLES = ['output', 'input', 'params', 'spec'];
 
 /**
  * A template that does not parse is an error (better at load than after four paid stages); a

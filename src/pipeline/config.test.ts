@@ -12,6 +12,7 @@ describe('loadProjectConfig', () => {
   it('defaults when there is no config file', () => {
     expect(loadProjectConfig(tempDir())).toEqual({
       default_pipeline: null,
+      qa: 'default',
       pipeline: { max_stages: 20 },
       gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
       timeouts: { claude: 600, gemini: 600, codex: 600, openai: 600, command: 600, scripted: 600 },
@@ -77,6 +78,11 @@ describe('loadProjectConfig', () => {
     );
     expect(config.trust_workspace).toBe(false);
     expect(config.gate.runtime).toBe('gemini');
+  });
+
+  it('reads qa: strict, and refuses other values', () => {
+    expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': 'qa: strict\n' })).qa).toBe('strict');
+    expect(() => loadProjectConfig(tempDir({ '.troupe/config.yaml': 'qa: paranoid\n' }))).toThrow(/qa/);
   });
 
   it("reads every field (aqm's own settings as an example)", () => {

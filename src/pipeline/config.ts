@@ -18,8 +18,12 @@ import { checkSchema } from './schema-issues.js';
 import type { RuntimeName } from './types.js';
 import { YamlSource } from './yaml-source.js';
 
+/** `strict`: a gate's verifier must judge on another runtime or model than the worker (cross-LLM). */
+export type QaMode = 'strict' | 'default';
+
 export interface ProjectConfig {
   default_pipeline: string | null;
+  qa: QaMode;
   pipeline: { max_stages: number };
   gate: {
     model: string | null;
@@ -55,6 +59,7 @@ export const DEFAULT_GATE_SYSTEM_PROMPT = [
 
 const ConfigSchema = z.strictObject({
   default_pipeline: z.string().min(1).nullish(),
+  qa: z.enum(['strict', 'default']).nullish(),
   pipeline: z.strictObject({ max_stages: z.number().int().min(1).optional() }).nullish(),
   gate: z
     .strictObject({
@@ -79,6 +84,7 @@ const ConfigSchema = z.strictObject({
 export function defaultConfig(): ProjectConfig {
   return {
     default_pipeline: null,
+    qa: 'default',
     pipeline: { max_stages: 20 },
     gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
     trust_workspace: true,
@@ -110,6 +116,7 @@ export function loadProjectConfig(root: string): ProjectConfig {
   const raw = source && checkSchema(ConfigSchema, source.value() ?? {}, source, [], sink);
   if (!raw) throw toPipelineError(sink.errors());
   if (raw.default_pipeline) config.default_pipeline = raw.default_pipeline;
+  if (raw.qa) config.qa = raw.qa;
   if (raw.pipeline?.max_stages) config.pipeline.max_stages = raw.pipeline.max_stages;
   if (raw.gate?.model) config.gate.model = raw.gate.model;
   if (raw.gate?.timeout) config.gate.timeout = raw.gate.timeout;

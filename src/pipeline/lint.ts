@@ -40,6 +40,8 @@ const AGENT_ONLY: (keyof RawAgent)[] = [
   'resume',
   'command',
   'openai',
+  'spec',
+  'output_schema',
 ];
 
 /** Warnings only `troupe validate` reports: the pipeline loads, but probably not as meant. */

@@ -9,6 +9,7 @@ import { resolveExtends } from './extends.js';
 import { documentAgents } from './imports.js';
 import { isMapping, type LocatedAgent, positionOf } from './located-agent.js';
 import { toNode } from './normalize.js';
+import { resolveOutputSchemas } from './output-schemas.js';
 import {
   findParamsFile,
   type ParamsFile,
@@ -135,6 +136,7 @@ export function compilePipeline(
   };
   checkReferences(compiled, sink);
   checkTemplates(compiled, sink);
+  resolveOutputSchemas(compiled, sink);
   return compiled;
 }
 

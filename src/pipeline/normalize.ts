@@ -101,6 +101,9 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     resume: raw.resume ?? false,
     fallback: (raw.fallback ?? []).map((f) => ({ runtime: f.runtime, model: f.model ?? null })),
     command: raw.command ?? null,
+    spec: raw.spec ?? 'none',
+    // a file path is read by resolveOutputSchemas (load.ts), which reports it where it was written
+    output_schema: typeof raw.output_schema === 'object' ? (raw.output_schema ?? null) : null,
     openai: raw.openai
       ? { base_url: raw.openai.base_url ?? null, api_key_env: raw.openai.api_key_env ?? null }
       : null,

@@ -203,6 +203,20 @@ export const AgentSchema = z
       .array(z.string())
       .nullish()
       .meta({ deprecated: true, description: 'Use cli_flags.' }),
+    spec: z.enum(['required', 'none']).optional().meta({
+      description:
+        'troupe: required — for tasks of size M or larger the output must hold a spec (a JSON object with requirements, files, verification; schema/spec.schema.json), else the stage goes back to the agent.',
+      default: 'none',
+    }),
+    output_schema: z
+      .union([z.string().min(1), z.record(z.string(), z.unknown())], {
+        error: 'output_schema is a JSON Schema (a mapping) or the path of a file holding one',
+      })
+      .nullish()
+      .meta({
+        description:
+          "troupe: a JSON Schema (inline, or a file path relative to the pipeline file) the output's JSON object must match, else the stage goes back to the agent.",
+      }),
     context_strategy: z.enum(CONTEXT_STRATEGIES).optional().meta({ default: 'both' }),
     context_window: z.number().int().min(0).optional().meta({ default: 3 }),
     human_input: HumanInputSchema.nullish(),

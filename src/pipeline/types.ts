@@ -100,6 +100,10 @@ export interface AgentNode extends AgentBase {
   fallback?: Array<{ runtime: RuntimeName; model: string | null }>;
   /** runtime command: the argv. */
   command?: string[] | null;
+  /** `required`: a spec before work of size M or larger (engine/spec.ts). */
+  spec?: 'required' | 'none';
+  /** The JSON Schema its output's JSON object must match, read from its file when one was named. */
+  output_schema?: Record<string, unknown> | null;
   /** runtime openai: the endpoint (null fields use the defaults). */
   openai?: { base_url: string | null; api_key_env: string | null } | null;
 }

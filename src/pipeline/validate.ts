@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { checkStrictQa } from './check-qa.js';
 import type { CompiledPipeline } from './compiled.js';
+import type { QaMode } from './config.js';
 import { type Diagnostic, DiagnosticSink } from './diagnostics.js';
 import { type LintOptions, lintPipeline } from './lint.js';
 import { compilePipeline, type LoadOptions } from './load.js';
@@ -8,7 +10,12 @@ import type { Pipeline } from './types.js';
 
 export type { Diagnostic } from './diagnostics.js';
 
-export interface ValidateOptions extends LoadOptions, LintOptions {}
+export interface ValidateOptions extends LoadOptions, LintOptions {
+  /** Project config `qa:`; strict also refuses a verifier on the worker's runtime and model. */
+  qa?: QaMode;
+  /** Project config `gate.model`: the model a verifier judges with when neither names one. */
+  gateModel?: string | null;
+}
 
 export interface ValidationResult {
   /** Set when there are no errors. */
@@ -40,6 +47,7 @@ export function validatePipelineFile(file: string, opts: ValidateOptions = {}): 
     return { diagnostics: sink.list(), features: [] };
   }
   const compiled = compilePipeline(text, file, { ...opts, requireParams: false }, sink);
+  if (compiled && opts.qa === 'strict') checkStrictQa(compiled, sink, opts.gateModel ?? null);
   if (compiled && !sink.hasErrors) lintPipeline(compiled, sink, opts);
   return {
     ...(compiled && !sink.hasErrors ? { pipeline: compiled.pipeline } : {}),

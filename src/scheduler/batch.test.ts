@@ -8,6 +8,7 @@ const spec = (id: string, depends_on: string[] = []): BatchSpec => ({
   agent: null,
   labels: [],
   tier: null,
+  size: null,
 });
 
 describe('parseBatch', () => {

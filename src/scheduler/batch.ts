@@ -1,4 +1,5 @@
 import type { TaskStatus } from '../engine/events.js';
+import { parseTaskSize, TASK_SIZES, type TaskSize } from '../engine/spec.js';
 import { UsageError } from '../errors.js';
 
 /** One task of a batch (`troupe run --from tasks.json`). */
@@ -10,6 +11,7 @@ export interface BatchSpec {
   agent: string | null;
   labels: string[];
   tier: string | null;
+  size: TaskSize | null;
 }
 
 export interface BatchResult {
@@ -24,7 +26,7 @@ export function parseBatch(raw: unknown, file: string): BatchSpec[] {
   const list = Array.isArray(raw) ? raw : (raw as { tasks?: unknown } | null)?.tasks;
   if (!Array.isArray(list) || list.length === 0) {
     throw new UsageError(
-      `${file}: expected a list of tasks ({id, input, depends_on?, agent?, labels?, tier?})`,
+      `${file}: expected a list of tasks ({id, input, depends_on?, agent?, labels?, tier?, size?})`,
     );
   }
   const specs = list.map((entry, i): BatchSpec => {
@@ -35,6 +37,8 @@ export function parseBatch(raw: unknown, file: string): BatchSpec[] {
     if (!Array.isArray(deps) || deps.some((d) => typeof d !== 'string')) {
       throw new UsageError(`${where}: depends_on is a list of task ids`);
     }
+    const size = e.size === undefined || e.size === null ? null : parseTaskSize(String(e.size));
+    if (e.size != null && !size) throw new UsageError(`${where}: size is one of ${TASK_SIZES.join(', ')}`);
     const labels = e.labels ?? [];
     if (!Array.isArray(labels) || labels.some((l) => typeof l !== 'string')) {
       throw new UsageError(`${where}: labels is a list of strings`);
@@ -46,6 +50,7 @@ export function parseBatch(raw: unknown, file: string): BatchSpec[] {
       agent: typeof e.agent === 'string' ? e.agent : null,
       labels: labels as string[],
       tier: typeof e.tier === 'string' && e.tier ? e.tier : null,
+      size,
     };
   });
   const ids = new Set<string>();

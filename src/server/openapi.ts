@@ -246,6 +246,10 @@ export const openApiDocument = {
               input: { type: 'string', description: 'what to do (aqm: description)' },
               pipeline: { type: 'string', description: 'pipeline name; default: the project default' },
               agent: { type: 'string', description: 'start at this agent (aqm: agent_id)' },
+              size: {
+                enum: ['S', 'M', 'L', 'XL'],
+                description: 'the task size; agents with `spec: required` need a spec from M',
+              },
               params: { type: 'object', additionalProperties: str },
               script: {
                 description:

@@ -12,6 +12,7 @@ interface RunOptions extends PipelineOptions {
   interactive?: boolean;
   tier?: string;
   label: string[];
+  size?: string;
 }
 
 export function registerRun(program: Command): void {
@@ -27,7 +28,7 @@ export function registerRun(program: Command): void {
     .option('--no-interactive', 'exit with code 6 when the task waits for a person')
     .option(
       '--from <tasks.json>',
-      'run a list of tasks [{id, input, depends_on?, agent?}] instead of one input',
+      'run a list of tasks [{id, input, depends_on?, agent?, labels?, tier?, size?}] instead of one input',
     )
     .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', '4')
     .option('--tier <name>', 'run every routed stage (model/effort auto) on this tier of routing: in config')
@@ -36,6 +37,10 @@ export function registerRun(program: Command): void {
       'a label for routing rules (repeatable)',
       (v: string, all: string[]) => [...all, v],
       [],
+    )
+    .option(
+      '--size <size>',
+      'the task size, S | M | L | XL (agents with `spec: required` need a spec from M)',
     )
     .option('--json', 'print the finished task as JSON')
     .action(
@@ -48,6 +53,8 @@ export function registerRun(program: Command): void {
         if (options.from && words.length > 0) throw new UsageError('give an input or --from, not both');
         if (!options.from && words.length === 0)
           throw new UsageError('what should the team do? give an input, or --from tasks.json');
+        const size = options.size === undefined ? undefined : await parseSizeFlag(options.size);
+        if (size && options.from) throw new UsageError('--size applies to one input, not to --from');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
         const script = options.script ? loadScript(resolve(options.script)) : null;
@@ -71,6 +78,7 @@ export function registerRun(program: Command): void {
           tier: options.tier ?? null,
           script,
           cwd: process.cwd(),
+          ...(size ? { size: { size, by: 'cli' } } : {}),
         });
         return runForeground(project, id, {
           json: options.json === true,
@@ -78,4 +86,12 @@ export function registerRun(program: Command): void {
         });
       }),
     );
+}
+
+async function parseSizeFlag(value: string) {
+  const { parseTaskSize, TASK_SIZES } = await import('../../engine/spec.js');
+  const { UsageError } = await import('../../errors.js');
+  const size = parseTaskSize(value);
+  if (!size) throw new UsageError(`--size is one of ${TASK_SIZES.join(', ')} (got \`${value}\`)`);
+  return size;
 }

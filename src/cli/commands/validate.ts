@@ -41,7 +41,11 @@ export function registerValidate(program: Command): void {
         if (target !== undefined && flags.file !== undefined)
           throw new UsageError('give PATH or --file, not both');
         const found = await locatePipeline(target ?? flags.file, flags.pipeline);
+        const { loadProjectConfig } = await import('../../pipeline/config.js');
+        const config = loadProjectConfig(found.root);
         const result = validatePipelineFile(found.file, {
+          qa: config.qa,
+          gateModel: config.gate.model,
           name: found.name,
           params: parseParams(flags.param),
           ...(flags.paramsFile ? { paramsFile: flags.paramsFile } : {}),
@@ -66,7 +70,7 @@ export function registerValidate(program: Command): void {
 async function locatePipeline(
   target: string | undefined,
   pipeline: string | undefined,
-): Promise<PipelineLocation> {
+): Promise<PipelineLocation & { root: string }> {
   const { findProjectRoot, resolvePipeline } = await import('../../pipeline/discover.js');
   const { loadProjectConfig } = await import('../../pipeline/config.js');
   let root = findProjectRoot(process.cwd());
@@ -75,11 +79,14 @@ async function locatePipeline(
     if (!stat) throw new UsageError(`no such file or directory: ${target}`);
     if (stat.isFile()) {
       if (pipeline !== undefined) throw new UsageError('give a pipeline file or --pipeline, not both');
-      return resolvePipeline(root, { file: target }, { default_pipeline: null });
+      return { ...resolvePipeline(root, { file: target }, { default_pipeline: null }), root };
     }
     root = path.resolve(target);
   }
-  return resolvePipeline(root, pipeline === undefined ? {} : { pipeline }, loadProjectConfig(root));
+  return {
+    ...resolvePipeline(root, pipeline === undefined ? {} : { pipeline }, loadProjectConfig(root)),
+    root,
+  };
 }
 
 function asText(

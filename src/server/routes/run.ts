@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Hono } from 'hono';
+import { parseTaskSize, TASK_SIZES } from '../../engine/spec.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
@@ -26,8 +27,12 @@ export function runRoutes(ctx: ServerContext): Hono {
     const found = resolvePipeline(ctx.root, { pipeline: name }, loadProjectConfig(ctx.root));
     const pipeline = loadPipeline(found.file, { params: stringMap(body, 'params'), name: found.name });
     const agent = optionalString(body, 'agent', 'agent_id');
+    const sizeText = optionalString(body, 'size');
+    const size = sizeText === undefined ? null : parseTaskSize(sizeText);
+    if (sizeText !== undefined && !size) throw badRequest(`size is one of ${TASK_SIZES.join(', ')}`);
     const id = ctx.tasks.start({
       pipeline,
+      ...(size ? { size: { size, by: 'api' } } : {}),
       input,
       ...(agent ? { agent } : {}),
       script: scriptFrom(ctx, body),
