@@ -88,6 +88,10 @@ describe('model and effort routing', () => {
       overrides: [],
     });
 
+    const status = await troupe(dir, ['status', big.json.id]);
+    expect(status.stdout).toMatch(/\[1\] coder .* tier: fast \(gemini-2\.5-flash\) {2}gate: rejected/);
+    expect(status.stdout).toMatch(/\[2\] coder .* tier: deep \(opus\) {2}gate: approved/);
+
     const forced = await run(dir, 'small', '--tier', 'fast');
     expect(routes(dir, forced.json.id)[0]).toMatchObject({ tier: 'fast', reason: '--tier fast' });
 

@@ -21,6 +21,7 @@ export function taskJson(state: TaskState) {
       attempt: s.attempt,
       duration_ms: s.durationMs,
       error: s.error,
+      route: state.routes[s.n] ?? null,
     })),
     size: state.size,
     spec: state.spec,

@@ -56,21 +56,29 @@ export function registerDecisions(program: Command): void {
             String(r.retries),
           ]),
         ];
+        const out = [columns(table)];
         if (flags.task) {
-          table.push([]);
-          for (const d of decisions) {
-            table.push([`stage ${d.stage}`, d.agent, d.tier, d.verdict ?? '-', d.reason]);
-          }
+          out.push(
+            columns([
+              ['stage', 'agent', 'tier', 'verdict', 'why'],
+              ...decisions.map((d) => [String(d.stage), d.agent, d.tier, d.verdict ?? '-', d.reason]),
+            ]),
+          );
         }
-        const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
-        const lines = table.map((row) =>
-          row
-            .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-            .join('  ')
-            .trimEnd(),
-        );
-        process.stdout.write(`${lines.join('\n')}\n`);
+        process.stdout.write(`${out.join('\n\n')}\n`);
         return 0;
       }),
     );
+}
+
+function columns(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -26,8 +26,10 @@ export function registerStatus(program: Command): void {
             ? `  gate: ${s.gate.decision}${s.gate.reason ? ` (${s.gate.reason.split('\n')[0]})` : ''}`
             : '';
           const status = s.gateWaiting ? 'awaiting_gate' : s.status;
+          const route = state.routes[s.n];
+          const tier = route ? `  tier: ${route.tier} (${route.model ?? route.runtime})` : '';
           out.push(
-            `  [${s.n}] ${s.agent.padEnd(16)} ${status.padEnd(13)} ${formatDuration(s.durationMs).padStart(7)}  ${formatTokens(s.usage)}${gate}`,
+            `  [${s.n}] ${s.agent.padEnd(16)} ${status.padEnd(13)} ${formatDuration(s.durationMs).padStart(7)}  ${formatTokens(s.usage)}${tier}${gate}`,
           );
           if (s.error)
             out.push(`      ${s.error.kind}: ${s.error.message.split('\n').slice(0, 3).join(' ')}`);
