@@ -132,7 +132,8 @@ export type TaskEvent =
       activation: string;
       agent: string;
       stage: number | null;
-      mode: 'before' | 'on_demand';
+      /** merge_conflict: a join's merge conflicted and no `on_conflict` agent is named. */
+      mode: 'before' | 'on_demand' | 'merge_conflict';
       questions: string[];
     }
   | { type: 'human_input_given'; activation: string; answer: string; by: string }
@@ -154,8 +155,51 @@ export type TaskEvent =
   | { type: 'chunk_removed'; id: string; by: string }
   /** The task works in its own git worktree from now on. */
   | { type: 'workspace_ready'; path: string; branch: string; base: string; repo: string }
-  /** What a stage changed, committed on the task branch. */
-  | { type: 'workspace_committed'; stage: number; sha: string }
+  /** What a stage changed, committed on the task branch (or on a fan-out `branch`). */
+  | { type: 'workspace_committed'; stage: number; sha: string; branch?: string }
+  /**
+   * A fan-out branch (a lineage of a top-level fan-out) works in its own worktree from now on,
+   * on `branch`, started at `start` (the task branch's tip then).
+   */
+  | {
+      type: 'branch_workspace_ready';
+      lineage: string;
+      agent: string;
+      path: string;
+      branch: string;
+      start: string;
+    }
+  /**
+   * Before `activation` (a join) runs, its branches were merged into its worktree (`into`: a
+   * lineage's branch, or null for the task branch); `resolved` is a branch a conflict resolver
+   * (or a person) integrated by hand. `head`: the worktree's commit afterwards.
+   */
+  | {
+      type: 'branches_merged';
+      /** null: before the task completes (branches no join collected). */
+      activation: string | null;
+      into: string | null;
+      branches: string[];
+      resolved?: string;
+      head: string;
+    }
+  /**
+   * Merging `branch` conflicted in `files`: the merge was aborted, nothing was overwritten.
+   * `merged` went in before it; the conflict goes to `resolver` (an agent), or to a person.
+   */
+  | {
+      type: 'branch_conflict';
+      activation: string | null;
+      into: string | null;
+      branch: string;
+      files: string[];
+      merged: string[];
+      resolved?: string;
+      head: string;
+      resolver: string | null;
+    }
+  /** The resolver's stage for a join's conflict is done: the join merges what is left. */
+  | { type: 'conflict_handled'; activation: string; resolver: string; stage: number }
   | { type: 'workspace_merged'; into: string; how: string; sha: string }
   | { type: 'workspace_conflict'; into: string; files: string[] }
   /** A choice the scheduler made for a stage, and why (the decision log). */

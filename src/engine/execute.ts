@@ -11,6 +11,7 @@ import type { EventStore } from '../store/event-store.js';
 import { currentHolder } from '../store/sqlite/sqlite-store.js';
 import type { TaskFiles } from '../store/task-files.js';
 import type { TaskWorkspace } from '../workspace/task-workspace.js';
+import { BranchWorkspaces, type Workplace } from './branch-workspaces.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
 import { parseSendDirectives } from './directives.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
@@ -112,6 +113,7 @@ class TaskRun {
   private batchAt: string | null = null;
   private filesTimer: NodeJS.Timeout | null = null;
   private history: RouteOutcome[] | null = null;
+  private readonly branchWorkspaces: BranchWorkspaces | null;
 
   constructor(
     private readonly taskId: string,
@@ -119,6 +121,14 @@ class TaskRun {
   ) {
     this.state = foldEvents(ports.store.events(taskId));
     this.pollCursor = this.state.lastSeq;
+    this.branchWorkspaces = ports.workspace
+      ? new BranchWorkspaces(
+          taskId,
+          ports.workspace,
+          () => this.state,
+          (work) => this.serialGit(work),
+        )
+      : null;
   }
 
   async run(): Promise<TaskState> {
@@ -215,6 +225,14 @@ class TaskRun {
       case 'join':
         this.commit([{ type: 'join', agent: step.agent, activations: step.activations }]);
         return;
+      case 'merge_branches':
+        this.track(step, this.mergeBranches(step));
+        return;
+      case 'conflict_handled': {
+        const { kind: _, ...event } = step;
+        this.commit([{ type: 'conflict_handled', ...event }]);
+        return;
+      }
       case 'start_session': {
         const { kind: _, ...event } = step;
         this.commit([{ type: 'session_started', ...event }]);
@@ -265,6 +283,22 @@ class TaskRun {
       key,
       done.finally(() => this.inflight.delete(key)),
     );
+  }
+
+  /** A join's branches go into its worktree first; a conflict goes to `on_conflict` or a person. */
+  private async mergeBranches(step: Extract<Step, { kind: 'merge_branches' }>): Promise<void> {
+    this.flush();
+    let outcome: Awaited<ReturnType<BranchWorkspaces['merge']>>;
+    try {
+      outcome = await this.branchWorkspaces!.merge(step);
+    } catch (error) {
+      return this.commit([
+        { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'workspace' },
+      ]);
+    }
+    this.commit(outcome.events);
+    if (outcome.ask)
+      this.askHuman({ kind: 'ask_human', stage: null, mode: 'merge_conflict', ...outcome.ask });
   }
 
   private askHuman(step: Extract<Step, { kind: 'ask_human' }>): void {
@@ -336,6 +370,8 @@ class TaskRun {
         { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'template_error' },
       ]);
     }
+    const place = await this.workplace(step.activation);
+    if (!place) return;
     this.commit([
       {
         type: 'stage_started',
@@ -359,7 +395,7 @@ class TaskRun {
       systemPrompt: node.system_prompt,
       model: null,
       effort: null,
-      cwd: this.state.cwd,
+      cwd: place.cwd,
       mcp: node.mcp,
       extraFlags: node.cli_flags,
       timeoutMs: 0,
@@ -448,7 +484,7 @@ class TaskRun {
         this.ports.observer?.onText?.(step.stage, node.id, text);
       }).finally(release);
       streamed.close();
-      const sha = await this.commitWork(step.stage, node.id);
+      const sha = await this.commitWork(step.stage, node.id, place);
       const chunkEvents = usesChunks(this.state.definition)
         ? chunkEventsFromOutput(this.state.chunks, node.id, result.text, new Date().toISOString())
         : [];
@@ -463,7 +499,16 @@ class TaskRun {
           durationMs: Date.now() - started,
           ...(result.meta ? { meta: result.meta } : {}),
         },
-        ...(sha ? [{ type: 'workspace_committed' as const, stage: step.stage, sha }] : []),
+        ...(sha
+          ? [
+              {
+                type: 'workspace_committed' as const,
+                stage: step.stage,
+                sha,
+                ...(place.branch ? { branch: place.branch } : {}),
+              },
+            ]
+          : []),
         ...chunkEvents,
         ...outputCheckEvents(this.state, node, step.stage, result.text, step.turn !== undefined),
       ]);
@@ -519,10 +564,9 @@ class TaskRun {
     try {
       const ready = await port.prepare(this.taskId, known?.repo ?? this.state.cwd, settings);
       if (!known) this.commit([{ type: 'workspace_ready', ...ready }]);
-      else {
-        const last = [...this.state.stages].reverse().find((s) => s.commit)?.commit ?? null;
-        await port.align(ready.path, this.taskId, last, known.base);
-      }
+      // a person's resolution of a merge conflict, left in the worktree, is the join's to commit
+      else if (!this.takesResolution())
+        await port.align(ready.path, this.taskId, known.head ?? null, known.base);
     } catch (error) {
       this.commit([
         { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'workspace' },
@@ -531,12 +575,40 @@ class TaskRun {
     this.flush();
   }
 
-  /** Commits what a stage changed in the task's worktree; one commit at a time. */
-  private commitWork(stage: number, agent: string): Promise<string | null> {
-    const workspace = this.state.workspace;
+  /**
+   * Where a stage works: the task's directory, its worktree, or its fan-out branch's worktree
+   * (made ready first; recorded). Null when that failed, and the task with it.
+   */
+  private async workplace(activation: string): Promise<Workplace | null> {
+    if (!this.branchWorkspaces) return { cwd: this.state.cwd, branch: null };
+    try {
+      const { place, events } = await this.branchWorkspaces.workplaceFor(activation);
+      if (events.length > 0) this.commit(events);
+      return place;
+    } catch (error) {
+      this.commit([
+        { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'workspace' },
+      ]);
+      return null;
+    }
+  }
+
+  private takesResolution(): boolean {
+    return [...this.state.activations.values()].some(
+      (a) => a.status !== 'done' && a.conflict?.handled && a.conflict.resolver === null,
+    );
+  }
+
+  /** Commits what a stage changed in its worktree; one commit at a time. */
+  private commitWork(stage: number, agent: string, place: Workplace): Promise<string | null> {
     const port = this.ports.workspace;
-    if (!workspace || !port) return Promise.resolve(null);
-    const next = this.gitQueue.then(() => port.commit(workspace.path, { task: this.taskId, stage, agent }));
+    if (!this.state.workspace || !port) return Promise.resolve(null);
+    return this.serialGit(() => port.commit(place.cwd, { task: this.taskId, stage, agent }));
+  }
+
+  /** Git work one operation at a time: worktrees of one repository share its refs and locks. */
+  private serialGit<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.gitQueue.then(work);
     this.gitQueue = next.then(
       () => {},
       () => {},

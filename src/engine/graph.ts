@@ -10,6 +10,7 @@ export function successors(pipeline: Pipeline, node: PipelineNode): string[] {
     }
   }
   if (node.type === 'agent' && node.gate?.verifier) next.add(node.gate.verifier);
+  if (node.on_conflict) next.add(node.on_conflict);
   if (node.type === 'session') {
     for (const participant of node.participants) next.add(participant);
     if (node.summary_agent) next.add(node.summary_agent);

@@ -728,3 +728,183 @@ describe('planner: spec and output_schema rejections', () => {
     expect(only(log)).toMatchObject({ kind: 'handoff' });
   });
 });
+
+describe('planner: fan-out branches in worktrees', () => {
+  const p = pipeline(
+    agent('lead', { handoffs: [handoff('sec, perf')] }),
+    agent('sec', { handoffs: [handoff('sum')] }),
+    agent('perf', { handoffs: [handoff('sum')] }),
+    agent('sum', { on_conflict: 'fixer' }),
+    agent('fixer'),
+  );
+  const ws = (lineage: string, agentId: string) => ({
+    type: 'branch_workspace_ready' as const,
+    lineage,
+    agent: agentId,
+    path: `/r/.troupe/worktrees/T-TEST--${agentId}`,
+    branch: `troupe/T-TEST--${agentId}`,
+    start: 'base',
+  });
+  const toSum = (stage: number, activation: string) => ({
+    type: 'handoff' as const,
+    stage,
+    activation,
+    targets: [{ agent: 'sum', input: 'x', condition: 'always' }],
+  });
+  /** Both branches ran in their worktrees and reached the join. */
+  const joined = () =>
+    new Log(p)
+      .add({
+        type: 'workspace_ready',
+        path: '/r/.troupe/worktrees/T-TEST',
+        branch: 'troupe/T-TEST',
+        base: 'main',
+        repo: '/r',
+      })
+      .stage(1, 'a1', 'lead', 'code')
+      .add({
+        type: 'handoff',
+        stage: 1,
+        activation: 'a1',
+        targets: [
+          { agent: 'sec', input: 'code', condition: 'always' },
+          { agent: 'perf', input: 'code', condition: 'always' },
+        ],
+      })
+      .add(ws('l1', 'sec'), ws('l2', 'perf'))
+      .stage(2, 'a2', 'sec', 'ok')
+      .add(toSum(2, 'a2'))
+      .stage(3, 'a3', 'perf', 'ok')
+      .add(toSum(3, 'a3'), { type: 'join', agent: 'sum', activations: ['a4', 'a5'] });
+
+  it('merges the branches into the task worktree before the join runs', () => {
+    const log = joined();
+    expect(only(log)).toEqual({
+      kind: 'merge_branches',
+      activation: 'a6',
+      agent: 'sum',
+      into: null,
+      branches: ['troupe/T-TEST--sec', 'troupe/T-TEST--perf'],
+      resolved: null,
+    });
+    log.add({
+      type: 'branches_merged',
+      activation: 'a6',
+      into: null,
+      branches: ['troupe/T-TEST--sec', 'troupe/T-TEST--perf'],
+      head: 'm2',
+    });
+    expect(only(log)).toMatchObject({ kind: 'start_stage', agent: 'sum', stage: 4 });
+    expect(log.state.workspace?.head).toBe('m2');
+  });
+
+  it('a conflict runs the on_conflict agent first, then the join merges the rest and runs', () => {
+    const log = joined().add({
+      type: 'branch_conflict',
+      activation: 'a6',
+      into: null,
+      branch: 'troupe/T-TEST--perf',
+      files: ['app.ts'],
+      merged: ['troupe/T-TEST--sec'],
+      head: 'm1',
+      resolver: 'fixer',
+    });
+    const fix = only(log) as Extract<Step, { kind: 'start_stage' }>;
+    expect(fix).toMatchObject({ kind: 'start_stage', agent: 'fixer', stage: 4 });
+    expect(fix.input).toContain('troupe/T-TEST--perf');
+    expect(fix.input).toContain('- app.ts');
+    log.stage(4, fix.activation, 'fixer', 'combined');
+    expect(only(log)).toEqual({
+      kind: 'conflict_handled',
+      activation: 'a6',
+      resolver: fix.activation,
+      stage: 4,
+    });
+    log.add({ type: 'conflict_handled', activation: 'a6', resolver: fix.activation, stage: 4 });
+    expect(only(log)).toMatchObject({
+      kind: 'merge_branches',
+      branches: [],
+      resolved: 'troupe/T-TEST--perf',
+    });
+    log.add({
+      type: 'branches_merged',
+      activation: 'a6',
+      into: null,
+      branches: [],
+      resolved: 'troupe/T-TEST--perf',
+      head: 'm3',
+    });
+    expect(only(log)).toMatchObject({ kind: 'start_stage', agent: 'sum', stage: 5 });
+    // nothing is left for the end: sec merged, perf resolved by hand
+    log.stage(5, 'a6', 'sum', 'done').add({ type: 'handoff', stage: 5, activation: 'a6', targets: [] });
+    expect(only(log)).toEqual({ kind: 'complete' });
+  });
+
+  it('without on_conflict the join waits for a person; the answer lets it merge the rest', () => {
+    const q = pipeline(...p.agents.map((a) => (a.id === 'sum' ? agent('sum') : a)));
+    const log = joined();
+    log.state.definition = q;
+    log.add(
+      {
+        type: 'branch_conflict',
+        activation: 'a6',
+        into: null,
+        branch: 'troupe/T-TEST--perf',
+        files: ['app.ts'],
+        merged: ['troupe/T-TEST--sec'],
+        head: 'm1',
+        resolver: null,
+      },
+      {
+        type: 'human_input_requested',
+        activation: 'a6',
+        agent: 'sum',
+        stage: null,
+        mode: 'merge_conflict',
+        questions: ['app.ts conflicts'],
+      },
+    );
+    expect(log.state.status).toBe('awaiting_human_input');
+    expect(nextSteps(log.state)).toEqual([]);
+    log.add({ type: 'human_input_given', activation: 'a6', answer: 'merged it', by: 'human' });
+    expect(only(log)).toMatchObject({
+      kind: 'merge_branches',
+      resolved: 'troupe/T-TEST--perf',
+      branches: [],
+    });
+  });
+
+  it('branches no join collected are merged before the task completes', () => {
+    const ends = pipeline(agent('lead', { handoffs: [handoff('sec, perf')] }), agent('sec'), agent('perf'));
+    const log = new Log(ends)
+      .add({ type: 'workspace_ready', path: '/r/w', branch: 'troupe/T-TEST', base: 'main', repo: '/r' })
+      .stage(1, 'a1', 'lead', 'code')
+      .add({
+        type: 'handoff',
+        stage: 1,
+        activation: 'a1',
+        targets: [
+          { agent: 'sec', input: 'code', condition: 'always' },
+          { agent: 'perf', input: 'code', condition: 'always' },
+        ],
+      })
+      .add(ws('l1', 'sec'), ws('l2', 'perf'))
+      .stage(2, 'a2', 'sec', 'ok')
+      .add({ type: 'handoff', stage: 2, activation: 'a2', targets: [] })
+      .stage(3, 'a3', 'perf', 'ok')
+      .add({ type: 'handoff', stage: 3, activation: 'a3', targets: [] });
+    expect(only(log)).toMatchObject({
+      kind: 'merge_branches',
+      activation: null,
+      branches: ['troupe/T-TEST--sec', 'troupe/T-TEST--perf'],
+    });
+    log.add({
+      type: 'branches_merged',
+      activation: null,
+      into: null,
+      branches: ['troupe/T-TEST--sec', 'troupe/T-TEST--perf'],
+      head: 'm',
+    });
+    expect(only(log)).toEqual({ kind: 'complete' });
+  });
+});

@@ -4,7 +4,14 @@ import type { HandoffTarget, SessionTurn } from './events.js';
 import { canReach } from './graph.js';
 import { resolveHandoffs } from './handoffs.js';
 import { planSession } from './session-plan.js';
-import { type Activation, lineageIn, openActivations, type TaskState } from './task-state.js';
+import {
+  type Activation,
+  type BranchWorkspace,
+  branchLineage,
+  lineageIn,
+  openActivations,
+  type TaskState,
+} from './task-state.js';
 import { TemplateError } from './template.js';
 
 /**
@@ -41,9 +48,24 @@ export type Step =
       activation: string;
       agent: string;
       stage: number | null;
-      mode: 'before' | 'on_demand';
+      mode: 'before' | 'on_demand' | 'merge_conflict';
       questions: string[];
     }
+  /**
+   * Fan-out branches in worktrees: merge `branches` into the worktree of `into` (a lineage, or
+   * null: the task's) before the join `activation` runs (null: before the task completes);
+   * `resolved` is a branch whose conflict was resolved by hand.
+   */
+  | {
+      kind: 'merge_branches';
+      activation: string | null;
+      agent: string | null;
+      into: string | null;
+      branches: string[];
+      resolved: string | null;
+    }
+  /** The `on_conflict` agent's stage is done: its join goes on. */
+  | { kind: 'conflict_handled'; activation: string; resolver: string; stage: number }
   | { kind: 'evaluate_gate'; stage: number; agent: string; gate: 'llm' | 'command' }
   | { kind: 'await_gate'; stage: number; agent: string }
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
@@ -69,6 +91,10 @@ export function stepKey(step: Step): string {
       return `${step.kind}:${step.stage}`;
     case 'join':
       return `join:${step.activations.join(',')}`;
+    case 'merge_branches':
+      return `merge_branches:${step.activation ?? 'end'}`;
+    case 'conflict_handled':
+      return `conflict_handled:${step.resolver}`;
     default:
       return step.kind;
   }
@@ -80,7 +106,7 @@ export function nextSteps(state: TaskState): Step[] {
   const warning = budgetWarning(state);
   if (warning) return [warning];
   const open = openActivations(state);
-  if (open.length === 0) return [finalVerification(state) ?? { kind: 'complete' }];
+  if (open.length === 0) return [unjoinedBranches(state) ?? finalVerification(state) ?? { kind: 'complete' }];
   const steps: Step[] = [];
   let nextStage = state.stages.length + 1;
   for (const activation of open) {
@@ -152,6 +178,10 @@ function planSessionActivation(
     const join = planJoin(state, activation, open);
     if (join !== 'go') return join;
   }
+  if (activation.session === null) {
+    const merge = planBranchMerge(state, activation);
+    if (merge !== 'go') return merge;
+  }
   return planSession(state, activation, node, nextStage);
 }
 
@@ -175,9 +205,13 @@ function planReady(
       );
     }
   }
-  if (activation.group !== null && activation.stage === null) {
+  if (activation.group !== null && activation.stage === null && activation.resolves === null) {
     const join = planJoin(state, activation, open);
     if (join !== 'go') return join;
+  }
+  if (activation.stage === null) {
+    const merge = planBranchMerge(state, activation);
+    if (merge !== 'go') return merge;
   }
   const before =
     node.human_input?.enabled && (node.human_input.mode === 'before' || node.human_input.mode === 'both');
@@ -288,6 +322,14 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
       );
     }
   }
+  if (activation.resolves !== null) {
+    return {
+      kind: 'conflict_handled',
+      activation: activation.resolves,
+      resolver: activation.id,
+      stage: stage.n,
+    };
+  }
   const targets = resolveHandoffs(state.definition, node, stage, activation.branches, null);
   return { kind: 'handoff', stage: stage.n, activation: activation.id, targets };
 }
@@ -299,6 +341,48 @@ const REJECTED_BY: Record<string, string> = {
   spec: 'Its spec kept failing validation (schema/spec.schema.json)',
   output_schema: 'Its output kept failing its output_schema',
 };
+
+/**
+ * A join whose branches worked in worktrees of their own merges them into its own worktree
+ * before it runs; while a conflict waits for its resolver (or a person) it waits too.
+ */
+function planBranchMerge(state: TaskState, activation: Activation): Step | null | 'go' {
+  if (!state.workspace || (activation.joins.length === 0 && !activation.conflict)) return 'go';
+  const conflict = activation.conflict;
+  if (conflict && !conflict.handled) return null;
+  const into = branchLineage(state, activation);
+  const resolved = conflict?.branch ?? null;
+  const pending = activation.joins
+    .filter((lineage) => lineage !== into)
+    .map((lineage) => state.branchWorkspaces.get(lineage))
+    .filter((ws): ws is BranchWorkspace => ws !== undefined && !ws.merged && !ws.resolved)
+    .map((ws) => ws.branch)
+    .filter((branch) => branch !== resolved);
+  if (pending.length === 0 && resolved === null) return 'go';
+  return {
+    kind: 'merge_branches',
+    activation: activation.id,
+    agent: activation.agent,
+    into,
+    branches: pending,
+    resolved,
+  };
+}
+
+/** Fan-out branches no join collected go into the task branch before the task completes. */
+function unjoinedBranches(state: TaskState): Step | null {
+  if (!state.workspace) return null;
+  const pending = [...state.branchWorkspaces.values()].filter((ws) => !ws.merged && !ws.resolved);
+  if (pending.length === 0) return null;
+  return {
+    kind: 'merge_branches',
+    activation: null,
+    agent: null,
+    into: null,
+    branches: pending.map((ws) => ws.branch),
+    resolved: null,
+  };
+}
 
 /**
  * A pipeline with a verifier cannot complete on a commit no verifier approved: the last commit

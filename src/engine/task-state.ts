@@ -48,11 +48,35 @@ export interface Activation {
   waitingFor: { provider: string; until: string } | null;
   /** Set on the re-run that carries an on_demand answer: the agent does not ask `before` again. */
   continuation: boolean;
-  pendingQuestion: { mode: 'before' | 'on_demand'; questions: string[]; stage: number | null } | null;
+  pendingQuestion: {
+    mode: 'before' | 'on_demand' | 'merge_conflict';
+    questions: string[];
+    stage: number | null;
+  } | null;
   origin: { agent: string; stage: number } | null;
   branches: Branch[];
   /** A session node's progress through its rounds. */
   session: SessionProgress | null;
+  /** A join: the fan-out lineages whose branch worktrees are merged before it runs. */
+  joins: string[];
+  /** A join whose merge conflicted: which branch, and whether its resolver (or a person) is done. */
+  conflict: { branch: string; files: string[]; resolver: string | null; handled: boolean } | null;
+  /** An `on_conflict` agent's activation: the join it resolves a conflict for. */
+  resolves: string | null;
+}
+
+/** A lineage of a top-level fan-out working in its own worktree (docs/workspaces.md). */
+export interface BranchWorkspace {
+  lineage: string;
+  agent: string;
+  path: string;
+  branch: string;
+  start: string;
+  /** The last commit on the branch the log knows (its start, or its last stage's commit). */
+  head: string;
+  /** Merged into its join's worktree, or integrated by hand after a conflict. */
+  merged: boolean;
+  resolved: boolean;
 }
 
 export interface SessionProgress {
@@ -149,12 +173,21 @@ export interface TaskState {
   agentNotes: Record<string, string>;
   /** The task's chunks (chunks.json), when its pipeline uses them. */
   chunks: Chunk[];
-  /** The task's git worktree, once it has one. */
-  workspace: { path: string; branch: string; base: string; repo: string; merged: string | null } | null;
+  /** The task's git worktree, once it has one; `head`: the last commit on its branch the log knows. */
+  workspace: {
+    path: string;
+    branch: string;
+    base: string;
+    repo: string;
+    merged: string | null;
+    head?: string | null;
+  } | null;
   /** The task's size, once someone set it (the latest wins). */
   size: SizeRecord | null;
   /** The latest valid spec (`spec: required`) and the stage that wrote it. */
   spec: { stage: number; agent: string; spec: Spec } | null;
+  /** Fan-out branches in worktrees of their own, by lineage. */
+  branchWorkspaces: Map<string, BranchWorkspace>;
   /** Verifiers' verdicts by commit. */
   verified: Record<string, 'approved' | 'rejected'>;
   /** transcript.md of the latest session. */
@@ -347,7 +380,37 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       break;
     case 'workspace_committed':
       stageOf(state, event.stage).commit = event.sha;
+      if (event.branch) {
+        const ws = [...state.branchWorkspaces.values()].find((b) => b.branch === event.branch);
+        if (ws) ws.head = event.sha;
+      } else if (state.workspace) state.workspace.head = event.sha;
       break;
+    case 'branch_workspace_ready':
+      state.branchWorkspaces.set(event.lineage, {
+        lineage: event.lineage,
+        agent: event.agent,
+        path: event.path,
+        branch: event.branch,
+        start: event.start,
+        head: event.start,
+        merged: false,
+        resolved: false,
+      });
+      break;
+    case 'branches_merged':
+    case 'branch_conflict':
+      branchesMerged(state, event);
+      break;
+    case 'conflict_handled': {
+      const join = must(state, event.activation);
+      if (join.conflict) join.conflict.handled = true;
+      const resolver = must(state, event.resolver);
+      resolver.status = 'done';
+      const stage = stageOf(state, event.stage);
+      stage.handedOff = true;
+      recordStageInContext(state, stage, stage.gate?.decision ?? 'completed');
+      break;
+    }
     case 'workspace_merged':
       if (state.workspace) state.workspace.merged = event.sha;
       break;
@@ -451,6 +514,7 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     workspace: null,
     size: null,
     spec: null,
+    branchWorkspaces: new Map(),
     verified: {},
     chunks: initialChunks(event.definition, event.at),
     usage: { input_tokens: 0, output_tokens: 0 },
@@ -502,6 +566,12 @@ function answerGiven(
   });
   state.contextMd += exchange;
   state.agentNotes[activation.agent] = (state.agentNotes[activation.agent] ?? '') + exchange;
+  if (question?.mode === 'merge_conflict') {
+    // the person resolved it in the worktree: the join commits what they left and merges the rest
+    if (activation.conflict) activation.conflict.handled = true;
+    activation.status = 'ready';
+    return;
+  }
   if (!question || question.mode === 'before') {
     activation.humanAnswer = event.answer;
     activation.status = 'ready';
@@ -584,6 +654,83 @@ function joined(state: TaskState, event: Extract<TimedEvent, { type: 'join' }>) 
       : { group: first.group, lineage: first.lineage };
   const next = addActivation(state, { agent: event.agent, input, ...placement, origin: first.origin });
   next.branches = branches;
+  next.joins = [...new Set(parts.map((p) => branchLineage(state, p)).filter((l) => l !== null))];
+}
+
+/** The lineage of the top-level fan-out an activation works in (its branch worktree), or null. */
+export function branchLineage(
+  state: TaskState,
+  activation: Pick<Activation, 'group' | 'lineage'>,
+): string | null {
+  let group = activation.group;
+  let lineage = activation.lineage;
+  while (group !== null) {
+    const g = state.groups.get(group);
+    if (!g || g.parentGroup === null) return lineage;
+    group = g.parentGroup;
+    lineage = g.parentLineage;
+  }
+  return null;
+}
+
+function branchesMerged(
+  state: TaskState,
+  event: Extract<TimedEvent, { type: 'branches_merged' } | { type: 'branch_conflict' }>,
+) {
+  const byBranch = new Map([...state.branchWorkspaces.values()].map((b) => [b.branch, b]));
+  const merged = event.type === 'branches_merged' ? event.branches : event.merged;
+  for (const branch of merged) {
+    const ws = byBranch.get(branch);
+    if (ws) ws.merged = true;
+  }
+  if (event.resolved) {
+    const ws = byBranch.get(event.resolved);
+    if (ws) ws.resolved = true;
+  }
+  if (event.into === null) {
+    if (state.workspace) state.workspace.head = event.head;
+  } else {
+    const into = state.branchWorkspaces.get(event.into);
+    if (into) into.head = event.head;
+  }
+  const join = event.activation ? must(state, event.activation) : null;
+  if (!join) return;
+  if (event.type === 'branches_merged') {
+    join.conflict = null;
+    return;
+  }
+  join.conflict = { branch: event.branch, files: event.files, resolver: event.resolver, handled: false };
+  if (event.resolver) {
+    const resolver = addActivation(state, {
+      agent: event.resolver,
+      input: conflictInput(state, event),
+      group: join.group,
+      lineage: join.lineage,
+      origin: join.origin,
+    });
+    resolver.resolves = join.id;
+  }
+}
+
+/** What an `on_conflict` agent is told: the branch, the files, and where to work. */
+export function conflictInput(
+  state: TaskState,
+  conflict: { branch: string; files: string[]; into: string | null },
+): string {
+  const into =
+    conflict.into === null ? state.workspace?.branch : state.branchWorkspaces.get(conflict.into)?.branch;
+  return [
+    `Merging branch ${conflict.branch} into ${into ?? 'the task branch'} conflicts in:`,
+    ...conflict.files.map((f) => `- ${f}`),
+    '',
+    'The merge was aborted: nothing was overwritten, and the branch keeps its commits.',
+    `You work in the worktree of ${into ?? 'the task branch'}. Integrate the branch's change: for example`,
+    `\`git merge ${conflict.branch}\`, resolve the conflicts and commit, or re-apply its change by hand.`,
+    'troupe commits what you leave when your stage ends, then merges the remaining branches.',
+    '',
+    'Task:',
+    state.input,
+  ].join('\n');
 }
 
 export function recordStageInContext(state: TaskState, stage: StageRecord, status: string) {
@@ -622,6 +769,9 @@ function addActivation(
     branches: [],
     session: null,
     waitingFor: null,
+    joins: [],
+    conflict: null,
+    resolves: null,
   };
   state.activations.set(activation.id, activation);
   return activation;

@@ -57,6 +57,19 @@ export function checkReferences(compiled: CompiledPipeline, sink: DiagnosticSink
       checkCondition(node, handoff, at('condition'), sink);
     });
     if (node.type === 'session') checkSession(compiled, node, nodes, mustExist, sink);
+    if (node.on_conflict) {
+      const at = locate(compiled, node.id, 'on_conflict');
+      if (
+        mustExist(node.on_conflict, at, 'on_conflict agent') &&
+        nodes.get(node.on_conflict)?.type !== 'agent'
+      ) {
+        sink.error(
+          at,
+          `on_conflict \`${node.on_conflict}\` is a session`,
+          'name an agent: it works in a worktree',
+        );
+      }
+    }
     const verifier = node.type === 'agent' ? node.gate?.verifier : null;
     if (verifier) {
       const at = locate(compiled, node.id, 'gate', 'verifier');

@@ -22,6 +22,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     ),
     context_strategy: raw.context_strategy ?? 'both',
     context_window: raw.context_window ?? 3,
+    ...(raw.on_conflict ? { on_conflict: raw.on_conflict } : {}),
     source: positionOf(agent),
   };
   const chunks: Chunks | null = raw.chunks

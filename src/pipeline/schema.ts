@@ -230,6 +230,10 @@ export const AgentSchema = z
     consensus: ConsensusSchema.nullish(),
     summary_agent: agentId.nullish(),
     chunks: ChunksSchema.nullish(),
+    on_conflict: agentId.nullish().meta({
+      description:
+        "troupe, on a join agent (the one fan-out branches hand off to): the agent that resolves a merge conflict between the branches, in the join's worktree. Without it a person is asked.",
+    }),
   })
   .meta({ title: 'Agent' });
 

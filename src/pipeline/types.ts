@@ -72,6 +72,8 @@ export interface AgentBase {
   handoffs: Handoff[];
   context_strategy: ContextStrategy;
   context_window: number;
+  /** A join: the agent a merge conflict between its branches goes to (null: a person). */
+  on_conflict?: string | null;
   /** Where this agent was defined, for messages. */
   source: SourcePosition;
 }

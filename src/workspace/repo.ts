@@ -54,6 +54,8 @@ export const EXCLUDED = [
   '!/.troupe/pipelines/',
   '!/.troupe/config.yaml',
   '!/.troupe/params.yaml',
+  // the mailboxes troupe makes when it asks a person (bus/task-mail.ts): not the user's changes
+  '/.agent-mail/',
 ] as const;
 
 export async function ensureExcluded(repo: string): Promise<void> {

@@ -2,9 +2,9 @@ import { StateError } from '../errors.js';
 import type { WorkspaceSettings } from '../pipeline/types.js';
 import { commitStage, stageCommitMessage } from './commit.js';
 import { gitOk, isAncestor, resolveCommit } from './git.js';
-import { mergeIntoBase } from './merge.js';
-import { findRepo } from './repo.js';
-import { ensureTaskWorktree } from './task-worktree.js';
+import { type Conflict, mergeBranches, mergeIntoBase } from './merge.js';
+import { findRepo, isDirty } from './repo.js';
+import { ensureBranchWorktree, ensureTaskWorktree, taskBranch } from './task-worktree.js';
 import { withVerifyCheckout } from './verify-checkout.js';
 
 /**
@@ -33,6 +33,29 @@ export interface TaskWorkspace {
     settings: WorkspaceSettings,
     base: string,
   ): Promise<{ merged: string; sha: string } | { conflict: string[] }>;
+  /**
+   * A fan-out branch's worktree (`troupe/<task>--<agent>`). With `expected` (the log knows this
+   * branch: a resumed run) it is reused and put back at that commit; without, the branch starts
+   * afresh at the task branch's tip — an earlier fan-out's tip that is not in the task branch is
+   * kept as tag `troupe/archive/<task>--<agent>-<sha12>` first.
+   */
+  prepareBranch(
+    repo: string,
+    taskId: string,
+    agent: string,
+    settings: WorkspaceSettings,
+    expected: string | null,
+  ): Promise<{ path: string; branch: string; start: string }>;
+  /**
+   * The join: commits what was left uncommitted in `path` (a conflict resolved by hand) with
+   * `leftoverMessage`, then merges `branches` in order (merged ones are skipped; a conflict is
+   * aborted and reported). `head`: the worktree's commit afterwards.
+   */
+  mergeBranches(
+    path: string,
+    branches: string[],
+    leftoverMessage: string,
+  ): Promise<{ merged: true; head: string } | { conflict: Conflict; head: string }>;
 }
 
 export const gitWorkspace: TaskWorkspace = {
@@ -70,5 +93,37 @@ export const gitWorkspace: TaskWorkspace = {
     const result = await mergeIntoBase({ repo, taskId, base, branchPrefix: settings.branch_prefix });
     if ('conflict' in result) return { conflict: result.conflict.files };
     return { merged: result.merged, sha: result.sha };
+  },
+  async prepareBranch(repo, taskId, agent, settings, expected) {
+    const worktree = await ensureBranchWorktree({
+      repo,
+      taskId,
+      agent,
+      branchPrefix: settings.branch_prefix,
+    });
+    const name = `${taskId}--${agent}`;
+    if (expected) {
+      await gitWorkspace.align(worktree.path, name, expected, expected);
+      return { path: worktree.path, branch: worktree.branch, start: expected };
+    }
+    const taskRef = `refs/heads/${taskBranch(taskId, settings.branch_prefix)}`;
+    const start = await resolveCommit(repo, taskRef);
+    if (!start) throw new StateError(`task ${taskId} has no branch to fan out from (${taskRef})`);
+    const head = await resolveCommit(worktree.path, 'HEAD');
+    if (head && head !== start && !(await isAncestor(worktree.path, head, start))) {
+      await gitOk(worktree.path, ['tag', '-f', `troupe/archive/${name}-${head.slice(0, 12)}`, head]);
+    }
+    if (head !== start || (await isDirty(worktree.path))) {
+      await gitOk(worktree.path, ['reset', '--hard', '--quiet', start]);
+      await gitOk(worktree.path, ['clean', '-fd', '--quiet']);
+    }
+    return { path: worktree.path, branch: worktree.branch, start };
+  },
+  async mergeBranches(path, branches, leftoverMessage) {
+    if (await isDirty(path)) await commitStage({ path, message: leftoverMessage });
+    const result =
+      branches.length > 0 ? await mergeBranches({ into: path, branches }) : { merged: true as const };
+    const head = (await gitOk(path, ['rev-parse', 'HEAD'])).trim();
+    return 'conflict' in result ? { conflict: result.conflict, head } : { merged: true, head };
   },
 };
