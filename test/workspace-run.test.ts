@@ -59,6 +59,31 @@ describe('tasks in their own git worktree', () => {
     expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
   });
 
+  it('merge: on_complete with a dirty main checkout completes the task, leaves the checkout alone and says why it did not merge', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    writeFiles(repo, { 'README.md': 'my own edit in progress\n' });
+    const { code, json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect(code).toBe(0);
+    expect(json.status).toBe('completed');
+    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
+    expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
+    expect(eventLog(repo, json.id).find((e) => e.type === 'workspace_merge_failed')?.data).toMatchObject({
+      into: 'main',
+      reason: expect.stringMatching(/uncommitted changes/),
+    });
+    const status = await troupe(repo, ['status', json.id]);
+    expect(status.stdout).toMatch(
+      new RegExp(`not merged into main: .*uncommitted changes.*\\(troupe merge ${json.id}\\)`),
+    );
+    // once the checkout is clean, troupe merge finishes the job
+    await sh(repo, 'checkout', '--', 'README.md');
+    expect((await troupe(repo, ['merge', json.id])).code).toBe(0);
+    expect(await sh(repo, 'show', 'main:src/health.ts')).toBe('export const ok = true;');
+  });
+
   it('restart --from-stage puts the worktree back at the earlier stage commit, keeping the later one as a tag', async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });

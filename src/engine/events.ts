@@ -202,6 +202,8 @@ export type TaskEvent =
   | { type: 'conflict_handled'; activation: string; resolver: string; stage: number }
   | { type: 'workspace_merged'; into: string; how: string; sha: string }
   | { type: 'workspace_conflict'; into: string; files: string[] }
+  /** `merge: on_complete` could not merge (a dirty base checkout, a git failure): left for `troupe merge`. */
+  | { type: 'workspace_merge_failed'; into: string; reason: string }
   /** A choice the scheduler made for a stage, and why (the decision log). */
   | {
       type: 'decision';

@@ -631,13 +631,19 @@ class TaskRun {
     const workspace = this.state.workspace!;
     const settings = this.state.definition.workspace!;
     await this.gitQueue;
-    const result = await this.ports.workspace!.merge(workspace.repo, this.taskId, settings, workspace.base);
-    this.commit([
-      'conflict' in result
-        ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
-        : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha },
-      { type: 'task_completed' },
-    ]);
+    // the work is done and committed on the task branch whatever happens here: a merge that
+    // cannot be made is reported and left for `troupe merge`, never a task stuck running
+    let merge: TaskEvent;
+    try {
+      const result = await this.ports.workspace!.merge(workspace.repo, this.taskId, settings, workspace.base);
+      merge =
+        'conflict' in result
+          ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
+          : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha };
+    } catch (error) {
+      merge = { type: 'workspace_merge_failed', into: workspace.base, reason: (error as Error).message };
+    }
+    this.commit([merge, { type: 'task_completed' }]);
   }
 
   private rateLimited(

@@ -181,6 +181,8 @@ export interface TaskState {
     repo: string;
     merged: string | null;
     head?: string | null;
+    /** Why `merge: on_complete` did not merge the branch into base. */
+    notMerged?: string | null;
   } | null;
   /** The task's size, once someone set it (the latest wins). */
   size: SizeRecord | null;
@@ -415,6 +417,10 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       if (state.workspace) state.workspace.merged = event.sha;
       break;
     case 'workspace_conflict':
+      if (state.workspace) state.workspace.notMerged = `conflict in ${event.files.join(', ')}`;
+      break;
+    case 'workspace_merge_failed':
+      if (state.workspace) state.workspace.notMerged = event.reason;
       break;
     case 'decision':
       if (event.kind === 'route') {

@@ -34,6 +34,15 @@ export function registerStatus(program: Command): void {
           if (s.error)
             out.push(`      ${s.error.kind}: ${s.error.message.split('\n').slice(0, 3).join(' ')}`);
         }
+        const ws = state.workspace;
+        if (ws) {
+          const merged = ws.merged
+            ? `, merged into ${ws.base} (${ws.merged.slice(0, 12)})`
+            : ws.notMerged
+              ? `, not merged into ${ws.base}: ${ws.notMerged} (troupe merge ${state.id})`
+              : '';
+          out.push(`  workspace: ${ws.branch} at ${ws.path}${merged}`);
+        }
         if (state.failure) out.push(`  error: ${state.failure.reason}`);
         const waiting = waitingFor(state);
         if (waiting)
