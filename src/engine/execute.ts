@@ -22,6 +22,7 @@ import { nextSteps, type Step, stepKey } from './plan.js';
 import { gatePrompt, readsVariable, stagePrompt, turnPrompt } from './prompt.js';
 import {
   asRuntimeError,
+  limitResetTime,
   OutputBuffer,
   resumableSession,
   StopRequested,
@@ -665,17 +666,11 @@ class TaskRun {
     };
   }
 
-  /**
-   * When to try again: the provider's own reset time when it is still ahead; otherwise (none
-   * given, unparseable, or already past) a backoff that doubles with each limit this stage
-   * has met, from 30 s up to 30 min.
-   */
+  /** When to try again (limitResetTime), counting the limits this stage has met in this process. */
   private resetTime(given: Date | undefined, activationId: string): string {
-    const now = Date.now();
-    if (given && given.getTime() > now) return given.toISOString();
     const activation = this.state.activations.get(activationId);
     const previous = activation?.stage ? this.rateLimitsAt(activation.stage) : 0;
-    return new Date(now + Math.min(30_000 * 2 ** previous, 30 * 60_000)).toISOString();
+    return limitResetTime(given, previous, new Date()).toISOString();
   }
 
   private rateLimitsAt(stage: number): number {

@@ -129,4 +129,46 @@ describe('rate limits under load', () => {
     }
     expect(measured).toBeGreaterThan(10); // most tasks waited at least once
   }, 60_000);
+
+  it('a reset in the past or unparseable backs off 30 s; one more than a day away is waited for as given', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-limits-'));
+    const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
+    stores.push(store);
+    const service = new TaskService(root, store, defaultConfig());
+    const farAway = new Date(Date.now() + 48 * 3600_000);
+    // a provider each: windows are shared, and each case closes its own
+    const cases: Array<[string, Date | undefined, 'claude' | 'gemini' | 'codex']> = [
+      ['past', new Date(Date.now() - 60_000), 'claude'],
+      ['unparseable', undefined, 'gemini'],
+      ['far', farAway, 'codex'],
+    ];
+    for (const [name, resetAt, runtime] of cases) {
+      const limited: Runtime = {
+        name: 'claude',
+        // biome-ignore lint/correctness/useYield: it only ever meets the limit
+        async *run() {
+          throw new RuntimeError('rate_limited', `limit (${name})`, resetAt ? { resetAt } : {});
+        },
+      };
+      const id = service.start({ pipeline: pipeline(agent('a', { runtime })), input: name });
+      const stop = new AbortController();
+      const before = Date.now();
+      const state = await runTask(id, {
+        store,
+        files: TaskFiles.forTask(root, id),
+        runtimeFor: () => limited,
+        human: () => ({ answer: () => undefined }),
+        observer: { onEvent: (e) => e.type === 'rate_limited' && stop.abort() },
+        stop: stop.signal,
+      });
+      expect(state.status).toBe('waiting');
+      const wait = [...store.events(id)].find((e) => e.type === 'rate_limited');
+      const until = wait?.type === 'rate_limited' ? Date.parse(wait.resetAt) : Number.NaN;
+      if (name === 'far') expect(until).toBe(farAway.getTime());
+      else {
+        expect(until - before).toBeGreaterThanOrEqual(30_000);
+        expect(until - Date.now()).toBeLessThanOrEqual(30_000);
+      }
+    }
+  });
 });

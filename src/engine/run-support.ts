@@ -82,3 +82,13 @@ export function sleepUntil(iso: string, signal: AbortSignal): Promise<void> {
     );
   });
 }
+
+/**
+ * When to try a limited provider again: its own reset time when that is still ahead (however far:
+ * a reset days away is waited for, and said so); otherwise (none given, unparseable, or already
+ * past) a backoff that doubles with each limit the stage has met, from 30 s up to 30 min.
+ */
+export function limitResetTime(given: Date | undefined, previousLimits: number, now: Date): Date {
+  if (given && given.getTime() > now.getTime()) return given;
+  return new Date(now.getTime() + Math.min(30_000 * 2 ** previousLimits, 30 * 60_000));
+}
