@@ -155,6 +155,30 @@ describe('model and effort routing', () => {
     });
   });
 
+  it('a router model recommends the tier; when it names none the rules do, and the decision says so', async () => {
+    const withRouter = `${config.replace('  learn: {min_samples: 2}\n', '  learn: false\n')}  router: {runtime: claude, model: haiku}\n`;
+    const pipe = 'agents:\n  - id: coder\n    runtime: claude\n    model: auto\n';
+    const dir = project({
+      '.troupe/config.yaml': withRouter,
+      'p.yaml': pipe,
+      's.yaml': [
+        'agents:',
+        '  _tier_router:',
+        '    - {when: "Task: typo", reply: "TIER: fast\\nREASON: a one-word change"}',
+        '    - "I am not sure"',
+        '  coder: ["done"]',
+        '',
+      ].join('\n'),
+    });
+    const typo = await run(dir, 'typo in the README');
+    expect(routes(dir, typo.json.id)[0]).toMatchObject({ tier: 'fast', reason: 'router: a one-word change' });
+    const vague = await run(dir, 'rework the scheduler');
+    expect(routes(dir, vague.json.id)[0]).toMatchObject({
+      tier: 'deep',
+      reason: 'default tier (router: no tier in its answer "I am not sure")',
+    });
+  });
+
   it('refuses model: auto without tiers, an unknown --tier, and a rule naming no tier', async () => {
     const dir = project({ 'p.yaml': pipeline, 's.yaml': script });
     const none = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);

@@ -5,6 +5,7 @@ import { runCommandGate } from '../runtimes/command-gate.js';
 import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
 import { withCost } from '../scheduler/prices.js';
 import { noRelease, type ProviderLimiter } from '../scheduler/provider-limiter.js';
+import type { RouterAdvice } from '../scheduler/route.js';
 import { ROUTE_EVENT_TYPES, type RouteOutcome, routeOutcomes } from '../scheduler/route-history.js';
 import { type DecisionLog, decisionLine, outcomeLine } from '../store/decision-log.js';
 import type { EventStore } from '../store/event-store.js';
@@ -32,11 +33,13 @@ import {
 import {
   concreteEffort,
   concreteModel,
+  earlierAdvice,
   isRouted,
   RoutingUnavailableError,
   routeStage,
 } from './stage-route.js';
 import { applyEvent, foldEvents, type TaskState } from './task-state.js';
+import { parseTierAdvice, TIER_ROUTER_ID, tierRouterPrompt } from './tier-router.js';
 
 /**
  * The executor: performs the planner's steps through ports (runtimes, the store, people) and
@@ -413,9 +416,15 @@ class TaskRun {
     const closed = new Map(this.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
     let worker = node;
     if (isRouted(node)) {
+      const advice = this.state.routes[step.stage] ? null : await this.tierAdvice(node);
       try {
-        const routed = routeStage(this.state, node, step.stage, new Set(closed.keys()), () =>
-          this.routeHistory(),
+        const routed = routeStage(
+          this.state,
+          node,
+          step.stage,
+          new Set(closed.keys()),
+          () => this.routeHistory(),
+          advice,
         );
         worker = routed.node;
         if (routed.decision) this.commit([routed.decision]);
@@ -800,6 +809,40 @@ class TaskRun {
         decision: { decision: 'rejected', reason: `Gate evaluation failed: ${failure.message}` },
         by: 'llm',
       };
+    }
+  }
+
+  /** `routing.router`: the model's recommended tier for this agent (asked once per agent and task). */
+  private async tierAdvice(node: AgentNode): Promise<RouterAdvice | null> {
+    const routing = this.state.routing;
+    if (!routing?.router) return null;
+    const earlier = earlierAdvice(this.state, node.id);
+    if (earlier) return earlier;
+    const router = { ...node, runtime: routing.router.runtime, model: routing.router.model };
+    try {
+      const result = await this.invoke(
+        this.ports.runtimeFor(this.state, router, 'stage'),
+        {
+          agentId: TIER_ROUTER_ID,
+          purpose: 'stage',
+          prompt: tierRouterPrompt(this.state, node, routing),
+          systemPrompt: '',
+          model: router.model,
+          effort: null,
+          cwd: this.state.cwd,
+          mcp: [],
+          extraFlags: [],
+          timeoutMs: 60_000,
+          signal: this.abort.signal,
+          resumeSessionId: null,
+          previousMeta: [],
+        },
+        () => {},
+      );
+      return parseTierAdvice(result.text, Object.keys(routing.tiers));
+    } catch (error) {
+      if (this.abort.signal.aborted) throw error;
+      return { error: `failed: ${(error as Error).message.split('\n')[0]}` };
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Tier } from '../pipeline/routing-config.js';
 import type { AgentNode } from '../pipeline/types.js';
 import type { Effort } from '../runtimes/runtime.js';
-import { decideTier, onTier, taskKind } from '../scheduler/route.js';
+import { decideTier, onTier, type RouterAdvice, taskKind } from '../scheduler/route.js';
 import { type RouteOutcome, tierRecords } from '../scheduler/route-history.js';
 import type { EventOf } from './events.js';
 import type { TaskState } from './task-state.js';
@@ -34,6 +34,7 @@ export function routeStage(
   stage: number,
   closed: ReadonlySet<string>,
   history: () => readonly RouteOutcome[],
+  advice: RouterAdvice | null = null,
 ): { node: AgentNode; decision: EventOf<'decision'> | null } {
   const routing = state.routing;
   if (!routing) {
@@ -71,6 +72,7 @@ export function routeStage(
       rejectedHere,
     },
     tierRecords(history(), taskKind(state.pipeline, node.id, size)),
+    advice,
   );
   const routed = onTier(node, routing.tiers[decision.tier]!, which);
   return {
@@ -90,4 +92,14 @@ export function routeStage(
       reason: decision.reason,
     },
   };
+}
+
+/** The router's advice this agent already had in this task (it is asked once per agent). */
+export function earlierAdvice(state: TaskState, agent: string): RouterAdvice | null {
+  const earlier = state.stages.find(
+    (s) => s.agent === agent && state.routes[s.n]?.recommended.reason.startsWith('router: '),
+  );
+  if (!earlier) return null;
+  const { tier, reason } = state.routes[earlier.n]!.recommended;
+  return { tier, reason: reason.slice('router: '.length) };
 }

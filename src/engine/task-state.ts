@@ -119,6 +119,7 @@ export interface StageRecord {
 
 export interface RoutedStage {
   tier: string;
+  recommended: { tier: string; reason: string };
   runtime: string;
   model: string | null;
   effort: Effort | null;
@@ -426,6 +427,7 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       if (event.kind === 'route') {
         state.routes[event.stage] = {
           tier: event.tier,
+          recommended: event.recommended,
           runtime: event.runtime,
           model: event.model,
           effort: event.effort,

@@ -38,9 +38,16 @@ export interface LearnSettings {
   explore: boolean;
 }
 
+/** A model that reads the task and recommends a tier (instead of the rules). */
+export interface TierRouter {
+  runtime: Exclude<RuntimeName, 'command'>;
+  model: string | null;
+}
+
 export interface RoutingConfig {
   /** Cheapest first, as written. */
   tiers: Record<string, Tier>;
+  router: TierRouter | null;
   /** The tier when no rule matches; default: the last (deepest) tier. */
   default: string;
   rules: RoutingRule[];
@@ -64,6 +71,7 @@ export const RoutingSchema = z.strictObject({
     }),
   ),
   default: z.string().min(1).nullish(),
+  router: z.strictObject({ runtime: z.enum(GATE_RUNTIMES), model: z.string().min(1).nullish() }).nullish(),
   rules: z
     .array(
       z.strictObject({
@@ -131,6 +139,7 @@ export function normalizeRouting(raw: z.infer<typeof RoutingSchema>): RoutingCon
   const learn = raw.learn;
   return {
     tiers,
+    router: raw.router ? { runtime: raw.router.runtime, model: raw.router.model ?? null } : null,
     default: raw.default ? known(raw.default, ['default']) : names[names.length - 1]!,
     rules: (raw.rules ?? []).map((r, i) => ({
       tier: known(r.tier, ['rules', i, 'tier']),

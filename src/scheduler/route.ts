@@ -76,13 +76,23 @@ export function recommendTier(routing: RoutingConfig, ctx: RouteContext): { tier
   return { tier: routing.default, reason: 'default tier' };
 }
 
+/** What the router model said: a tier with its reason, or why it could not say. */
+export type RouterAdvice = { tier: string; reason: string } | { error: string };
+
 export function decideTier(
   routing: RoutingConfig,
   ctx: RouteContext,
   history: Readonly<Record<string, TierRecord>>,
+  advice: RouterAdvice | null = null,
 ): RouteDecision {
   const kind = taskKind(ctx.pipeline, ctx.agent, ctx.size);
-  const recommended = recommendTier(routing, ctx);
+  const ruled = () => recommendTier(routing, ctx);
+  const recommended =
+    advice === null
+      ? ruled()
+      : 'error' in advice
+        ? { ...ruled(), reason: `${ruled().reason} (router: ${advice.error})` }
+        : { tier: advice.tier, reason: `router: ${advice.reason}` };
   const order = Object.keys(routing.tiers);
   const depth = (tier: string) => order.indexOf(tier);
   const overrides: string[] = [];
