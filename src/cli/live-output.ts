@@ -58,6 +58,13 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
             ),
           );
         case 'rate_limited':
+          if (event.retryAt)
+            return line(
+              paint(
+                33,
+                `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC; moving to a fallback`,
+              ),
+            );
           return line(
             paint(
               33,

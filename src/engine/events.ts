@@ -115,6 +115,8 @@ export type TaskEvent =
       agent: string;
       provider: string;
       resetAt: string;
+      /** Sooner than the reset: another provider the stage may use is open (a fallback). */
+      retryAt?: string;
       message: string;
       meta?: Record<string, string | number | boolean>;
     }

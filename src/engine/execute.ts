@@ -444,9 +444,11 @@ class TaskRun {
       this.commit([
         this.rateLimited(
           step,
-          node.runtime,
+          worker.runtime,
           reopens,
           `${choices.map((c) => c.runtime).join(', ')} ${choices.length > 1 ? 'are' : 'is'} closed until ${reopens}`,
+          choices,
+          closed,
         ),
       ]);
       return;
@@ -481,12 +483,8 @@ class TaskRun {
       if (closedNow) {
         release();
         streamed.close();
-        // with a fallback open the stage goes there at once (it is chosen again when it restarts)
-        const fallbackOpen = choices.some((c) => c.runtime !== provider && !closed.has(c.runtime));
-        const retryAt = fallbackOpen ? new Date().toISOString() : closedNow.resetAt;
-        this.commit([
-          this.rateLimited(step, provider, retryAt, `${provider} is closed until ${closedNow.resetAt}`),
-        ]);
+        const why = `${provider} is closed until ${closedNow.resetAt}`;
+        this.commit([this.rateLimited(step, provider, closedNow.resetAt, why, choices, closed)]);
         return;
       }
       const result = await this.invoke(runtime, request, (text) => {
@@ -538,10 +536,9 @@ class TaskRun {
         const resetAt = this.resetTime(failure.resetAt, step.activation);
         this.rateLimitCounts.set(step.stage, this.rateLimitsAt(step.stage) + 1);
         this.ports.store.closeProvider(provider, resetAt);
-        // with a fallback still open the stage goes there at once; otherwise it waits for the reset
-        const other = choices.some((c) => c.runtime !== provider && !closed.has(c.runtime));
-        const retryAt = other ? new Date().toISOString() : resetAt;
-        this.commit([this.rateLimited(step, provider, retryAt, failure.message, failure.options.meta)]);
+        this.commit([
+          this.rateLimited(step, provider, resetAt, failure.message, choices, closed, failure.options.meta),
+        ]);
         return;
       }
       const backoffS = node.retry?.backoff ?? 0;
@@ -656,13 +653,20 @@ class TaskRun {
     this.commit([merge, { type: 'task_completed' }]);
   }
 
+  /**
+   * The stage met `provider`'s limit: with a fallback still open it goes there at once
+   * (`retryAt` now; the fallback is chosen when it restarts), otherwise it waits for the reset.
+   */
   private rateLimited(
     step: Extract<Step, { kind: 'start_stage' }>,
     provider: string,
     resetAt: string,
     message: string,
+    choices: ReadonlyArray<{ runtime: string }>,
+    closed: ReadonlyMap<string, string>,
     meta?: Record<string, string | number | boolean>,
   ): TaskEvent {
+    const fallbackOpen = choices.some((c) => c.runtime !== provider && !closed.has(c.runtime));
     return {
       type: 'rate_limited',
       stage: step.stage,
@@ -670,6 +674,7 @@ class TaskRun {
       agent: step.agent,
       provider,
       resetAt,
+      ...(fallbackOpen ? { retryAt: new Date().toISOString() } : {}),
       message,
       ...(meta ? { meta } : {}),
     };

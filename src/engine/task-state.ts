@@ -290,8 +290,8 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       if (event.meta) rememberMeta(state, event.agent, event.meta);
       const activation = must(state, event.activation);
       activation.status = 'ready';
-      activation.retryAt = event.resetAt;
-      activation.waitingFor = { provider: event.provider, until: event.resetAt };
+      activation.retryAt = event.retryAt ?? event.resetAt;
+      activation.waitingFor = { provider: event.provider, until: event.retryAt ?? event.resetAt };
       if (!stage.turn) activation.attempts = Math.max(0, activation.attempts - 1);
       break;
     }
