@@ -11,7 +11,9 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines } = await import('../task-view.js');
+        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLine } = await import(
+          '../task-view.js'
+        );
         const { waitingFor } = await import('../../engine/task-state.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
@@ -20,6 +22,8 @@ export function registerStatus(program: Command): void {
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
+        const workspace = workspaceLine(state);
+        if (workspace) out.push(workspace);
         out.push(...sizeAndSpecLines(state));
         for (const s of state.stages) {
           const gate = s.gate
