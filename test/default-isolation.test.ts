@@ -96,11 +96,19 @@ describe('default isolation', () => {
     }
   });
 
-  it('a dirty main checkout is not touched: the work stays on the task branch', async () => {
+  it('a dirty main checkout is not touched: the task completes, its work left on the task branch for troupe merge', async () => {
     const repo = await repoWith(pipeline('edit'));
     writeFiles(repo, { 'README.md': 'my own edit in progress\n' });
-    const { json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    const { code, json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect(json.status).toBe('completed');
+    expect(code).toBe(0);
     expect(chosen(repo, json.id)).toMatchObject({ isolation: 'worktree' });
+    expect(eventLog(repo, json.id).find((e) => e.type === 'workspace_merge_refused')?.data).toMatchObject({
+      into: 'main',
+    });
+    const shown = (await troupe(repo, ['status', json.id])).stdout;
+    expect(shown).toContain('not merged into main');
+    expect(shown).toContain(`troupe merge ${json.id}`);
     expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
     expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
     expect(await sh(repo, 'show', `troupe/${json.id}:src/health.ts`)).toBe('export const ok = true;');

@@ -85,14 +85,25 @@ export function workspaceView(state: TaskState) {
       : null;
   const w = state.workspace;
   return w
-    ? { isolation: 'worktree' as const, why, path: w.path, branch: w.branch, base: w.base }
-    : { isolation: 'none' as const, why, path: null, branch: null, base: null };
+    ? {
+        isolation: 'worktree' as const,
+        why,
+        path: w.path,
+        branch: w.branch,
+        base: w.base,
+        unmerged: w.unmerged ?? null,
+      }
+    : { isolation: 'none' as const, why, path: null, branch: null, base: null, unmerged: null };
 }
 
-/** `troupe status`'s workspace line (none for a task that ran in place before the default). */
-export function workspaceLine(state: TaskState): string | null {
+/** `troupe status`'s workspace lines (none for a task that ran in place before the default). */
+export function workspaceLines(state: TaskState): string[] {
   const view = workspaceView(state);
-  if (view.isolation === 'worktree')
-    return `  workspace: worktree ${view.branch} at ${view.path}${view.why ? ` (${view.why})` : ''}`;
-  return view.why ? `  workspace: in place (${view.why})` : null;
+  if (view.isolation === 'none') return view.why ? [`  workspace: in place (${view.why})`] : [];
+  return [
+    `  workspace: worktree ${view.branch} at ${view.path}${view.why ? ` (${view.why})` : ''}`,
+    ...(view.unmerged
+      ? [`  not merged into ${view.base}: ${view.unmerged}; merge it later with \`troupe merge ${state.id}\``]
+      : []),
+  ];
 }

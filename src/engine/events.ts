@@ -163,6 +163,8 @@ export type TaskEvent =
   | { type: 'workspace_committed'; stage: number; sha: string }
   | { type: 'workspace_merged'; into: string; how: string; sha: string }
   | { type: 'workspace_conflict'; into: string; files: string[] }
+  /** merge: on_complete was refused (base checked out with uncommitted changes): left for `troupe merge`. */
+  | { type: 'workspace_merge_refused'; into: string; reason: string }
   /** A choice the scheduler made for a stage, and why (the decision log). */
   | {
       type: 'decision';

@@ -568,11 +568,20 @@ class TaskRun {
     const workspace = this.state.workspace!;
     const settings = workspaceSettings(this.state)!;
     await this.gitQueue;
-    const result = await this.ports.workspace!.merge(workspace.repo, this.taskId, settings, workspace.base);
+    const result = await this.ports
+      .workspace!.merge(workspace.repo, this.taskId, settings, workspace.base)
+      .catch((error: unknown) => {
+        // someone's uncommitted work where base is checked out: not ours to touch, and the task's
+        // own work is done and committed on its branch
+        if (error instanceof StateError) return { refused: error.message };
+        throw error;
+      });
     this.commit([
-      'conflict' in result
-        ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
-        : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha },
+      'refused' in result
+        ? { type: 'workspace_merge_refused', into: workspace.base, reason: result.refused }
+        : 'conflict' in result
+          ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
+          : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha },
       { type: 'task_completed' },
     ]);
   }

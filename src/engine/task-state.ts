@@ -153,7 +153,15 @@ export interface TaskState {
   /** Where a task of a pipeline without `workspace:` chose to work, and why. */
   isolation: IsolationChoice | null;
   /** The task's git worktree, once it has one. */
-  workspace: { path: string; branch: string; base: string; repo: string; merged: string | null } | null;
+  workspace: {
+    path: string;
+    branch: string;
+    base: string;
+    repo: string;
+    merged: string | null;
+    /** Why merge: on_complete left the branch unmerged (a conflict, a dirty base checkout). */
+    unmerged?: string;
+  } | null;
   /** The task's size, once someone set it (the latest wins). */
   size: SizeRecord | null;
   /** The latest valid spec (`spec: required`) and the stage that wrote it. */
@@ -358,6 +366,10 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       if (state.workspace) state.workspace.merged = event.sha;
       break;
     case 'workspace_conflict':
+      if (state.workspace) state.workspace.unmerged = `conflicts in ${event.files.join(', ')}`;
+      break;
+    case 'workspace_merge_refused':
+      if (state.workspace) state.workspace.unmerged = event.reason;
       break;
     case 'decision':
       if (event.kind === 'route') {

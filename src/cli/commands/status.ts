@@ -11,7 +11,7 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLine } = await import(
+        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLines } = await import(
           '../task-view.js'
         );
         const { waitingFor } = await import('../../engine/task-state.js');
@@ -22,8 +22,7 @@ export function registerStatus(program: Command): void {
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
-        const workspace = workspaceLine(state);
-        if (workspace) out.push(workspace);
+        out.push(...workspaceLines(state));
         out.push(...sizeAndSpecLines(state));
         for (const s of state.stages) {
           const gate = s.gate
