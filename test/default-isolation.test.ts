@@ -90,7 +90,8 @@ describe('default isolation', () => {
       const repo = await repoWith(pipeline(permissions));
       const { json } = await troupeJson(repo, ['run', 'review', '--script', 'script.yaml']);
       expect(json.status).toBe('completed');
-      expect(chosen(repo, json.id)).toMatchObject({ isolation: 'none', reason: 'no agent edits code' });
+      // nothing to choose: no event, as before the default existed
+      expect(chosen(repo, json.id)).toBeUndefined();
       expect(eventLog(repo, json.id).some((e) => e.type === 'workspace_ready')).toBe(false);
       expect(await sh(repo, 'branch', '--list', 'troupe/*')).toBe('');
     }

@@ -1,6 +1,6 @@
 import type { TaskMail } from '../bus/task-mail.js';
 import { StateError, TaskBusyError } from '../errors.js';
-import { defaultIsolation } from '../pipeline/isolation.js';
+import { defaultIsolation, editingAgents } from '../pipeline/isolation.js';
 import { type AgentNode, findNode } from '../pipeline/types.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
 import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
@@ -518,10 +518,17 @@ class TaskRun {
     if (!port) return;
     const known = this.state.workspace;
     try {
-      // decided once, before the first stage: a task that already ran in place stays there
-      if (!this.state.definition.workspace && !this.state.isolation && this.state.stages.length === 0) {
+      // decided once, before the first stage (a task that already ran in place stays there), and
+      // only asked of git when an agent edits code: the rest run in place, as they always have
+      const { definition } = this.state;
+      if (
+        !definition.workspace &&
+        !this.state.isolation &&
+        this.state.stages.length === 0 &&
+        editingAgents(definition).length > 0
+      ) {
         const inRepo = (await port.repoOf(this.state.cwd)) !== null;
-        this.commit([{ type: 'isolation_chosen', ...defaultIsolation(this.state.definition, inRepo) }]);
+        this.commit([{ type: 'isolation_chosen', ...defaultIsolation(definition, inRepo) }]);
       }
       const settings = workspaceSettings(this.state);
       if (settings?.isolation === 'worktree') {
