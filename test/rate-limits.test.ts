@@ -88,7 +88,9 @@ describe('rate limits are a scheduling state', () => {
     expect(json.stages[0]!.output).toBe('draft from the fallback');
     // the log keeps the provider's own reset (an hour away), and that the stage moved on at once
     const limited = eventLog(dir, json.id).find((e) => e.type === 'rate_limited')!.data;
-    expect(Date.parse(String(limited.resetAt)) - Date.parse(String(limited.retryAt))).toBeGreaterThan(3500_000);
+    expect(Date.parse(String(limited.resetAt)) - Date.parse(String(limited.retryAt))).toBeGreaterThan(
+      3500_000,
+    );
     const decision = eventLog(dir, json.id).find((e) => e.type === 'decision');
     expect(decision?.data).toMatchObject({
       kind: 'fallback',

@@ -76,7 +76,7 @@ describe('tasks in their own git worktree', () => {
     });
     const status = await troupe(repo, ['status', json.id]);
     expect(status.stdout).toMatch(
-      new RegExp(`not merged into main: .*uncommitted changes.*\\(troupe merge ${json.id}\\)`),
+      new RegExp(`not merged into main: .*uncommitted changes.*troupe merge ${json.id}`),
     );
     // once the checkout is clean, troupe merge finishes the job
     await sh(repo, 'checkout', '--', 'README.md');

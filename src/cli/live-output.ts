@@ -102,6 +102,18 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
             : undefined;
         case 'join':
           return line(`  ⇉ ${event.agent} gets ${event.activations.length} branches`);
+        case 'workspace_ready':
+          return line(
+            `⎇ working in ${event.path} on ${event.branch}${state.isolation ? ` (default: ${state.isolation.reason})` : ''}`,
+          );
+        case 'workspace_merged':
+          return line(`⎇ merged into ${event.into} (${event.how})`);
+        case 'workspace_conflict':
+          return line(paint(33, `⎇ not merged into ${event.into}: conflicts in ${event.files.join(', ')}`));
+        case 'workspace_merge_failed':
+          return line(
+            paint(33, `⎇ not merged: ${event.reason}; merge later with troupe merge ${event.taskId}`),
+          );
         case 'task_completed':
           return line(
             paint(

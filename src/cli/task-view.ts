@@ -25,6 +25,7 @@ export function taskJson(state: TaskState) {
     })),
     size: state.size,
     spec: state.spec,
+    workspace: workspaceView(state),
     waiting: waitingFor(state),
     error: state.failure?.reason ?? null,
     parent: state.parentTaskId,
@@ -70,4 +71,42 @@ export function sizeAndSpecLines(state: TaskState): string[] {
     for (const v of verification) out.push(`    verify: ${v}`);
   }
   return out;
+}
+
+/**
+ * Where the task works and why: the worktree the pipeline asked for, or the default it chose
+ * when it started (pipeline/isolation.ts). `why` is null for a task from before the default.
+ */
+export function workspaceView(state: TaskState) {
+  const written = state.definition.workspace;
+  const why = state.isolation
+    ? `default: ${state.isolation.reason}`
+    : written
+      ? `workspace.isolation: ${written.isolation}`
+      : null;
+  const w = state.workspace;
+  return w
+    ? {
+        isolation: 'worktree' as const,
+        why,
+        path: w.path,
+        branch: w.branch,
+        base: w.base,
+        merged: w.merged,
+        unmerged: w.notMerged ?? null,
+      }
+    : { isolation: 'none' as const, why, path: null, branch: null, base: null, merged: null, unmerged: null };
+}
+
+/** `troupe status`'s workspace lines (none for a task that ran in place before the default). */
+export function workspaceLines(state: TaskState): string[] {
+  const view = workspaceView(state);
+  if (view.isolation === 'none') return view.why ? [`  workspace: in place (${view.why})`] : [];
+  return [
+    `  workspace: worktree ${view.branch} at ${view.path}${view.why ? ` (${view.why})` : ''}`,
+    ...(view.merged ? [`  merged into ${view.base} (${view.merged.slice(0, 12)})`] : []),
+    ...(view.unmerged
+      ? [`  not merged into ${view.base}: ${view.unmerged}; merge it later with \`troupe merge ${state.id}\``]
+      : []),
+  ];
 }

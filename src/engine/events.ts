@@ -155,6 +155,11 @@ export type TaskEvent =
   | { type: 'chunk_added'; chunk: Chunk }
   | { type: 'chunk_updated'; id: string; status: ChunkStatus; by: string }
   | { type: 'chunk_removed'; id: string; by: string }
+  /**
+   * A task whose pipeline has no `workspace:` chose where to work when it started, once
+   * (pipeline/isolation.ts): `worktree` (with the default settings) or in place.
+   */
+  | { type: 'isolation_chosen'; isolation: 'worktree' | 'none'; reason: string }
   /** The task works in its own git worktree from now on. */
   | { type: 'workspace_ready'; path: string; branch: string; base: string; repo: string }
   /** What a stage changed, committed on the task branch (or on a fan-out `branch`). */

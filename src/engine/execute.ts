@@ -1,5 +1,6 @@
 import type { TaskMail } from '../bus/task-mail.js';
 import { StateError, TaskBusyError } from '../errors.js';
+import { defaultIsolation, editingAgents } from '../pipeline/isolation.js';
 import { type AgentNode, findNode } from '../pipeline/types.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
 import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
@@ -38,7 +39,7 @@ import {
   RoutingUnavailableError,
   routeStage,
 } from './stage-route.js';
-import { applyEvent, foldEvents, type TaskState } from './task-state.js';
+import { applyEvent, foldEvents, type TaskState, workspaceSettings } from './task-state.js';
 import { parseTierAdvice, TIER_ROUTER_ID, tierRouterPrompt } from './tier-router.js';
 
 /**
@@ -70,7 +71,7 @@ export interface ExecutorPorts {
   flushMs?: number;
   /** Where a runtime keeps the raw stream of a call (`.troupe/tasks/<id>/raw/<name>.jsonl`). */
   rawLogPath?: (taskId: string, name: string) => string;
-  /** Git worktrees, for pipelines with `workspace: {isolation: worktree}`. */
+  /** Git worktrees: `workspace: {isolation: worktree}`, or the default isolation (pipeline/isolation.ts). */
   workspace?: TaskWorkspace;
   /** The message bus: people are told when a task waits for them; agents read and send mail. */
   mail?: TaskMail;
@@ -560,20 +561,35 @@ class TaskRun {
   }
 
   /**
-   * `workspace: {isolation: worktree}`: the task gets its own worktree and branch before its
-   * first stage; a resumed task finds and reuses the one it had.
+   * `workspace: {isolation: worktree}`, or by default when an agent edits code and the task is in
+   * a git repository: the task gets its own worktree and branch before its first stage; a resumed
+   * task finds and reuses the one it had.
    */
   private async prepareWorkspace(): Promise<void> {
-    const settings = this.state.definition.workspace;
     const port = this.ports.workspace;
-    if (!port || settings?.isolation !== 'worktree') return;
+    if (!port) return;
     const known = this.state.workspace;
     try {
-      const ready = await port.prepare(this.taskId, known?.repo ?? this.state.cwd, settings);
-      if (!known) this.commit([{ type: 'workspace_ready', ...ready }]);
-      // a person's resolution of a merge conflict, left in the worktree, is the join's to commit
-      else if (!this.takesResolution())
-        await port.align(ready.path, this.taskId, known.head ?? null, known.base);
+      // decided once, before the first stage (a task that already ran in place stays there), and
+      // only asked of git when an agent edits code: the rest run in place, as they always have
+      const { definition } = this.state;
+      if (
+        !definition.workspace &&
+        !this.state.isolation &&
+        this.state.stages.length === 0 &&
+        editingAgents(definition).length > 0
+      ) {
+        const inRepo = (await port.repoOf(this.state.cwd)) !== null;
+        this.commit([{ type: 'isolation_chosen', ...defaultIsolation(definition, inRepo) }]);
+      }
+      const settings = workspaceSettings(this.state);
+      if (settings?.isolation === 'worktree') {
+        const ready = await port.prepare(this.taskId, known?.repo ?? this.state.cwd, settings);
+        if (!known) this.commit([{ type: 'workspace_ready', ...ready }]);
+        // a person's resolution of a merge conflict, left in the worktree, is the join's to commit
+        else if (!this.takesResolution())
+          await port.align(ready.path, this.taskId, known.head ?? null, known.base);
+      }
     } catch (error) {
       this.commit([
         { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'workspace' },
@@ -629,14 +645,14 @@ class TaskRun {
       this.ports.workspace &&
         workspace &&
         !workspace.merged &&
-        this.state.definition.workspace?.merge === 'on_complete',
+        workspaceSettings(this.state)?.merge === 'on_complete',
     );
   }
 
   /** merge: on_complete — the task branch goes into base before the task is completed. */
   private async mergeAndComplete(): Promise<void> {
     const workspace = this.state.workspace!;
-    const settings = this.state.definition.workspace!;
+    const settings = workspaceSettings(this.state)!;
     await this.gitQueue;
     // the work is done and committed on the task branch whatever happens here: a merge that
     // cannot be made is reported and left for `troupe merge`, never a task stuck running

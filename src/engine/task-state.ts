@@ -1,5 +1,6 @@
+import { DEFAULT_WORKTREE, type IsolationChoice } from '../pipeline/isolation.js';
 import type { RoutingConfig } from '../pipeline/routing-config.js';
-import { findNode, type Pipeline, type RuntimeName } from '../pipeline/types.js';
+import { findNode, type Pipeline, type RuntimeName, type WorkspaceSettings } from '../pipeline/types.js';
 import type { Effort } from '../runtimes/runtime.js';
 import type { Script } from '../runtimes/script.js';
 import type { Chunk } from './chunk-table.js';
@@ -174,6 +175,8 @@ export interface TaskState {
   agentNotes: Record<string, string>;
   /** The task's chunks (chunks.json), when its pipeline uses them. */
   chunks: Chunk[];
+  /** Where a task of a pipeline without `workspace:` chose to work, and why. */
+  isolation: IsolationChoice | null;
   /** The task's git worktree, once it has one; `head`: the last commit on its branch the log knows. */
   workspace: {
     path: string;
@@ -371,6 +374,9 @@ export function applyEvent(state: TaskState | undefined, event: TimedEvent): Tas
       activation.status = 'settling';
       break;
     }
+    case 'isolation_chosen':
+      state.isolation = { isolation: event.isolation, reason: event.reason };
+      break;
     case 'workspace_ready':
       state.workspace = {
         path: event.path,
@@ -519,6 +525,7 @@ function created(event: Extract<TimedEvent, { type: 'task_created' }>): TaskStat
     contextMd: '',
     agentNotes: {},
     transcript: '',
+    isolation: null,
     workspace: null,
     size: null,
     spec: null,
@@ -824,6 +831,12 @@ function addUsage(total: Usage, add: Usage) {
   total.input_tokens += add.input_tokens;
   total.output_tokens += add.output_tokens;
   if (add.cost_usd !== undefined) total.cost_usd = (total.cost_usd ?? 0) + add.cost_usd;
+}
+
+/** The task's workspace settings: its pipeline's, else the default worktree it chose at start. */
+export function workspaceSettings(state: TaskState): WorkspaceSettings | null {
+  if (state.definition.workspace) return state.definition.workspace;
+  return state.isolation?.isolation === 'worktree' ? DEFAULT_WORKTREE : null;
 }
 
 export function openActivations(state: TaskState): Activation[] {

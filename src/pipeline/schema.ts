@@ -173,7 +173,7 @@ export const AgentSchema = z
     cli_flags: z.array(z.string()).nullish(),
     permissions: z.enum(PERMISSIONS).nullish().meta({
       description:
-        'What the agent may do: read_only, edit (files) or full (anything, unasked). Default: edit inside a troupe worktree, read_only elsewhere.',
+        'What the agent may do: read_only, edit (files) or full (anything, unasked). Default: edit inside a troupe worktree, read_only elsewhere. edit or full also gives tasks a worktree by default (see workspace.isolation).',
     }),
     effort: z
       .enum([...EFFORTS, 'auto'])
@@ -263,7 +263,8 @@ export const ImportSchema = z.strictObject({
 export const WorkspaceSchema = z
   .strictObject({
     isolation: z.enum(['worktree', 'none']).optional().meta({
-      description: 'worktree: the task runs in its own git worktree on its own branch. Default: none.',
+      description:
+        'worktree: the task runs in its own git worktree on its own branch; none: in the directory it was started from. Default: worktree once `workspace:` is written; without it, worktree when the task starts inside a git repository and an agent has permissions edit or full, else none.',
     }),
     base: z
       .string()

@@ -4,6 +4,7 @@ import { checkStrictQa } from './check-qa.js';
 import type { CompiledPipeline } from './compiled.js';
 import type { QaMode } from './config.js';
 import { type Diagnostic, DiagnosticSink } from './diagnostics.js';
+import { isolationSummary } from './isolation.js';
 import { type LintOptions, lintPipeline } from './lint.js';
 import { compilePipeline, type LoadOptions } from './load.js';
 import type { Pipeline } from './types.js';
@@ -62,6 +63,7 @@ function features(compiled: CompiledPipeline): string[] {
   const gates = (type: string) => nodes.filter((n) => n.type === 'agent' && n.gate?.type === type).length;
   const agentsOnly = nodes.flatMap((n) => (n.type === 'agent' ? [n] : []));
   const definitions = [...compiled.definitions.values()];
+  const isolation = isolationSummary(compiled.pipeline);
   return [
     ...count(gates('llm'), 'llm gate'),
     ...count(gates('human'), 'human gate'),
@@ -78,5 +80,6 @@ function features(compiled: CompiledPipeline): string[] {
     ...count(Object.keys(compiled.pipeline.paramDefinitions).length, 'param'),
     ...count(definitions.filter((d) => d.at.source !== compiled.source).length, 'imported agent'),
     ...count(definitions.filter((d) => d.raw.extends).length, 'agent using extends', 'agents using extends'),
+    ...(isolation ? [isolation] : []),
   ];
 }

@@ -8,11 +8,14 @@ import { ensureBranchWorktree, ensureTaskWorktree, taskBranch } from './task-wor
 import { withVerifyCheckout } from './verify-checkout.js';
 
 /**
- * What a task does with git when its pipeline says `workspace: {isolation: worktree}`: its own
+ * What a task does with git when it works in a worktree (`workspace: {isolation: worktree}`, or
+ * the default for a pipeline whose agents edit code, pipeline/isolation.ts): its own
  * worktree and branch, a commit after every stage, and a merge back into base at the end.
  * The executor calls this through its port; every call is safe to repeat.
  */
 export interface TaskWorkspace {
+  /** The repository `cwd` is in, or null outside git (the default isolation asks). */
+  repoOf(cwd: string): Promise<string | null>;
   prepare(
     taskId: string,
     cwd: string,
@@ -59,6 +62,7 @@ export interface TaskWorkspace {
 }
 
 export const gitWorkspace: TaskWorkspace = {
+  repoOf: findRepo,
   async prepare(taskId, cwd, settings) {
     const repo = await findRepo(cwd);
     if (!repo) {

@@ -11,7 +11,9 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines } = await import('../task-view.js');
+        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLines } = await import(
+          '../task-view.js'
+        );
         const { waitingFor } = await import('../../engine/task-state.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
@@ -20,6 +22,7 @@ export function registerStatus(program: Command): void {
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
+        out.push(...workspaceLines(state));
         out.push(...sizeAndSpecLines(state));
         for (const s of state.stages) {
           const gate = s.gate
@@ -33,15 +36,6 @@ export function registerStatus(program: Command): void {
           );
           if (s.error)
             out.push(`      ${s.error.kind}: ${s.error.message.split('\n').slice(0, 3).join(' ')}`);
-        }
-        const ws = state.workspace;
-        if (ws) {
-          const merged = ws.merged
-            ? `, merged into ${ws.base} (${ws.merged.slice(0, 12)})`
-            : ws.notMerged
-              ? `, not merged into ${ws.base}: ${ws.notMerged} (troupe merge ${state.id})`
-              : '';
-          out.push(`  workspace: ${ws.branch} at ${ws.path}${merged}`);
         }
         if (state.failure) out.push(`  error: ${state.failure.reason}`);
         const waiting = waitingFor(state);
