@@ -187,8 +187,18 @@ describe('claude runtime', () => {
     controller.abort(new RuntimeError('cancelled', 'task cancelled'));
     expect((await run).kind).toBe('cancelled');
     const pids = readFileSync(pidFile, 'utf8').split(' ').map(Number);
-    await new Promise((r) => setTimeout(r, 200));
-    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    const alive = () =>
+      pids.filter((pid) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    // SIGKILL is not instant on a loaded machine: wait for it (a survivor fails after 5 s)
+    for (let i = 0; i < 100 && alive().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive()).toEqual([]);
   });
 
   it('says how to install a missing CLI', async () => {

@@ -12,7 +12,10 @@ export async function sh(cwd: string, ...args: string[]): Promise<string> {
 
 /** `git init` in a temp dir with a local identity and one commit on `main`. */
 export async function tmpRepo(files: Record<string, string> = { 'README.md': 'hello\n' }): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'troupe-git-'));
+  // a parent of its own, so a test can check that nothing was written beside the repo while
+  // other processes come and go in the shared temp dir
+  const dir = join(mkdtempSync(join(tmpdir(), 'troupe-git-')), 'repo');
+  mkdirSync(dir);
   await sh(dir, 'init', '--quiet', '--initial-branch=main');
   await sh(dir, 'config', 'user.name', 'Test User');
   await sh(dir, 'config', 'user.email', 'test@example.com');
