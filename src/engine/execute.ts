@@ -2,11 +2,9 @@ import type { TaskMail } from '../bus/task-mail.js';
 import { StateError, TaskBusyError } from '../errors.js';
 import { defaultIsolation, editingAgents } from '../pipeline/isolation.js';
 import { type AgentNode, findNode } from '../pipeline/types.js';
-import { runCommandGate } from '../runtimes/command-gate.js';
 import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
 import { withCost } from '../scheduler/prices.js';
 import { noRelease, type ProviderLimiter } from '../scheduler/provider-limiter.js';
-import type { RouterAdvice } from '../scheduler/route.js';
 import { ROUTE_EVENT_TYPES, type RouteOutcome, routeOutcomes } from '../scheduler/route-history.js';
 import { type DecisionLog, decisionLine, outcomeLine } from '../store/decision-log.js';
 import type { EventStore } from '../store/event-store.js';
@@ -14,33 +12,33 @@ import { currentHolder } from '../store/sqlite/sqlite-store.js';
 import type { TaskFiles } from '../store/task-files.js';
 import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import { BranchWorkspaces, type Workplace } from './branch-workspaces.js';
+import type { CallContext } from './call-context.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
 import { parseSendDirectives } from './directives.js';
 import { isTerminal, type StoredEvent, type TaskEvent } from './events.js';
-import { gateUserMessage, parseGateDecision } from './gate-decision.js';
+import { type Judged, judgeOutput } from './gate-judge.js';
 import { parseVerdict } from './human-verdict.js';
 import { outputCheckEvents } from './output-check.js';
 import { nextSteps, type Step, stepKey } from './plan.js';
-import { gatePrompt, readsVariable, stagePrompt, turnPrompt } from './prompt.js';
+import { readsVariable, stagePrompt, turnPrompt } from './prompt.js';
+import { askEntryRouter, askTierRouter } from './router-calls.js';
 import {
   asRuntimeError,
+  invokeRuntime,
   limitResetTime,
   OutputBuffer,
   resumableSession,
   StopRequested,
   sleepUntil,
-  timedOut,
 } from './run-support.js';
 import {
   concreteEffort,
   concreteModel,
-  earlierAdvice,
   isRouted,
   RoutingUnavailableError,
   routeStage,
 } from './stage-route.js';
 import { applyEvent, foldEvents, type TaskState, workspaceSettings } from './task-state.js';
-import { parseTierAdvice, TIER_ROUTER_ID, tierRouterPrompt } from './tier-router.js';
 
 /**
  * The executor: performs the planner's steps through ports (runtimes, the store, people) and
@@ -414,65 +412,12 @@ class TaskRun {
         this.ports.rawLogPath?.(this.taskId, `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`) ??
         null,
     };
-    const closed = new Map(this.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
-    let worker = node;
-    if (isRouted(node)) {
-      const advice = this.state.routes[step.stage] ? null : await this.tierAdvice(node);
-      try {
-        const routed = routeStage(
-          this.state,
-          node,
-          step.stage,
-          new Set(closed.keys()),
-          () => this.routeHistory(),
-          advice,
-        );
-        worker = routed.node;
-        if (routed.decision) this.commit([routed.decision]);
-      } catch (error) {
-        if (!(error instanceof RoutingUnavailableError)) throw error;
-        return this.commit([
-          { type: 'task_failed', reason: error.message, stage: null, errorKind: error.code },
-        ]);
-      }
-    }
-    // the agent's runtime, or the first fallback whose provider is open
-    const choices = [{ runtime: worker.runtime, model: worker.model }, ...(node.fallback ?? [])];
-    const choice = choices.find((c) => !closed.has(c.runtime));
-    if (!choice) {
-      // no call while every provider it may use is closed: wait with everything else that needs them
-      const reopens = choices.map((c) => closed.get(c.runtime)!).sort()[0]!;
-      this.commit([
-        this.rateLimited(
-          step,
-          worker.runtime,
-          reopens,
-          `${choices.map((c) => c.runtime).join(', ')} ${choices.length > 1 ? 'are' : 'is'} closed until ${reopens}`,
-          choices,
-          closed,
-        ),
-      ]);
-      return;
-    }
-    const provider = choice.runtime;
-    const runner =
-      choice === choices[0] ? worker : { ...worker, runtime: choice.runtime, model: choice.model };
+    const chosen = await this.chooseRunner(step, node);
+    if (!chosen) return;
+    const { runner, provider, choices, closed } = chosen;
     request.model = concreteModel(runner.model);
     request.effort = concreteEffort(runner.effort);
     request.timeoutMs = (node.timeout ?? this.state.timeouts[runner.runtime] ?? 600) * 1000;
-    if (runner !== worker) {
-      this.commit([
-        {
-          type: 'decision',
-          stage: step.stage,
-          agent: node.id,
-          kind: 'fallback',
-          from: { runtime: worker.runtime, model: concreteModel(worker.model) },
-          to: { runtime: choice.runtime, model: choice.model },
-          reason: `${worker.runtime} is closed until ${closed.get(worker.runtime)}`,
-        },
-      ]);
-    }
     // what is recorded so far is committed before the runtime runs (a store error is not the runtime's)
     this.flush();
     try {
@@ -488,7 +433,7 @@ class TaskRun {
         this.commit([this.rateLimited(step, provider, closedNow.resetAt, why, choices, closed)]);
         return;
       }
-      const result = await this.invoke(runtime, request, (text) => {
+      const result = await invokeRuntime(this.abort.signal, runtime, request, (text) => {
         streamed.add(text);
         this.ports.observer?.onText?.(step.stage, node.id, text);
       }).finally(release);
@@ -558,6 +503,70 @@ class TaskRun {
         },
       ]);
     }
+  }
+
+  /**
+   * Who runs the stage: the agent, on its routed tier (model/effort auto), or on the first
+   * fallback whose provider is open. Null when it cannot run now (every provider it may use is
+   * closed: the wait is recorded; or routing is impossible: the task failed).
+   */
+  private async chooseRunner(step: Extract<Step, { kind: 'start_stage' }>, node: AgentNode) {
+    const closed = new Map(this.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
+    let worker = node;
+    if (isRouted(node)) {
+      const advice = this.state.routes[step.stage] ? null : await askTierRouter(this.callContext(), node);
+      try {
+        const routed = routeStage(
+          this.state,
+          node,
+          step.stage,
+          new Set(closed.keys()),
+          () => this.routeHistory(),
+          advice,
+        );
+        worker = routed.node;
+        if (routed.decision) this.commit([routed.decision]);
+      } catch (error) {
+        if (!(error instanceof RoutingUnavailableError)) throw error;
+        this.commit([{ type: 'task_failed', reason: error.message, stage: null, errorKind: error.code }]);
+        return null;
+      }
+    }
+    // the agent's runtime, or the first fallback whose provider is open
+    const choices = [{ runtime: worker.runtime, model: worker.model }, ...(node.fallback ?? [])];
+    const choice = choices.find((c) => !closed.has(c.runtime));
+    if (!choice) {
+      // no call while every provider it may use is closed: wait with everything else that needs them
+      const reopens = choices.map((c) => closed.get(c.runtime)!).sort()[0]!;
+      this.commit([
+        this.rateLimited(
+          step,
+          worker.runtime,
+          reopens,
+          `${choices.map((c) => c.runtime).join(', ')} ${choices.length > 1 ? 'are' : 'is'} closed until ${reopens}`,
+          choices,
+          closed,
+        ),
+      ]);
+      return null;
+    }
+    const provider = choice.runtime;
+    const runner =
+      choice === choices[0] ? worker : { ...worker, runtime: choice.runtime, model: choice.model };
+    if (runner !== worker) {
+      this.commit([
+        {
+          type: 'decision',
+          stage: step.stage,
+          agent: node.id,
+          kind: 'fallback',
+          from: { runtime: worker.runtime, model: concreteModel(worker.model) },
+          to: { runtime: choice.runtime, model: choice.model },
+          reason: `${worker.runtime} is closed until ${closed.get(worker.runtime)}`,
+        },
+      ]);
+    }
+    return { runner, provider, choices, closed };
   }
 
   /**
@@ -767,200 +776,27 @@ class TaskRun {
     ]);
   }
 
-  /** One gate's verdict on a stage's output, judged in `cwd`; null when the task failed instead. */
+  /** `entry_point: auto`: the router's pick of the first agent. */
+  private async routeEntry(): Promise<void> {
+    this.flush();
+    this.commit([await askEntryRouter(this.callContext())]);
+  }
+
+  /** One gate's verdict, judged in `cwd`; null when the task failed instead. */
   private async judge(
     step: Extract<Step, { kind: 'evaluate_gate' }>,
     node: AgentNode,
     verifier: AgentNode | null,
     cwd: string,
-  ): Promise<{
-    decision: { decision: 'approved' | 'rejected'; reason: string };
-    by: 'llm' | 'command' | 'script';
-  } | null> {
-    const gate = node.gate!;
-    const output = this.state.stages[step.stage - 1]!.output;
-    const timeoutMs = (gate.timeout ?? this.state.gateConfig.timeout) * 1000;
-    if (step.gate === 'command') {
-      const result = await runCommandGate(gate.command ?? 'false', {
-        cwd,
-        timeoutMs,
-        signal: this.abort.signal,
-        env: {
-          TROUPE_TASK_ID: this.taskId,
-          TROUPE_STAGE: String(step.stage),
-          TROUPE_AGENT: node.id,
-          TROUPE_OUTPUT: output.slice(0, 100_000),
-        },
-      });
-      return { decision: result, by: 'command' };
-    }
-    const request: RuntimeRequest = {
-      agentId: node.id,
-      purpose: 'gate',
-      prompt: gateUserMessage(gatePrompt(this.state, node, output), output),
-      systemPrompt: this.state.gateConfig.system_prompt,
-      model: gate.model ?? concreteModel(verifier?.model) ?? this.state.gateConfig.model,
-      effort: concreteEffort(verifier?.effort),
-      cwd,
-      mcp: verifier?.mcp ?? [],
-      extraFlags: verifier?.cli_flags ?? [],
-      timeoutMs,
-      signal: this.abort.signal,
-      resumeSessionId: null,
-      previousMeta: Array.from({ length: this.state.gateCalls[node.id] ?? 0 }, () => ({})),
-      rawLogPath: this.ports.rawLogPath?.(this.taskId, `${step.stage}-gate`) ?? null,
-    };
-    try {
-      // a verifier judges on its own runtime; otherwise the gate's (or the agent's) runtime
-      const runtime = verifier
-        ? this.ports.runtimeFor(this.state, verifier, 'stage')
-        : this.ports.runtimeFor(this.state, node, 'gate');
-      const result = await this.invoke(runtime, request, () => {});
-      return { decision: parseGateDecision(result.text), by: this.state.script ? 'script' : 'llm' };
-    } catch (error) {
-      if (this.abort.signal.aborted) throw error;
-      const failure = asRuntimeError(error);
-      if (failure.kind === 'script_missing') {
-        this.commit([
-          { type: 'task_failed', reason: failure.message, stage: step.stage, errorKind: failure.kind },
-        ]);
-        return null;
-      }
-      return {
-        decision: { decision: 'rejected', reason: `Gate evaluation failed: ${failure.message}` },
-        by: 'llm',
-      };
-    }
+  ): Promise<Judged | null> {
+    const judged = await judgeOutput(this.callContext(), step, node, verifier, cwd);
+    if (!('failed' in judged)) return judged;
+    this.commit([judged.failed]);
+    return null;
   }
 
-  /** `routing.router`: the model's recommended tier for this agent (asked once per agent and task). */
-  private async tierAdvice(node: AgentNode): Promise<RouterAdvice | null> {
-    const routing = this.state.routing;
-    if (!routing?.router) return null;
-    const earlier = earlierAdvice(this.state, node.id);
-    if (earlier) return earlier;
-    const router = { ...node, runtime: routing.router.runtime, model: routing.router.model };
-    try {
-      const result = await this.invoke(
-        this.ports.runtimeFor(this.state, router, 'stage'),
-        {
-          agentId: TIER_ROUTER_ID,
-          purpose: 'stage',
-          prompt: tierRouterPrompt(this.state, node, routing),
-          systemPrompt: '',
-          model: router.model,
-          effort: null,
-          cwd: this.state.cwd,
-          mcp: [],
-          extraFlags: [],
-          timeoutMs: 60_000,
-          signal: this.abort.signal,
-          resumeSessionId: null,
-          previousMeta: [],
-        },
-        () => {},
-      );
-      return parseTierAdvice(result.text, Object.keys(routing.tiers));
-    } catch (error) {
-      if (this.abort.signal.aborted) throw error;
-      return { error: `failed: ${(error as Error).message.split('\n')[0]}` };
-    }
-  }
-
-  /**
-   * `entry_point: auto`: a router call picks the first agent (the script's `_router` entry under
-   * --script). An answer that names no agent, or a failed call, falls back to the first agent,
-   * and the event says so.
-   */
-  private async routeEntry(): Promise<void> {
-    const pipeline = this.state.definition;
-    const first = pipeline.agents[0]!;
-    const runner = pipeline.agents.find((a): a is AgentNode => a.type === 'agent');
-    const catalog = pipeline.agents
-      .map((a) =>
-        a.type === 'session'
-          ? `- ${a.id}: [session] participants: [${a.participants.join(', ')}]`
-          : `- ${a.id}: ${a.system_prompt.replace(/\s+/g, ' ').trim().slice(0, 150)}`,
-      )
-      .join('\n');
-    const prompt = [
-      'Pick the agent that should handle this request first.',
-      '',
-      `Request: ${this.state.input}`,
-      '',
-      'Agents:',
-      catalog,
-      '',
-      `Answer with ONLY the agent id. If unsure, answer ${first.id}.`,
-    ].join('\n');
-    let answer: string;
-    this.flush();
-    try {
-      if (!runner) throw new RuntimeError('crashed', 'no agent to route with');
-      const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
-      const result = await this.invoke(
-        runtime,
-        {
-          agentId: '_router',
-          purpose: 'stage',
-          prompt,
-          systemPrompt: '',
-          model: concreteModel(runner.model),
-          effort: null,
-          cwd: this.state.cwd,
-          mcp: [],
-          extraFlags: [],
-          timeoutMs: 60_000,
-          signal: this.abort.signal,
-          resumeSessionId: null,
-          previousMeta: [],
-        },
-        () => {},
-      );
-      answer = result.text.trim();
-    } catch (error) {
-      if (this.abort.signal.aborted) throw error;
-      answer = `router failed: ${(error as Error).message}`;
-    }
-    const ids = new Set(pipeline.agents.map((a) => a.id));
-    const named = answer.split(/[^A-Za-z0-9_-]+/).find((word) => ids.has(word));
-    this.commit([
-      {
-        type: 'entry_routed',
-        agent: named ?? first.id,
-        fallback: named === undefined,
-        answer: answer.slice(0, 500),
-      },
-    ]);
-  }
-
-  /** Runs one runtime call under the stage's timeout, streaming text to `onText`. */
-  private async invoke(runtime: Runtime, request: RuntimeRequest, onText: (text: string) => void) {
-    // one controller and one timer per call: cheaper than AbortSignal.timeout + AbortSignal.any
-    const call = new AbortController();
-    let timedOutNow = false;
-    const timer = setTimeout(() => {
-      timedOutNow = true;
-      call.abort(timedOut(request.timeoutMs));
-    }, request.timeoutMs);
-    const cancel = () => call.abort(new RuntimeError('cancelled', 'task cancelled'));
-    this.abort.signal.addEventListener('abort', cancel, { once: true });
-    try {
-      for await (const event of runtime.run({ ...request, signal: call.signal })) {
-        if (event.type === 'text') onText(event.text);
-        else if (event.type === 'result') return event;
-        if (call.signal.aborted) break;
-      }
-    } catch (error) {
-      if (timedOutNow) throw timedOut(request.timeoutMs);
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      this.abort.signal.removeEventListener('abort', cancel);
-    }
-    if (timedOutNow) throw timedOut(request.timeoutMs);
-    if (this.abort.signal.aborted) throw new RuntimeError('cancelled', 'cancelled');
-    throw new RuntimeError('crashed', `runtime ${runtime.name} ended without a result`);
+  private callContext(): CallContext {
+    return { taskId: this.taskId, state: this.state, ports: this.ports, signal: this.abort.signal };
   }
 
   private agent(id: string): AgentNode {

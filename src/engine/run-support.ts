@@ -1,4 +1,4 @@
-import { RuntimeError } from '../runtimes/runtime.js';
+import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
 
 /** Small pieces the executor uses: not about planning, not about any one port. */
 
@@ -91,4 +91,41 @@ export function sleepUntil(iso: string, signal: AbortSignal): Promise<void> {
 export function limitResetTime(given: Date | undefined, previousLimits: number, now: Date): Date {
   if (given && given.getTime() > now.getTime()) return given;
   return new Date(now.getTime() + Math.min(30_000 * 2 ** previousLimits, 30 * 60_000));
+}
+
+/**
+ * Runs one runtime call under its request's timeout, streaming text to `onText`; `task` aborts it
+ * (the task was cancelled or its run stopped).
+ */
+export async function invokeRuntime(
+  task: AbortSignal,
+  runtime: Runtime,
+  request: RuntimeRequest,
+  onText: (text: string) => void,
+) {
+  // one controller and one timer per call: cheaper than AbortSignal.timeout + AbortSignal.any
+  const call = new AbortController();
+  let timedOutNow = false;
+  const timer = setTimeout(() => {
+    timedOutNow = true;
+    call.abort(timedOut(request.timeoutMs));
+  }, request.timeoutMs);
+  const cancel = () => call.abort(new RuntimeError('cancelled', 'task cancelled'));
+  task.addEventListener('abort', cancel, { once: true });
+  try {
+    for await (const event of runtime.run({ ...request, signal: call.signal })) {
+      if (event.type === 'text') onText(event.text);
+      else if (event.type === 'result') return event;
+      if (call.signal.aborted) break;
+    }
+  } catch (error) {
+    if (timedOutNow) throw timedOut(request.timeoutMs);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    task.removeEventListener('abort', cancel);
+  }
+  if (timedOutNow) throw timedOut(request.timeoutMs);
+  if (task.aborted) throw new RuntimeError('cancelled', 'cancelled');
+  throw new RuntimeError('crashed', `runtime ${runtime.name} ended without a result`);
 }
