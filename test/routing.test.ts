@@ -181,6 +181,10 @@ describe('model and effort routing', () => {
 
   it('refuses model: auto without tiers, an unknown --tier, and a rule naming no tier', async () => {
     const dir = project({ 'p.yaml': pipeline, 's.yaml': script });
+    const validated = await troupe(dir, ['validate', 'p.yaml']);
+    expect(validated.stdout + validated.stderr).toMatch(
+      /p\.yaml:4:12: warning: `coder` has model: auto, but \.troupe\/config\.yaml has no routing tiers/,
+    );
     const none = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/agent coder has model or effort auto, but there are no routing tiers/);

@@ -8,6 +8,8 @@ import type { RuntimeName } from './types.js';
 export interface LintOptions {
   /** The PATH to look for runtime CLIs in; defaults to the process's. */
   pathEnv?: string;
+  /** Project config `routing.tiers`, by name; undefined: not known (no routing check). */
+  routingTiers?: string[];
 }
 
 /** The CLI each subprocess runtime needs; openai and scripted need none. */
@@ -54,6 +56,22 @@ export function lintPipeline(
   warnEndlessRejectLoops(compiled, sink);
   warnIgnoredFields(compiled, sink);
   warnMissingClis(compiled, sink, options.pathEnv);
+  if (options.routingTiers) warnUnroutable(compiled, sink, options.routingTiers);
+}
+
+/** `model: auto` / `effort: auto` need tiers to route to (a task would be refused at start). */
+function warnUnroutable(compiled: CompiledPipeline, sink: DiagnosticSink, tiers: string[]): void {
+  if (tiers.length > 0) return;
+  for (const node of compiled.pipeline.agents) {
+    if (node.type !== 'agent') continue;
+    const field = node.model === 'auto' ? 'model' : node.effort === 'auto' ? 'effort' : null;
+    if (!field) continue;
+    sink.warning(
+      locate(compiled, node.id, field),
+      `\`${node.id}\` has ${field}: auto, but .troupe/config.yaml has no routing tiers`,
+      'add routing: {tiers: {fast: {runtime: gemini, model: gemini-2.5-flash}, deep: {runtime: claude, model: opus}}} (docs/routing.md)',
+    );
+  }
 }
 
 function warnIgnoredFields(compiled: CompiledPipeline, sink: DiagnosticSink): void {

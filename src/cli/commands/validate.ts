@@ -46,6 +46,7 @@ export function registerValidate(program: Command): void {
         const result = validatePipelineFile(found.file, {
           qa: config.qa,
           gateModel: config.gate.model,
+          routingTiers: Object.keys(config.routing?.tiers ?? {}),
           name: found.name,
           params: parseParams(flags.param),
           ...(flags.paramsFile ? { paramsFile: flags.paramsFile } : {}),
