@@ -85,6 +85,17 @@ export function openSqliteStore(file: string): EventStore {
     'SELECT lease_pid, lease_host FROM tasks WHERE id = ?',
   );
   const setLease = db.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?');
+  const clearLease = db.prepare(
+    'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
+  );
+  const upsertWindow = db.prepare(
+    `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
+     ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
+  );
+  // read before every stage: prepared once (preparing costs more than running it)
+  const selectWindows = db.prepare<[string], { provider: string; reset_at: string }>(
+    'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
+  );
 
   const toStored = (row: EventRow): StoredEvent =>
     ({
@@ -173,9 +184,7 @@ export function openSqliteStore(file: string): EventStore {
     },
     tryLease: (taskId, holder) => tryLease.immediate(taskId, holder),
     releaseLease(taskId, holder) {
-      db.prepare(
-        'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
-      ).run(taskId, holder.pid, holder.host);
+      clearLease.run(taskId, holder.pid, holder.host);
     },
     leaseHolder(taskId) {
       const row = selectLease.get(taskId);
@@ -184,16 +193,10 @@ export function openSqliteStore(file: string): EventStore {
       return isAlive(holder) ? holder : null;
     },
     closeProvider(provider, resetAt) {
-      db.prepare(
-        `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
-         ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
-      ).run(provider, resetAt);
+      upsertWindow.run(provider, resetAt);
     },
     closedProviders(now) {
-      return db
-        .prepare<[string], { provider: string; reset_at: string }>(
-          'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
-        )
+      return selectWindows
         .all(now.toISOString())
         .map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
     },
