@@ -188,4 +188,27 @@ describe('referencedVariables', () => {
   it('is empty for a template with a syntax error', () => {
     expect(referencedVariables('{{ input ')).toEqual([]);
   });
+
+  it('reads simple templates without the parser, with the same answers', () => {
+    const simple = [
+      'Step 1: {{ input }}',
+      '{{input}}\n{{ context }} and {{ params.repo.url }} {{ input }}',
+      '{{ range }} {{ loop.index }} {{ _x1 }}',
+      'no tags } at }} all',
+      '',
+      // not simple: these go to the parser
+      '{{{ x }}}',
+      '{ {{ x }}',
+      '{{ true }} {{ x.none }}',
+      '{{- x -}}',
+      '{{ x | upper }}',
+    ];
+    for (const template of simple) {
+      // a comment makes any template go through the parser
+      expect(referencedVariables(template), template).toEqual(referencedVariables(`${template}{# parsed #}`));
+      expect(templateSyntaxError(template) === null, template).toBe(
+        templateSyntaxError(`${template}{# parsed #}`) === null,
+      );
+    }
+  });
 });
