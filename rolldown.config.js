@@ -1,11 +1,17 @@
 // The CLI ships as one bundle (dist/bundle/): Node loads one file per chunk instead of a few
 // hundred ES modules, which is what keeps `troupe validate` under 150 ms. tsc still emits
 // dist/<domain>/ for the modules other code imports (benchmarks, the future server).
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'rolldown';
 
 export default defineConfig({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
   external: ['better-sqlite3'],
+  resolve: {
+    // yaml's ES module build (its "browser" entry: the same code, with console.warn for
+    // process.emitWarning) instead of its CommonJS one: tree-shaken, and no CommonJS wrappers to run
+    alias: { yaml: fileURLToPath(new URL('node_modules/yaml/browser/index.js', import.meta.url)) },
+  },
   output: { dir: 'dist/bundle', format: 'esm', sourcemap: true, cleanDir: true },
 });
