@@ -13,5 +13,22 @@ export default defineConfig({
     // process.emitWarning) instead of its CommonJS one: tree-shaken, and no CommonJS wrappers to run
     alias: { yaml: fileURLToPath(new URL('node_modules/yaml/browser/index.js', import.meta.url)) },
   },
-  output: { dir: 'dist/bundle', format: 'esm', sourcemap: true, cleanDir: true },
+  output: {
+    dir: 'dist/bundle',
+    format: 'esm',
+    sourcemap: true,
+    cleanDir: true,
+    codeSplitting: {
+      groups: [
+        {
+          // what `troupe validate` (and every command that loads a pipeline) needs, in one file
+          // rather than ten: zod, yaml, the pipeline modules, the template and condition checks
+          name: 'pipeline',
+          test: /node_modules[\\/](zod|yaml|jsep)[\\/]|src[\\/]pipeline[\\/](?!diagnostics)|src[\\/]engine[\\/](template|conditions)\.ts/,
+          // its small dependencies (errors.ts, diagnostics.ts) stay where `troupe --version` loads them
+          includeDependenciesRecursively: false,
+        },
+      ],
+    },
+  },
 });
