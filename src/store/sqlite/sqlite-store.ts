@@ -109,13 +109,14 @@ export function openSqliteStore(file: string): EventStore {
     'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
   );
 
-  const toStored = (row: EventRow): StoredEvent =>
-    ({
-      ...(JSON.parse(row.data) as TaskEvent),
-      seq: row.seq,
-      taskId: row.task_id,
-      at: row.at,
-    }) as StoredEvent;
+  // the parsed object is new: completed in place rather than copied (every resume reads the whole log)
+  const toStored = (row: EventRow): StoredEvent => {
+    const event = JSON.parse(row.data) as StoredEvent;
+    event.seq = row.seq;
+    event.taskId = row.task_id;
+    event.at = row.at;
+    return event;
+  };
 
   const write = (taskId: string, event: TaskEvent, at: string): StoredEvent => {
     const info = insertEvent.run(taskId, event.type, at, JSON.stringify(event));
