@@ -21,6 +21,8 @@ export class TemplateError extends TroupeError {
 }
 
 export function renderTemplate(template: string, vars: Record<string, unknown>, where: string): string {
+  const simple = renderSimple(template, vars);
+  if (simple !== null) return simple;
   let compiled: Nunjucks.Template;
   try {
     compiled = compileCached(template);
@@ -72,22 +74,64 @@ const SIMPLE_TAG = /\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\}\}/g;
 const KEYWORDS = new Set(['true', 'false', 'none', 'null', 'and', 'or', 'not', 'in', 'is', 'if', 'else']);
 
 /**
- * The variables of a template whose only tags are simple `{{ name }}` reads (text with no `{`
- * between them), without nunjucks; null for any other template, which takes the parser.
- * Most prompts are of this kind, so `troupe validate` seldom loads nunjucks.
+ * A template whose only tags are simple `{{ name }}` reads (and whose text has no `{` between
+ * them), split into [text, name, text, name, …, text]; null for any other template, which takes
+ * nunjucks. Most prompts are of this kind: `troupe validate` seldom loads nunjucks, and a stage
+ * seldom renders with it.
  */
-function simpleVariables(template: string): string[] | null {
-  const free = new Set<string>();
+function simpleParts(template: string): string[] | null {
+  let parts = simpleCache.get(template);
+  if (parts === undefined) {
+    parts = splitSimple(jinjaSource(template));
+    if (simpleCache.size >= CACHE_LIMIT) simpleCache.delete(simpleCache.keys().next().value as string);
+    simpleCache.set(template, parts);
+  }
+  return parts;
+}
+const simpleCache = new Map<string, string[] | null>();
+
+function splitSimple(source: string): string[] | null {
+  const parts: string[] = [];
   let end = 0;
-  for (const match of template.matchAll(SIMPLE_TAG)) {
-    if (template.slice(end, match.index).includes('{')) return null;
-    const names = match[1]!.split('.');
-    if (names.some((name) => KEYWORDS.has(name))) return null;
-    if (!GLOBAL_NAMES.has(names[0]!)) free.add(names[0]!);
+  for (const match of source.matchAll(SIMPLE_TAG)) {
+    const text = source.slice(end, match.index);
+    if (text.includes('{') || match[1]!.split('.').some((name) => KEYWORDS.has(name))) return null;
+    parts.push(text, match[1]!);
     end = match.index + match[0].length;
   }
-  if (template.slice(end).includes('{')) return null;
+  const text = source.slice(end);
+  if (text.includes('{')) return null;
+  parts.push(text);
+  return parts;
+}
+
+/** The variables of a simple template (see simpleParts), or null. */
+function simpleVariables(template: string): string[] | null {
+  const parts = simpleParts(template);
+  if (!parts) return null;
+  const free = new Set<string>();
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i]!.split('.')[0]!;
+    if (!GLOBAL_NAMES.has(name)) free.add(name);
+  }
   return [...free];
+}
+
+/**
+ * A simple template that reads only variables it is given, by name (no `a.b`: nunjucks guards
+ * those), rendered as nunjucks would: null and undefined as "", anything else as String(value).
+ * null when it is not such a template.
+ */
+function renderSimple(template: string, vars: Record<string, unknown>): string | null {
+  const parts = simpleParts(template);
+  if (!parts) return null;
+  let out = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i]!;
+    if (!Object.hasOwn(vars, name)) return null;
+    out += `${vars[name] ?? ''}${parts[i + 1]}`;
+  }
+  return out;
 }
 
 // ── compile ──────────────────────────────────────────────────────────────────
