@@ -21,6 +21,11 @@ export default defineConfig({
     codeSplitting: {
       groups: [
         {
+          // small leaf modules that the entry and most commands share, in one file rather than six
+          name: 'common',
+          test: /src[\\/](errors|package-root)\.ts|src[\\/]cli[\\/]exit-codes\.ts|src[\\/]pipeline[\\/]diagnostics\.ts|src[\\/]scheduler[\\/]prices\.ts|src[\\/]engine[\\/]graph\.ts/,
+        },
+        {
           // what `troupe validate` (and every command that loads a pipeline) needs, in one file
           // rather than ten: zod, yaml, the pipeline modules, the template and condition checks
           name: 'pipeline',
