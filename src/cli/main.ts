@@ -10,7 +10,7 @@ const program = new Command('troupe')
   .showSuggestionAfterError()
   .exitOverride();
 
-registerCommands(program);
+registerCommands(program, process.argv[2]);
 
 try {
   await program.parseAsync(process.argv);

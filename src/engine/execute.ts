@@ -835,13 +835,7 @@ class TaskRun {
     const at = this.batchAt!;
     this.batch = [];
     this.batchAt = null;
-    const current = [...this.state.activations.values()].find((a) => a.status === 'running')?.agent ?? null;
-    const stored = this.ports.store.append(
-      this.taskId,
-      events,
-      { status: this.state.status, currentAgent: current },
-      at,
-    );
+    const stored = this.ports.store.append(this.taskId, events, { status: this.state.status }, at);
     for (const event of stored) this.ownSeqs.add(event.seq);
     this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
     if (events.some((e) => e.type !== 'stage_output')) this.scheduleFiles();

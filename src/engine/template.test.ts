@@ -29,6 +29,33 @@ describe('renderTemplate', () => {
     ).toBe('new');
   });
 
+  it('renders simple templates without nunjucks, as nunjucks does', () => {
+    const vars = {
+      input: 'a {{ b }} c',
+      n: 0,
+      nil: null,
+      no: false,
+      xs: ['a', 1],
+      obj: { k: 1 },
+      branches: [{ agent: 'x' }],
+      range: 'mine',
+      params: { repo: 'r' },
+    };
+    const templates = [
+      'Step 1: {{ input }}',
+      '{{n}}{{ nil }}|{{ no }}|{{ xs }}|{{ obj }}|{{ branches }}|{{ range }}',
+      'line\r\n{{ input }}\r\n',
+      '{{ nope }} {{ constructor }} {{ params.repo }} {{ range }}',
+      'no tags }} at all\n\n',
+    ];
+    for (const template of templates) {
+      // a comment makes any template go through nunjucks; the space before it (and the trailing
+      // newline Jinja drops, which is no longer trailing) are taken off again
+      const parsed = `${template.replace(/\r?\n$/, '')} {# parsed #}`;
+      expect(render(template, vars), template).toBe(render(parsed, vars).slice(0, -1));
+    }
+  });
+
   it('does not escape HTML (autoescape off, as aqm)', () => {
     expect(render('{{ output }}', { output: '<b>a & "b"</b>' })).toBe('<b>a & "b"</b>');
   });
@@ -187,5 +214,28 @@ describe('referencedVariables', () => {
 
   it('is empty for a template with a syntax error', () => {
     expect(referencedVariables('{{ input ')).toEqual([]);
+  });
+
+  it('reads simple templates without the parser, with the same answers', () => {
+    const simple = [
+      'Step 1: {{ input }}',
+      '{{input}}\n{{ context }} and {{ params.repo.url }} {{ input }}',
+      '{{ range }} {{ loop.index }} {{ _x1 }}',
+      'no tags } at }} all',
+      '',
+      // not simple: these go to the parser
+      '{{{ x }}}',
+      '{ {{ x }}',
+      '{{ true }} {{ x.none }}',
+      '{{- x -}}',
+      '{{ x | upper }}',
+    ];
+    for (const template of simple) {
+      // a comment makes any template go through the parser
+      expect(referencedVariables(template), template).toEqual(referencedVariables(`${template}{# parsed #}`));
+      expect(templateSyntaxError(template) === null, template).toBe(
+        templateSyntaxError(`${template}{# parsed #}`) === null,
+      );
+    }
   });
 });

@@ -1,4 +1,5 @@
-import nunjucks from 'nunjucks';
+import { createRequire } from 'node:module';
+import type * as Nunjucks from 'nunjucks';
 import { TroupeError } from '../errors.js';
 
 /**
@@ -20,7 +21,9 @@ export class TemplateError extends TroupeError {
 }
 
 export function renderTemplate(template: string, vars: Record<string, unknown>, where: string): string {
-  let compiled: nunjucks.Template;
+  const simple = renderSimple(template, vars);
+  if (simple !== null) return simple;
+  let compiled: Nunjucks.Template;
   try {
     compiled = compileCached(template);
   } catch (error) {
@@ -35,6 +38,7 @@ export function renderTemplate(template: string, vars: Record<string, unknown>, 
 
 /** The message of the template's syntax error, or null when it compiles. */
 export function templateSyntaxError(template: string): string | null {
+  if (simpleVariables(template)) return null;
   try {
     compileCached(template);
     return null;
@@ -49,15 +53,85 @@ export function templateSyntaxError(template: string): string | null {
  * A template that does not parse reads nothing ([]); see templateSyntaxError.
  */
 export function referencedVariables(template: string): string[] {
+  const simple = simpleVariables(template);
+  if (simple) return simple;
   let root: AstNode;
   try {
-    root = internals.parser.parse(jinjaSource(template), [], {});
+    root = nunjucks().internals.parser.parse(jinjaSource(template), [], {});
   } catch {
     return [];
   }
   const free = new Set<string>();
   collectFree(root, new Set(), free);
   return [...free].filter((name) => !GLOBAL_NAMES.has(name));
+}
+
+// ── simple templates ─────────────────────────────────────────────────────────
+
+/** `{{ name }}` or `{{ name.key.key }}`: a tag that reads one variable and cannot fail to parse. */
+const SIMPLE_TAG = /\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*\}\}/g;
+/** Words the parser reads as something other than a variable. */
+const KEYWORDS = new Set(['true', 'false', 'none', 'null', 'and', 'or', 'not', 'in', 'is', 'if', 'else']);
+
+/**
+ * A template whose only tags are simple `{{ name }}` reads (and whose text has no `{` between
+ * them), split into [text, name, text, name, …, text]; null for any other template, which takes
+ * nunjucks. Most prompts are of this kind: `troupe validate` seldom loads nunjucks, and a stage
+ * seldom renders with it.
+ */
+function simpleParts(template: string): string[] | null {
+  let parts = simpleCache.get(template);
+  if (parts === undefined) {
+    parts = splitSimple(jinjaSource(template));
+    if (simpleCache.size >= CACHE_LIMIT) simpleCache.delete(simpleCache.keys().next().value as string);
+    simpleCache.set(template, parts);
+  }
+  return parts;
+}
+const simpleCache = new Map<string, string[] | null>();
+
+function splitSimple(source: string): string[] | null {
+  const parts: string[] = [];
+  let end = 0;
+  for (const match of source.matchAll(SIMPLE_TAG)) {
+    const text = source.slice(end, match.index);
+    if (text.includes('{') || match[1]!.split('.').some((name) => KEYWORDS.has(name))) return null;
+    parts.push(text, match[1]!);
+    end = match.index + match[0].length;
+  }
+  const text = source.slice(end);
+  if (text.includes('{')) return null;
+  parts.push(text);
+  return parts;
+}
+
+/** The variables of a simple template (see simpleParts), or null. */
+function simpleVariables(template: string): string[] | null {
+  const parts = simpleParts(template);
+  if (!parts) return null;
+  const free = new Set<string>();
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i]!.split('.')[0]!;
+    if (!GLOBAL_NAMES.has(name)) free.add(name);
+  }
+  return [...free];
+}
+
+/**
+ * A simple template that reads only variables it is given, by name (no `a.b`: nunjucks guards
+ * those), rendered as nunjucks would: null and undefined as "", anything else as String(value).
+ * null when it is not such a template.
+ */
+function renderSimple(template: string, vars: Record<string, unknown>): string | null {
+  const parts = simpleParts(template);
+  if (!parts) return null;
+  let out = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i]!;
+    if (!Object.hasOwn(vars, name)) return null;
+    out += `${vars[name] ?? ''}${parts[i + 1]}`;
+  }
+  return out;
 }
 
 // ── compile ──────────────────────────────────────────────────────────────────
@@ -81,7 +155,6 @@ interface NunjucksInternals {
   };
   nodes: Record<'Filter' | 'Symbol' | 'Literal' | 'NodeList', NodeClass>;
 }
-const internals = nunjucks as unknown as NunjucksInternals;
 
 /** Thrown inside a render; its message already says where. */
 class UndefinedAttributeError extends Error {}
@@ -97,27 +170,37 @@ const UNSAFE_KEYS = new Set([
   '__defineSetter__',
 ]);
 
-const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
-env.addFilter(DEFINED_FILTER, (value: unknown, expression: string, key: string, position: string) => {
-  if (value === undefined)
-    throw new UndefinedAttributeError(`${position}: '${expression}' is undefined (reading '${key}')`);
-  return value;
-});
-env.addFilter(SAFE_KEY_FILTER, (key: unknown, position: string) => {
-  if (UNSAFE_KEYS.has(String(key)))
-    throw new UndefinedAttributeError(`${position}: access to '${String(key)}' is unsafe`);
-  return key;
-});
-// Jinja's spellings; nunjucks only knows true/false/none.
-env.addGlobal('True', true);
-env.addGlobal('False', false);
-env.addGlobal('None', null);
 const GLOBAL_NAMES = new Set(['range', 'cycler', 'joiner', 'True', 'False', 'None']);
 
-const CACHE_LIMIT = 500;
-const cache = new Map<string, nunjucks.Template>();
+let loaded: { lib: typeof Nunjucks; internals: NunjucksInternals; env: Nunjucks.Environment } | null = null;
 
-function compileCached(template: string): nunjucks.Template {
+/** nunjucks and troupe's environment, loaded on first use (`troupe validate` seldom needs them). */
+function nunjucks(): NonNullable<typeof loaded> {
+  if (loaded) return loaded;
+  const lib = createRequire(import.meta.url)('nunjucks') as typeof Nunjucks;
+  const env = new lib.Environment(null, { autoescape: false, throwOnUndefined: false });
+  env.addFilter(DEFINED_FILTER, (value: unknown, expression: string, key: string, position: string) => {
+    if (value === undefined)
+      throw new UndefinedAttributeError(`${position}: '${expression}' is undefined (reading '${key}')`);
+    return value;
+  });
+  env.addFilter(SAFE_KEY_FILTER, (key: unknown, position: string) => {
+    if (UNSAFE_KEYS.has(String(key)))
+      throw new UndefinedAttributeError(`${position}: access to '${String(key)}' is unsafe`);
+    return key;
+  });
+  // Jinja's spellings; nunjucks only knows true/false/none.
+  env.addGlobal('True', true);
+  env.addGlobal('False', false);
+  env.addGlobal('None', null);
+  loaded = { lib, internals: lib as unknown as NunjucksInternals, env };
+  return loaded;
+}
+
+const CACHE_LIMIT = 500;
+const cache = new Map<string, Nunjucks.Template>();
+
+function compileCached(template: string): Nunjucks.Template {
   const hit = cache.get(template);
   if (hit) {
     cache.delete(template); // re-insert: the Map's order is the eviction order
@@ -130,13 +213,14 @@ function compileCached(template: string): nunjucks.Template {
   return compiled;
 }
 
-function compile(template: string): nunjucks.Template {
+function compile(template: string): Nunjucks.Template {
+  const { lib, internals, env } = nunjucks();
   const root = internals.parser.parse(jinjaSource(template), [], {});
   guardLookups(root);
   const compiler = new internals.compiler.Compiler('', false);
   compiler.compile(root);
   const props = new Function(compiler.getCode())();
-  return new nunjucks.Template({ type: 'code', obj: props } as unknown as string, env, undefined, true);
+  return new lib.Template({ type: 'code', obj: props } as unknown as string, env, undefined, true);
 }
 
 /** Jinja's lexer reads lines: newlines are normalised and one trailing newline is dropped. */
@@ -161,7 +245,7 @@ function guardLookups(node: AstNode): void {
 }
 
 function filterCall(filter: string, value: AstNode, ...literals: string[]): AstNode {
-  const { Filter, Literal, NodeList, Symbol: SymbolNode } = internals.nodes;
+  const { Filter, Literal, NodeList, Symbol: SymbolNode } = nunjucks().internals.nodes;
   const { lineno, colno } = value;
   const args = [value, ...literals.map((literal) => new Literal(lineno, colno, literal))];
   return new Filter(lineno, colno, new SymbolNode(lineno, colno, filter), new NodeList(lineno, colno, args));

@@ -29,9 +29,13 @@ export class DiagnosticSink {
     return this.#items.some((d) => d.severity === 'error');
   }
 
-  /** Sorted by file and position, each diagnostic once (inherited fields are checked once per child). */
+  /**
+   * Sorted by file (code-unit order: `localeCompare` would load the ICU collator, ~5 ms of a
+   * `troupe validate`) and position, each diagnostic once (inherited fields are checked once per child).
+   */
   list(): Diagnostic[] {
-    return [...this.#items].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col);
+    const byFile = (a: Diagnostic, b: Diagnostic) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0);
+    return [...this.#items].sort((a, b) => byFile(a, b) || a.line - b.line || a.col - b.col);
   }
 
   errors(): Diagnostic[] {

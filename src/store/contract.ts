@@ -49,7 +49,7 @@ export function storeContract(name: string, open: () => EventStore) {
           { type: 'stage_started', stage: 1, activation: 'a1', agent: 'a', input: 'x', attempt: 1 },
           { type: 'stage_output', stage: 1, text: 'hel' },
         ],
-        { status: 'running', currentAgent: 'a' },
+        { status: 'running' },
       );
       expect(stored[1]!.seq).toBeGreaterThan(stored[0]!.seq);
       expect([...store.events(taskId)].map((e) => e.type)).toEqual([

@@ -10,7 +10,9 @@ export interface TaskSummary {
   status: TaskStatus;
   pipeline: string;
   input: string;
+  /** The agent of the task's last stage started (null before its first stage). */
   currentAgent: string | null;
+  /** When the task's last event was appended. */
   created: string;
   updated: string;
 }
@@ -29,14 +31,13 @@ export interface LeaseHolder {
 
 export interface SummaryUpdate {
   status: TaskStatus;
-  currentAgent?: string | null;
 }
 
 export interface EventStore {
   /** Creates the task with its first event; the id is new (T-XXXXXX). */
   createTask(event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent;
   /**
-   * Appends events to one task in one transaction and updates its summary row.
+   * Appends events to one task in one transaction, with its new status.
    * Throws StateError when the task has already ended: nothing is written after the end.
    */
   append(taskId: string, events: TaskEvent[], summary: SummaryUpdate, at?: string): StoredEvent[];

@@ -1,5 +1,6 @@
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { TaskState } from '../engine/task-state.js';
 
 /**
@@ -13,6 +14,12 @@ import type { TaskState } from '../engine/task-state.js';
  * markdown files only grow (a new session restarts transcript.md), so after the first write a
  * sync appends what is new.
  */
+// fs's callback functions, promisified: the same writes as fs/promises' with about a third less
+// work on the main thread (no FileHandle), which matters at a dozen files per task
+const mkdir = promisify(fs.mkdir);
+const writeFile = promisify(fs.writeFile);
+const appendFile = promisify(fs.appendFile);
+
 export class TaskFiles {
   /** Per file: how much has been written, and how it starts. */
   private readonly written = new Map<string, { length: number; head: string }>();

@@ -24,33 +24,41 @@ import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
 import { registerWorktrees } from './worktrees.js';
 
+/** Each file's register function, with the top-level commands it adds. */
+export const COMMANDS: Array<[names: string[], register: (program: Command) => void]> = [
+  [['init'], registerInit],
+  [['validate'], registerValidate],
+  [['agents'], registerAgents],
+  [['run'], registerRun],
+  [['test'], registerTest],
+  [['list'], registerList],
+  [['status'], registerStatus],
+  [['context'], registerContext],
+  [['approve', 'reject', 'human-input'], registerDecide],
+  [['cancel'], registerCancel],
+  [['chunks'], registerChunks],
+  [['resume'], registerResume],
+  [['restart', 'fix'], registerRestart],
+  [['demo'], registerDemo],
+  [['pipeline'], registerPipeline],
+  [['schema'], registerSchema],
+  [['doctor'], registerDoctor],
+  [['bus'], registerBus],
+  [['serve'], registerServe],
+  [['usage'], registerUsage],
+  [['decisions'], registerDecisions],
+  [['worktrees'], registerWorktrees],
+  [['merge'], registerMerge],
+  [['pr'], registerPr],
+];
+
 /**
  * One file per command. Registration must stay cheap: a command imports its heavy modules
- * (YAML, SQLite, the engine) inside its action, so `troupe --version` starts fast.
+ * (YAML, SQLite, the engine) inside its action, so `troupe --version` starts fast. When the
+ * command line names a command, only that one is registered (registering all ~25 costs a few
+ * ms of every run); otherwise (help, an unknown command and its suggestion) all of them are.
  */
-export function registerCommands(program: Command): void {
-  registerInit(program);
-  registerValidate(program);
-  registerAgents(program);
-  registerRun(program);
-  registerTest(program);
-  registerList(program);
-  registerStatus(program);
-  registerContext(program);
-  registerDecide(program);
-  registerCancel(program);
-  registerChunks(program);
-  registerResume(program);
-  registerRestart(program);
-  registerDemo(program);
-  registerPipeline(program);
-  registerSchema(program);
-  registerDoctor(program);
-  registerBus(program);
-  registerServe(program);
-  registerUsage(program);
-  registerDecisions(program);
-  registerWorktrees(program);
-  registerMerge(program);
-  registerPr(program);
+export function registerCommands(program: Command, invoked?: string): void {
+  const named = COMMANDS.find(([names]) => invoked !== undefined && names.includes(invoked));
+  for (const [, register] of named ? [named] : COMMANDS) register(program);
 }

@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import { action } from '../action.js';
@@ -53,6 +52,7 @@ export function registerInit(program: Command): void {
 }
 
 async function wizard(options: InitOptions): Promise<InitOptions> {
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const name = (await rl.question(`pipeline name (${options.name}): `)).trim() || options.name;

@@ -8,6 +8,9 @@ import { NotFoundError, StateError } from '../../errors.js';
 import type { EventStore, LeaseHolder, SummaryUpdate, TaskFilter, TaskSummary } from '../event-store.js';
 
 const SCHEMA = `
+-- the row is written when the status changes, not on every commit (that would cost one more page
+-- of WAL each time): the summary reads the current agent and the updated time from the task's
+-- events (SUMMARY below); current_agent is left from older versions
 CREATE TABLE IF NOT EXISTS tasks (
   id TEXT PRIMARY KEY,
   status TEXT NOT NULL,
@@ -37,6 +40,17 @@ CREATE TABLE IF NOT EXISTS provider_windows (
   reset_at TEXT NOT NULL
 );
 `;
+
+/**
+ * A task's summary row, with its live current agent (the agent of its last stage_started) and
+ * updated time (its last event), read from the events through events_by_task.
+ */
+const SUMMARY = `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
+  (SELECT json_extract(e.data, '$.agent') FROM events e
+   WHERE e.task_id = t.id AND e.type = 'stage_started' AND e.superseded_by IS NULL
+   ORDER BY e.seq DESC LIMIT 1) AS current_agent,
+  coalesce((SELECT e.at FROM events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS updated_at
+  FROM tasks t`;
 
 interface TaskRow {
   id: string;
@@ -70,11 +84,9 @@ export function openSqliteStore(file: string): EventStore {
     'INSERT INTO tasks (id, status, pipeline, input, current_agent, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
   );
   const insertEvent = db.prepare('INSERT INTO events (task_id, type, at, data) VALUES (?, ?, ?, ?)');
-  const selectTask = db.prepare<[string], TaskRow>('SELECT * FROM tasks WHERE id = ?');
+  const selectTask = db.prepare<[string], TaskRow>(`${SUMMARY} WHERE t.id = ?`);
   const selectStatus = db.prepare<[string], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
-  const updateTask = db.prepare(
-    'UPDATE tasks SET status = ?, current_agent = coalesce(?, current_agent), updated_at = ? WHERE id = ?',
-  );
+  const updateTask = db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?');
   const selectEvents = db.prepare<[string, number], EventRow>(
     'SELECT seq, task_id, at, data FROM events WHERE task_id = ? AND seq > ? AND superseded_by IS NULL ORDER BY seq',
   );
@@ -85,14 +97,26 @@ export function openSqliteStore(file: string): EventStore {
     'SELECT lease_pid, lease_host FROM tasks WHERE id = ?',
   );
   const setLease = db.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?');
+  const clearLease = db.prepare(
+    'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
+  );
+  const upsertWindow = db.prepare(
+    `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
+     ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
+  );
+  // read before every stage: prepared once (preparing costs more than running it)
+  const selectWindows = db.prepare<[string], { provider: string; reset_at: string }>(
+    'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
+  );
 
-  const toStored = (row: EventRow): StoredEvent =>
-    ({
-      ...(JSON.parse(row.data) as TaskEvent),
-      seq: row.seq,
-      taskId: row.task_id,
-      at: row.at,
-    }) as StoredEvent;
+  // the parsed object is new: completed in place rather than copied (every resume reads the whole log)
+  const toStored = (row: EventRow): StoredEvent => {
+    const event = JSON.parse(row.data) as StoredEvent;
+    event.seq = row.seq;
+    event.taskId = row.task_id;
+    event.at = row.at;
+    return event;
+  };
 
   const write = (taskId: string, event: TaskEvent, at: string): StoredEvent => {
     const info = insertEvent.run(taskId, event.type, at, JSON.stringify(event));
@@ -117,7 +141,7 @@ export function openSqliteStore(file: string): EventStore {
         );
       const at = when ?? new Date().toISOString();
       const stored = events.map((event) => write(taskId, event, at));
-      updateTask.run(summary.status, summary.currentAgent ?? null, at, taskId);
+      if (summary.status !== row.status) updateTask.run(summary.status, at, taskId);
       return stored;
     },
   );
@@ -131,7 +155,7 @@ export function openSqliteStore(file: string): EventStore {
       const at = new Date().toISOString();
       const stored = write(taskId, event, at);
       supersede.run(stored.seq, taskId, fromSeq, stored.seq);
-      updateTask.run(summary.status, summary.currentAgent ?? null, at, taskId);
+      updateTask.run(summary.status, at, taskId);
       return stored;
     },
   );
@@ -174,20 +198,18 @@ export function openSqliteStore(file: string): EventStore {
     },
     tasks(filter: TaskFilter = {}) {
       const where = filter.status?.length
-        ? `WHERE status IN (${filter.status.map(() => '?').join(', ')})`
+        ? `WHERE t.status IN (${filter.status.map(() => '?').join(', ')})`
         : '';
       const rows = db
         .prepare<unknown[], TaskRow>(
-          `SELECT * FROM tasks ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+          `${SUMMARY} ${where} ORDER BY t.created_at DESC, t.rowid DESC LIMIT ? OFFSET ?`,
         )
         .all(...(filter.status ?? []), filter.limit ?? -1, filter.offset ?? 0);
       return rows.map(toSummary);
     },
     tryLease: (taskId, holder) => tryLease.immediate(taskId, holder),
     releaseLease(taskId, holder) {
-      db.prepare(
-        'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
-      ).run(taskId, holder.pid, holder.host);
+      clearLease.run(taskId, holder.pid, holder.host);
     },
     leaseHolder(taskId) {
       const row = selectLease.get(taskId);
@@ -196,16 +218,10 @@ export function openSqliteStore(file: string): EventStore {
       return isAlive(holder) ? holder : null;
     },
     closeProvider(provider, resetAt) {
-      db.prepare(
-        `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
-         ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
-      ).run(provider, resetAt);
+      upsertWindow.run(provider, resetAt);
     },
     closedProviders(now) {
-      return db
-        .prepare<[string], { provider: string; reset_at: string }>(
-          'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
-        )
+      return selectWindows
         .all(now.toISOString())
         .map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
     },

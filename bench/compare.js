@@ -1,0 +1,72 @@
+// Diagnostic, not part of `bench/run.js`: two builds of troupe side by side in the same run, for a
+// before/after that the machine's load cannot fake. Each argument is a copy of the package root
+// with its dist/ and bin/ built (e.g. `cp -r dist bin package.json /tmp/before/` and a symlink to
+// node_modules, before the change). Prints, for each: the time a stage (the overhead benchmark's
+// troupe side, in blocks of 50 runs so that one build's background file writes stay in its own
+// block) and `troupe validate` of a 10-agent pipeline against `node -e 0` (interleaved spawns).
+//   node bench/compare.js /tmp/before /tmp/after
+import { spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { makeProject, median, nowMs } from './lib.js';
+
+const roots = process.argv.slice(2).map((r) => resolve(r));
+const stages = 10;
+const blocks = Number(process.env.BLOCKS ?? 8);
+
+async function chain(root) {
+  const load = (path) => import(pathToFileURL(join(root, 'dist', path)).href);
+  const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { TaskService }] = await Promise.all([
+    load('store/sqlite/sqlite-store.js'),
+    load('pipeline/load.js'),
+    load('pipeline/config.js'),
+    load('engine/task-service.js'),
+  ]);
+  const project = makeProject('compare', stages);
+  const store = openSqliteStore(join(project.root, '.troupe', 'troupe.db'));
+  const pipeline = loadPipeline(project.pipelineFile, { params: {}, name: 'bench' });
+  const service = new TaskService(project.root, store, loadProjectConfig(project.root));
+  const times = [];
+  return {
+    times,
+    async run() {
+      const id = service.start({ pipeline, input: 'bench', script: project.script, cwd: project.root });
+      const t0 = nowMs();
+      const state = await service.continue(id);
+      times.push(nowMs() - t0);
+      if (state.status !== 'completed') throw new Error(`${root}: task ended ${state.status}`);
+    },
+  };
+}
+
+const chains = await Promise.all(roots.map(chain));
+for (let i = 0; i < 20; i++) for (const c of chains) await c.run();
+for (const c of chains) c.times.length = 0;
+for (let b = 0; b < blocks; b++)
+  for (let k = 0; k < chains.length; k++)
+    for (let i = 0; i < 50; i++) await chains[(b + k) % chains.length].run();
+
+const project = makeProject('compare-startup', stages);
+const cases = [
+  ['node -e 0', ['-e', '0']],
+  ...roots.map((r) => [r, [join(r, 'bin', 'troupe.js'), 'validate', project.pipelineFile]]),
+];
+const spawned = cases.map(() => []);
+for (let i = 0; i < 32; i++) {
+  for (let k = 0; k < cases.length; k++) {
+    const n = (i + k) % cases.length;
+    const t0 = nowMs();
+    const r = spawnSync(process.execPath, cases[n][1], { cwd: project.root, stdio: 'ignore' });
+    if (r.status !== 0) throw new Error(`${cases[n][0]} exited ${r.status}`);
+    if (i >= 2) spawned[n].push(nowMs() - t0);
+  }
+}
+const node = median(spawned[0]);
+console.log(`node -e 0: ${node.toFixed(1)} ms`);
+roots.forEach((root, i) => {
+  const validate = median(spawned[i + 1]);
+  console.log(
+    `${root}: ${(median(chains[i].times) / stages).toFixed(4)} ms a stage; validate ${validate.toFixed(1)} ms (${(validate / node).toFixed(2)}× node)`,
+  );
+});
+process.exit(0);
