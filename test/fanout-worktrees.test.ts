@@ -59,6 +59,23 @@ async function setup(yaml: string, scriptYaml: string): Promise<string> {
 const show = (repo: string, rev: string) => sh(repo, 'show', rev).then((s) => s.trim());
 
 describe('fan-out branches in worktrees of their own', () => {
+  it('a pipeline that gets its worktree by default (an agent edits code) gives its branches worktrees too', async () => {
+    const yaml = pipeline()
+      .replace('workspace: {isolation: worktree, merge: on_complete}\n', '')
+      .replace(
+        '  - id: left\n    runtime: claude\n',
+        '  - id: left\n    runtime: claude\n    permissions: edit\n',
+      );
+    const repo = await setup(yaml, script(false));
+    const { code, json } = await troupeJson(repo, ['run', 'go', '--script', 'script.yaml']);
+    expect(json.error).toBeNull();
+    expect(code).toBe(0);
+    const wt = (name: string) => join(repo, '.troupe', 'worktrees', name);
+    expect(await show(repo, `troupe/${json.id}--right:cwd-right.txt`)).toBe(wt(`${json.id}--right`));
+    expect(await show(repo, 'main:left.txt')).toBe('L');
+    expect(await show(repo, 'main:right.txt')).toBe('R');
+  });
+
   it('two branches editing different files work in their own worktrees and merge cleanly into the task branch, then base', async () => {
     const repo = await setup(pipeline(), script(false));
     const { code, json } = await troupeJson(repo, ['run', 'go', '--script', 'script.yaml']);

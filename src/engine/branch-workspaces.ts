@@ -3,7 +3,7 @@ import { findNode } from '../pipeline/types.js';
 import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import type { TaskEvent } from './events.js';
 import type { Step } from './plan.js';
-import { branchLineage, type TaskState } from './task-state.js';
+import { branchLineage, type TaskState, workspaceSettings } from './task-state.js';
 
 /**
  * Fan-out branches in worktrees of their own (docs/workspaces.md). In a task with
@@ -76,7 +76,7 @@ export class BranchWorkspaces {
       if (taken) throw new BranchInUseError(taken.branch);
     }
     const workspace = state.workspace!;
-    const settings = state.definition.workspace!;
+    const settings = workspaceSettings(state)!;
     const prepared = this.serial(() =>
       this.port.prepareBranch(workspace.repo, this.taskId, name, settings, recorded?.head ?? null),
     );
