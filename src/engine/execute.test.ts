@@ -45,3 +45,39 @@ describe('executor: stopping a run without ending the task', () => {
     expect([...store.events(id)].map((e) => e.type)).toContain('stage_interrupted');
   });
 });
+
+describe('executor: commits', () => {
+  it("a stage's completion, its handoff and the next stage's start are one transaction", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-exec-'));
+    const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
+    let appends = 0;
+    const counting = new Proxy(store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== 'append') return value;
+        return (...args: Parameters<typeof store.append>) => {
+          appends++;
+          return store.append(...args);
+        };
+      },
+    });
+    try {
+      const service = new TaskService(root, counting, defaultConfig());
+      const p = pipeline(
+        agent('a', { handoffs: [handoff('b')] }),
+        agent('b', { handoffs: [handoff('c')] }),
+        agent('c'),
+      );
+      const id = service.start({
+        pipeline: p,
+        input: 'go',
+        script: { agents: { a: ['A'], b: ['B'], c: ['C'] }, gates: {}, human: {} },
+      });
+      expect((await service.continue(id)).status).toBe('completed');
+      // start a; complete a + hand off + start b; … ; complete c + task_completed
+      expect(appends).toBe(4);
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -373,7 +373,10 @@ class TaskRun {
         { type: 'task_failed', reason: (error as Error).message, stage: null, errorKind: 'template_error' },
       ]);
     }
-    const place = await this.workplace(step.activation);
+    // awaited only when there is git work: an await here would let the loop commit the previous
+    // stage's events on their own, a second transaction per stage
+    const pending = this.workplace(step.activation);
+    const place = pending instanceof Promise ? await pending : pending;
     if (!place) return;
     this.commit([
       {
@@ -423,7 +426,8 @@ class TaskRun {
     try {
       const runtime = this.ports.runtimeFor(this.state, runner, 'stage');
       if (runtime.name !== 'scripted') await this.syncFiles();
-      const release = await (this.ports.limiter?.acquire(provider, this.abort.signal) ?? noRelease);
+      const turn = this.ports.limiter?.acquire(provider, this.abort.signal) ?? noRelease;
+      const release = typeof turn === 'function' ? turn : await turn;
       // another task may have met the limit while this one waited its turn: no call into a closed window
       const closedNow = this.ports.store.closedProviders(new Date()).find((w) => w.provider === provider);
       if (closedNow) {
@@ -611,10 +615,14 @@ class TaskRun {
    * Where a stage works: the task's directory, its worktree, or its fan-out branch's worktree
    * (made ready first; recorded). Null when that failed, and the task with it.
    */
-  private async workplace(activation: string): Promise<Workplace | null> {
-    if (!this.branchWorkspaces) return { cwd: this.state.cwd, branch: null };
+  private workplace(activation: string): Workplace | Promise<Workplace | null> {
+    if (!this.branchWorkspaces || !this.state.workspace) return { cwd: this.state.cwd, branch: null };
+    return this.branchWorkplace(this.branchWorkspaces, activation);
+  }
+
+  private async branchWorkplace(branches: BranchWorkspaces, activation: string): Promise<Workplace | null> {
     try {
-      const { place, events } = await this.branchWorkspaces.workplaceFor(activation);
+      const { place, events } = await branches.workplaceFor(activation);
       if (events.length > 0) this.commit(events);
       return place;
     } catch (error) {

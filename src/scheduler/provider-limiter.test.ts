@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { ProviderLimiter } from './provider-limiter.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
+/** A capped provider's turn (always a promise). */
+const turn = (limiter: ProviderLimiter, provider: string, signal?: AbortSignal) =>
+  Promise.resolve(limiter.acquire(provider, signal));
 
 describe('ProviderLimiter', () => {
   it('lets at most `concurrency` calls run at once, first come first served', async () => {
     const limiter = new ProviderLimiter({ claude: { concurrency: 2, requests_per_minute: null } });
     const order: string[] = [];
     const take = (name: string) =>
-      limiter.acquire('claude').then((release) => {
+      turn(limiter, 'claude').then((release) => {
         order.push(name);
         return release;
       });
@@ -36,7 +39,7 @@ describe('ProviderLimiter', () => {
     let now = 0;
     const limiter = new ProviderLimiter({ gemini: { concurrency: null, requests_per_minute: 2 } }, () => now);
     const started: number[] = [];
-    for (let i = 0; i < 3; i++) void limiter.acquire('gemini').then(() => started.push(now));
+    for (let i = 0; i < 3; i++) void turn(limiter, 'gemini').then(() => started.push(now));
     await tick();
     expect(started).toEqual([0, 0]);
     now = 59_999;
@@ -46,14 +49,15 @@ describe('ProviderLimiter', () => {
 
   it('leaves providers without limits alone, and an aborted wait gives its place up', async () => {
     const limiter = new ProviderLimiter({ codex: { concurrency: 1, requests_per_minute: null } });
-    const release = await limiter.acquire('claude');
-    release();
+    const release = limiter.acquire('claude');
+    expect(release).toBeTypeOf('function'); // no caps: no wait, not even a promise
+    (release as () => void)();
     const first = await limiter.acquire('codex');
     const abort = new AbortController();
-    const waiting = limiter.acquire('codex', abort.signal);
+    const waiting = turn(limiter, 'codex', abort.signal);
     abort.abort(new Error('stop'));
     await expect(waiting).rejects.toThrow('stop');
-    const next = limiter.acquire('codex');
+    const next = turn(limiter, 'codex');
     first();
     await expect(next).resolves.toBeTypeOf('function');
   });

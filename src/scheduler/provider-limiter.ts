@@ -100,12 +100,13 @@ export class ProviderLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Waits for a turn with `provider`; the release must be called when the call ends. */
-  acquire(provider: string, signal?: AbortSignal): Promise<Release> {
+  /**
+   * A turn with `provider`: at once (not a promise) when it has no caps, else once one is free.
+   * The release must be called when the call ends.
+   */
+  acquire(provider: string, signal?: AbortSignal): Release | Promise<Release> {
     const limit = this.limits[provider];
-    if (!limit || (limit.concurrency === null && limit.requests_per_minute === null)) {
-      return Promise.resolve(noRelease);
-    }
+    if (!limit || (limit.concurrency === null && limit.requests_per_minute === null)) return noRelease;
     let queue = this.queues.get(provider);
     if (!queue) {
       queue = new ProviderQueue(limit, this.now);

@@ -5,7 +5,14 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../engine/events.js';
 import { NotFoundError, StateError } from '../../errors.js';
-import type { EventStore, LeaseHolder, SummaryUpdate, TaskFilter, TaskSummary } from '../event-store.js';
+import type {
+  EventStore,
+  LeaseHolder,
+  ProviderWindow,
+  SummaryUpdate,
+  TaskFilter,
+  TaskSummary,
+} from '../event-store.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page
@@ -104,10 +111,14 @@ export function openSqliteStore(file: string): EventStore {
     `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
      ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
   );
-  // read before every stage: prepared once (preparing costs more than running it)
-  const selectWindows = db.prepare<[string], { provider: string; reset_at: string }>(
-    'SELECT provider, reset_at FROM provider_windows WHERE reset_at > ? ORDER BY provider',
+  // read before every stage (twice): kept in memory until this connection closes a window or
+  // another connection commits anything (data_version changes), which is cheaper than the SELECT
+  const selectWindows = db.prepare<[], { provider: string; reset_at: string }>(
+    'SELECT provider, reset_at FROM provider_windows ORDER BY provider',
   );
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  let windows: ProviderWindow[] | null = null;
+  let windowsVersion = -1;
 
   // the parsed object is new: completed in place rather than copied (every resume reads the whole log)
   const toStored = (row: EventRow): StoredEvent => {
@@ -219,11 +230,16 @@ export function openSqliteStore(file: string): EventStore {
     },
     closeProvider(provider, resetAt) {
       upsertWindow.run(provider, resetAt);
+      windows = null;
     },
     closedProviders(now) {
-      return selectWindows
-        .all(now.toISOString())
-        .map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
+      const version = dataVersion.get()!;
+      if (windows === null || version !== windowsVersion) {
+        windows = selectWindows.all().map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
+        windowsVersion = version;
+      }
+      const at = now.toISOString();
+      return windows.filter((w) => w.resetAt > at);
     },
     close: () => db.close(),
   };
