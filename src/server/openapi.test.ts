@@ -2,6 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TaskService } from '../engine/task-service.js';
+import { agent, handoff, pipeline } from '../engine/test-pipelines.js';
 import { defaultConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { createApp } from './app.js';
@@ -31,5 +33,29 @@ describe('the OpenAPI document', () => {
     const response = await app().app.request('/api/openapi.json', { headers: { Host: '127.0.0.1:8000' } });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { openapi: string }).openapi).toBe('3.1.0');
+  });
+
+  it('declares every field a task detail has', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'troupe-openapi-'));
+    const store = openSqliteStore(path.join(root, 'troupe.db'));
+    const { app: served } = createApp({ project: { root, store, config: defaultConfig() } });
+    const tasks = new TaskService(root, store, defaultConfig());
+    const id = tasks.start({
+      pipeline: pipeline(agent('a', { handoffs: [handoff('b')] }), agent('b')),
+      input: 'go',
+      size: { size: 'M', by: 'cli' },
+      script: { agents: { a: ['A'], b: ['B'] }, gates: {}, human: {} },
+    });
+    await tasks.continue(id);
+    const response = await served.request(`/api/tasks/${id}`, { headers: { Host: '127.0.0.1:8000' } });
+    const detail = (await response.json()) as Record<string, unknown> & { stages: Record<string, unknown>[] };
+    const declared = (name: string) =>
+      Object.keys(
+        (openApiDocument.components.schemas as unknown as Record<string, { properties: object }>)[name]!
+          .properties,
+      );
+    expect(Object.keys(detail).filter((k) => !declared('TaskDetail').includes(k))).toEqual([]);
+    expect(Object.keys(detail.stages[0]!).filter((k) => !declared('Stage').includes(k))).toEqual([]);
+    store.close();
   });
 });

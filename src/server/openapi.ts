@@ -107,6 +107,7 @@ export const openApiDocument = {
         enum: [
           'pending',
           'running',
+          'waiting',
           'awaiting_gate',
           'awaiting_human_input',
           'completed',
@@ -128,6 +129,13 @@ export const openApiDocument = {
         turn: obj({ round: int, summary: { type: 'boolean' } }),
         started: str,
         finished: str,
+        route: obj({
+          tier: str,
+          runtime: str,
+          model: str,
+          effort: str,
+          recommended: obj({ tier: str, reason: str }),
+        }),
       }),
       Graph: obj({
         nodes: { type: 'array', items: obj({ id: str, name: str, type: str, runtime: str, gate: str }) },
@@ -138,6 +146,13 @@ export const openApiDocument = {
         status: ref('Status'),
         pipeline: str,
         input: str,
+        created: str,
+        updated: str,
+        /** `parent` is the CLI's name (`status --json`); `parent_task_id` the list's. */
+        parent: str,
+        parent_task_id: str,
+        start_agent: str,
+        cancel_reason: str,
         stages: { type: 'array', items: ref('Stage') },
         waiting: ref('Waiting'),
         error: str,
@@ -149,6 +164,17 @@ export const openApiDocument = {
         chunks: { type: 'array', items: ref('Chunk') },
         chunks_enabled: { type: 'boolean' },
         last_seq: int,
+        size: obj({ size: { enum: ['S', 'M', 'L', 'XL'] }, by: str }),
+        spec: obj({ stage: int, agent: str, spec: { type: 'object' } }),
+        workspace: obj({
+          isolation: { enum: ['worktree', 'none'] },
+          why: str,
+          path: str,
+          branch: str,
+          base: str,
+          merged: str,
+          unmerged: str,
+        }),
       }),
       Chunk: obj({
         id: str,
