@@ -54,7 +54,15 @@ beforeAll(async () => {
   dir = project({
     '.troupe/pipelines/write.yaml': writerPipeline,
     '.troupe/pipelines/deploy.yaml': readFileSync(example('human-deploy'), 'utf8'),
-    '.troupe/config.yaml': 'default_pipeline: write\n',
+    '.troupe/config.yaml': [
+      'default_pipeline: write',
+      'routing:',
+      '  tiers: {fast: {runtime: gemini, model: gemini-2.5-flash}, deep: {runtime: claude, model: opus}}',
+      '  learn: false',
+      '',
+    ].join('\n'),
+    '.troupe/pipelines/routed.yaml': 'agents:\n  - id: coder\n    runtime: claude\n    model: auto\n',
+    'routed-script.yaml': 'agents:\n  coder: ["patched"]\n',
     'write-script.yaml': writeScript,
     'no-human.yaml': noHuman,
     '.troupe/pipelines/chunky.yaml': chunkyPipeline,
@@ -173,6 +181,15 @@ describe('the dashboard: sessions, chunks and the agent form', () => {
     });
     return ((await started.json()) as { task_id: string }).task_id;
   };
+
+  it('shows the tier a routed stage ran on, and why', async () => {
+    const id = await run({ input: 'fix it', pipeline: 'routed', script: 'routed-script.yaml' });
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    await expectText(page.getByTestId('detail-status'), 'completed');
+    const tier = page.getByTestId('stage-1').getByTestId('stage-tier');
+    await expectText(tier, 'deep · opus');
+    expect(await tier.getAttribute('title')).toBe('recommended deep: default tier');
+  });
 
   it('shows a session round by round, with who voted to agree and the outcome', async () => {
     const id = await run({

@@ -52,6 +52,14 @@ export interface Stage {
   turn: { round: number; summary: boolean } | null;
   started: string | null;
   finished: string | null;
+  /** The tier a routed stage (model/effort auto) ran on, and why it was recommended. */
+  route: {
+    tier: string;
+    runtime: string;
+    model: string | null;
+    effort: string | null;
+    recommended: { tier: string; reason: string };
+  } | null;
 }
 
 export interface GraphNode {

@@ -198,6 +198,15 @@ function StageItem(props: { stage: Stage; live: string | undefined; now: number 
         <strong>{s.agent}</strong>
         {s.turn && <span className="tag">{s.turn.summary ? 'summary' : `round ${s.turn.round}`}</span>}
         {s.attempt > 1 && <span className="tag">attempt {s.attempt}</span>}
+        {s.route && (
+          <span
+            className="tag"
+            data-testid="stage-tier"
+            title={`recommended ${s.route.recommended.tier}: ${s.route.recommended.reason}`}
+          >
+            {s.route.tier} · {s.route.model ?? s.route.runtime}
+          </span>
+        )}
         <span className={`badge ${s.status}`}>{s.status.replace('_', ' ')}</span>
         <span className="muted right">
           {running && s.started
