@@ -66,6 +66,16 @@ describe('MessageBus', () => {
     );
   });
 
+  it('learns about handles another process added to meta/config.json since its last send', () => {
+    const bus = freshBus();
+    expect(bus.send({ from: 'claude', to: 'codex', body: 'x' }).warnings).toEqual([]);
+    openBus(bus.root).init(['claude', 'codex', 'gemini'], true);
+    expect(bus.send({ from: 'claude', to: 'gemini', body: 'x' }).warnings).toEqual([]);
+    expect(bus.send({ from: 'claude', to: 'ghost', body: 'x' }).warnings).toEqual([
+      'unknown handle(s): ghost (not in meta/config.json)',
+    ]);
+  });
+
   it('delivers to several recipients with one id, and warns about unknown handles unless strict', () => {
     const bus = freshBus();
     const sent = bus.send({

@@ -131,6 +131,8 @@ export class MessageBus {
   readonly session?: string;
   readonly amqrc?: Amqrc;
   readonly strict: boolean;
+  /** meta/config.json per root, as last read (see unknownHandles). */
+  private readonly configs = new Map<string, RootConfig>();
 
   constructor(root: string, options: BusOptions = {}) {
     this.root = resolve(root);
@@ -150,6 +152,19 @@ export class MessageBus {
 
   private validation(): ValidateOptions {
     return this.strict ? { strict: true, agents: this.config()?.agents ?? [] } : {};
+  }
+
+  /**
+   * Handles the root's meta/config.json does not list. The config is read once per root and read
+   * again only when a handle is missing from it (another process may have added agents since).
+   */
+  private unknownHandles(root: string, handles: string[]): string[] {
+    const missing = (config: RootConfig) => handles.filter((h) => h !== HUMAN && !config.agents.includes(h));
+    const cached = this.configs.get(root);
+    if (cached && missing(cached).length === 0) return [];
+    const config = requireInitialized(root, this.baseRoot);
+    this.configs.set(root, config);
+    return missing(config);
   }
 
   init(agents: string[], force = false) {
@@ -194,9 +209,7 @@ export class MessageBus {
       });
     }
     if (!route.crossProject) {
-      const config = requireInitialized(route.root, this.baseRoot);
-      const known = new Set([...config.agents, HUMAN]);
-      const unknown = [from, ...to].filter((h) => !known.has(h));
+      const unknown = this.unknownHandles(route.root, [from, ...to]);
       if (unknown.length > 0) {
         const text = `unknown handle(s): ${unknown.join(', ')} (not in meta/config.json)`;
         if (this.strict) throw new UsageError(text);

@@ -1,4 +1,4 @@
-import { linkSync, rmSync } from 'node:fs';
+import { linkSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError } from '../errors.js';
 import { errno, fsyncDir, publishNoReplace, writeExclusive, writeFileAtomic } from './durable.js';
@@ -108,6 +108,15 @@ function recordOutbox(report: DeliveryReport, tmp: string, outbox: Mailbox, file
       report.outboxError = (error as Error).message;
     }
   } finally {
-    rmSync(tmp, { force: true });
+    removeAttempt(tmp);
+  }
+}
+
+/** The attempt file, once linked where it belongs (unlink alone: rmSync would stat it twice first). */
+function removeAttempt(tmp: string): void {
+  try {
+    unlinkSync(tmp);
+  } catch (error) {
+    if (errno(error) !== 'ENOENT') throw error;
   }
 }

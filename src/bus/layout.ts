@@ -32,10 +32,23 @@ const LEAVES = [
   'receipts',
 ] as const;
 
+// a send names two mailboxes; their ten paths are joined once per process, not per message
+const mailboxes = new Map<string, Mailbox>();
+
 export function mailbox(root: string, handle: string): Mailbox {
+  const key = `${root}\u0000${handle}`;
+  const known = mailboxes.get(key);
+  if (known) return known;
   if (!isValidHandle(handle)) throw new UsageError(`invalid handle '${handle}'`);
+  const box = mailboxAt(root, handle);
+  if (mailboxes.size > 1000) mailboxes.clear();
+  mailboxes.set(key, box);
+  return box;
+}
+
+function mailboxAt(root: string, handle: string): Mailbox {
   const dir = join(root, 'agents', handle);
-  return {
+  return Object.freeze({
     handle,
     dir,
     inboxTmp: join(dir, 'inbox', 'tmp'),
@@ -47,7 +60,7 @@ export function mailbox(root: string, handle: string): Mailbox {
     dlqCur: join(dir, 'dlq', 'cur'),
     receipts: join(dir, 'receipts'),
     presence: join(dir, 'presence.json'),
-  };
+  });
 }
 
 // mkdir -p of eight dirs is eight syscalls a send; a process only needs to do it once per mailbox
