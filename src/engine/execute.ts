@@ -358,6 +358,8 @@ class TaskRun {
     if (step.notBefore) await sleepUntil(step.notBefore, this.abort.signal);
     const node = this.agent(step.agent);
     const activation = this.state.activations.get(step.activation)!;
+    // the provider whose limit this stage waited out (the fold clears it once the stage starts)
+    const limitedBy = activation.waitingFor?.provider ?? null;
     let prompt: string;
     try {
       let inbox = '';
@@ -421,6 +423,11 @@ class TaskRun {
     request.model = concreteModel(runner.model);
     request.effort = concreteEffort(runner.effort);
     request.timeoutMs = (node.timeout ?? this.state.timeouts[runner.runtime] ?? 600) * 1000;
+    // back on the provider that limited it: the stage continues the CLI's own conversation
+    // (claude --resume, codex exec resume), so the agent keeps what it had done
+    if (limitedBy === runner.runtime && !request.resumeSessionId) {
+      request.resumeSessionId = resumableSession(this.state.agentMeta[node.id] ?? []);
+    }
     // what is recorded so far is committed before the runtime runs (a store error is not the runtime's)
     this.flush();
     try {

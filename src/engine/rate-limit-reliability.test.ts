@@ -171,4 +171,36 @@ describe('rate limits under load', () => {
       }
     }
   });
+
+  it("a stage limited mid-call continues the CLI's own session when its provider reopens", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-limits-'));
+    const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
+    stores.push(store);
+    const service = new TaskService(root, store, defaultConfig());
+    const resumed: Array<string | null> = [];
+    let calls = 0;
+    const cli: Runtime = {
+      name: 'claude',
+      async *run(request) {
+        calls++;
+        resumed.push(request.resumeSessionId);
+        if (calls === 1) {
+          throw new RuntimeError('usage_limit', 'limit reached', {
+            resetAt: new Date(Date.now() + 300),
+            meta: { session_id: 'session-of-the-limited-call' },
+          });
+        }
+        yield { type: 'result', text: 'done', usage: { input_tokens: 1, output_tokens: 1 } };
+      },
+    };
+    const id = service.start({ pipeline: pipeline(agent('a', { runtime: 'codex' })), input: 'go' });
+    const state = await runTask(id, {
+      store,
+      files: TaskFiles.forTask(root, id),
+      runtimeFor: () => cli,
+      human: () => ({ answer: () => undefined }),
+    });
+    expect(state.status).toBe('completed');
+    expect(resumed).toEqual([null, 'session-of-the-limited-call']);
+  });
 });
