@@ -9,13 +9,36 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
   const color = stream.isTTY === true && !process.env.NO_COLOR;
   const paint = (code: number, text: string) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
   let midLine = false;
+  // on a terminal, a wait for a provider's reset counts down on a line of its own, rewritten each
+  // second until anything else is shown (then it is wiped and the output goes on below)
+  let countdown: NodeJS.Timeout | null = null;
+  const stopCountdown = () => {
+    if (!countdown) return;
+    clearInterval(countdown);
+    countdown = null;
+    stream.write('\r\x1b[2K');
+  };
+  const startCountdown = (provider: string, until: string) => {
+    if (stream.isTTY !== true) return;
+    stopCountdown();
+    const tick = () => {
+      const ms = Date.parse(until) - Date.now();
+      if (ms <= 0) return stopCountdown();
+      stream.write(`\r\x1b[2K${paint(2, `  ⏳ ${provider} reopens in ${formatDuration(ms)}`)}`);
+    };
+    countdown = setInterval(tick, 1000);
+    countdown.unref();
+    tick();
+  };
   const line = (text: string) => {
+    stopCountdown();
     if (midLine) stream.write('\n');
     midLine = false;
     stream.write(`${text}\n`);
   };
   return {
     onText(_stage, _agent, text) {
+      stopCountdown();
       stream.write(paint(2, text));
       midLine = !text.endsWith('\n');
     },
@@ -58,17 +81,19 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
             ),
           );
         case 'rate_limited':
-          if (event.retryAt)
-            return line(
+          if (!event.retryAt) {
+            line(
               paint(
                 33,
-                `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC; moving to a fallback`,
+                `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited; waiting until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC (${untilText(event.resetAt)}), then it carries on`,
               ),
             );
+            return startCountdown(event.provider, event.resetAt);
+          }
           return line(
             paint(
               33,
-              `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited; waiting until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC (${untilText(event.resetAt)}), then it carries on`,
+              `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC; moving to a fallback`,
             ),
           );
         case 'stage_interrupted':
