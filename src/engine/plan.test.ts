@@ -752,8 +752,9 @@ describe('planner: fan-out branches in worktrees', () => {
     targets: [{ agent: 'sum', input: 'x', condition: 'always' }],
   });
   /** Both branches ran in their worktrees and reached the join. */
-  const joined = () =>
-    new Log(p)
+  /** `lead` fanned out to sec and perf, each in its branch worktree. */
+  const fannedOut = (of: typeof p) =>
+    new Log(of)
       .add({
         type: 'workspace_ready',
         path: '/r/.troupe/worktrees/T-TEST',
@@ -771,7 +772,9 @@ describe('planner: fan-out branches in worktrees', () => {
           { agent: 'perf', input: 'code', condition: 'always' },
         ],
       })
-      .add(ws('l1', 'sec'), ws('l2', 'perf'))
+      .add(ws('l1', 'sec'), ws('l2', 'perf'));
+  const joined = () =>
+    fannedOut(p)
       .stage(2, 'a2', 'sec', 'ok')
       .add(toSum(2, 'a2'))
       .stage(3, 'a3', 'perf', 'ok')
@@ -876,19 +879,7 @@ describe('planner: fan-out branches in worktrees', () => {
 
   it('branches no join collected are merged before the task completes', () => {
     const ends = pipeline(agent('lead', { handoffs: [handoff('sec, perf')] }), agent('sec'), agent('perf'));
-    const log = new Log(ends)
-      .add({ type: 'workspace_ready', path: '/r/w', branch: 'troupe/T-TEST', base: 'main', repo: '/r' })
-      .stage(1, 'a1', 'lead', 'code')
-      .add({
-        type: 'handoff',
-        stage: 1,
-        activation: 'a1',
-        targets: [
-          { agent: 'sec', input: 'code', condition: 'always' },
-          { agent: 'perf', input: 'code', condition: 'always' },
-        ],
-      })
-      .add(ws('l1', 'sec'), ws('l2', 'perf'))
+    const log = fannedOut(ends)
       .stage(2, 'a2', 'sec', 'ok')
       .add({ type: 'handoff', stage: 2, activation: 'a2', targets: [] })
       .stage(3, 'a3', 'perf', 'ok')

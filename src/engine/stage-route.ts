@@ -1,7 +1,7 @@
 import type { Tier } from '../pipeline/routing-config.js';
 import type { AgentNode } from '../pipeline/types.js';
 import type { Effort } from '../runtimes/runtime.js';
-import { decideTier, onTier, type RouterAdvice, taskKind } from '../scheduler/route.js';
+import { decideTier, onTier, ROUTER_REASON, type RouterAdvice, taskKind } from '../scheduler/route.js';
 import { type RouteOutcome, tierRecords } from '../scheduler/route-history.js';
 import type { EventOf } from './events.js';
 import type { TaskState } from './task-state.js';
@@ -97,9 +97,9 @@ export function routeStage(
 /** The router's advice this agent already had in this task (it is asked once per agent). */
 export function earlierAdvice(state: TaskState, agent: string): RouterAdvice | null {
   const earlier = state.stages.find(
-    (s) => s.agent === agent && state.routes[s.n]?.recommended.reason.startsWith('router: '),
+    (s) => s.agent === agent && state.routes[s.n]?.recommended.reason.startsWith(ROUTER_REASON),
   );
   if (!earlier) return null;
   const { tier, reason } = state.routes[earlier.n]!.recommended;
-  return { tier, reason: reason.slice('router: '.length) };
+  return { tier, reason: reason.slice(ROUTER_REASON.length) };
 }

@@ -3,7 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Usage } from '../engine/events.js';
 import { classifyMessage, hintFor } from './classify.js';
-import { type CliParser, num, type ResultEvent, runCli, stderrTail } from './cli-run.js';
+import {
+  type CliParser,
+  type CliRuntimeOptions,
+  num,
+  type ResultEvent,
+  runCli,
+  stderrTail,
+} from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
 import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
@@ -25,13 +32,7 @@ import {
  * synthetic assistant message's `error`, `api_error_status`, the `rate_limit_event` and the text.
  */
 
-export interface ClaudeOptions {
-  /** The binary (default `claude` on PATH). */
-  bin?: string;
-  /** Extra environment for the CLI. */
-  env?: Record<string, string | undefined>;
-  now?: () => Date;
-}
+export type ClaudeOptions = CliRuntimeOptions;
 
 export const CLAUDE_INSTALL = 'npm i -g @anthropic-ai/claude-code';
 /** Longer prompts go through stdin: one argv string may not exceed 128 KiB on Linux. */

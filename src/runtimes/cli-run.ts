@@ -11,6 +11,16 @@ import { RuntimeError, type RuntimeEvent, type RuntimeRequest } from './runtime.
 
 export type ResultEvent = Extract<RuntimeEvent, { type: 'result' }>;
 
+/** What every CLI runtime (claude, gemini, codex) can be given; each adds its own. */
+export interface CliRuntimeOptions {
+  /** The binary (default: the CLI's name on PATH). */
+  bin?: string;
+  /** Extra environment for the CLI. */
+  env?: Record<string, string | undefined>;
+  /** The clock reset times are read against. */
+  now?: () => Date;
+}
+
 export interface CliParser {
   /** The events one stdout line stands for (none for noise). */
   line(line: string): RuntimeEvent[];

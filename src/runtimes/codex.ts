@@ -2,7 +2,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { classifyMessage, hintFor } from './classify.js';
 import { ARGV_PROMPT_LIMIT } from './claude.js';
-import { type CliParser, num, type ResultEvent, runCli, stderrTail } from './cli-run.js';
+import {
+  type CliParser,
+  type CliRuntimeOptions,
+  num,
+  type ResultEvent,
+  runCli,
+  stderrTail,
+} from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
 import { mcpLaunch } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
@@ -25,10 +32,7 @@ import {
  * "try again at 1:13 PM" has a known zone.
  */
 
-export interface CodexOptions {
-  bin?: string;
-  env?: Record<string, string | undefined>;
-  now?: () => Date;
+export interface CodexOptions extends CliRuntimeOptions {
   /** Reconnects in a row that end the run (default 10). */
   maxReconnects?: number;
   /** How long a streak of reconnects may last (default 60 s). */

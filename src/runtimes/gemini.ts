@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Usage } from '../engine/events.js';
 import { classifyMessage, hintFor } from './classify.js';
-import { type CliParser, num, type ResultEvent, runCli } from './cli-run.js';
+import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
 import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
@@ -27,10 +27,7 @@ import {
  * mode an API error exits with its HTTP status & 255 (429 → 173).
  */
 
-export interface GeminiOptions {
-  bin?: string;
-  env?: Record<string, string | undefined>;
-  now?: () => Date;
+export interface GeminiOptions extends CliRuntimeOptions {
   /** Pass --skip-trust (config `trust_workspace`, default true). */
   trustWorkspace?: boolean;
   /**

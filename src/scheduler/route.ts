@@ -76,6 +76,17 @@ export function recommendTier(routing: RoutingConfig, ctx: RouteContext): { tier
   return { tier: routing.default, reason: 'default tier' };
 }
 
+/** The router's tier when it named one; the rules' otherwise (saying why the router could not). */
+function recommendation(routing: RoutingConfig, ctx: RouteContext, advice: RouterAdvice | null) {
+  if (advice && !('error' in advice))
+    return { tier: advice.tier, reason: `${ROUTER_REASON}${advice.reason}` };
+  const ruled = recommendTier(routing, ctx);
+  return advice ? { ...ruled, reason: `${ruled.reason} (router: ${advice.error})` } : ruled;
+}
+
+/** How a recommendation from the router model reads in the log (its reason follows). */
+export const ROUTER_REASON = 'router: ';
+
 /** What the router model said: a tier with its reason, or why it could not say. */
 export type RouterAdvice = { tier: string; reason: string } | { error: string };
 
@@ -86,13 +97,7 @@ export function decideTier(
   advice: RouterAdvice | null = null,
 ): RouteDecision {
   const kind = taskKind(ctx.pipeline, ctx.agent, ctx.size);
-  const ruled = () => recommendTier(routing, ctx);
-  const recommended =
-    advice === null
-      ? ruled()
-      : 'error' in advice
-        ? { ...ruled(), reason: `${ruled().reason} (router: ${advice.error})` }
-        : { tier: advice.tier, reason: `router: ${advice.reason}` };
+  const recommended = recommendation(routing, ctx, advice);
   const order = Object.keys(routing.tiers);
   const depth = (tier: string) => order.indexOf(tier);
   const overrides: string[] = [];

@@ -11,8 +11,9 @@ export function registerBus(program: Command): void {
     .command('bus')
     .description('agent mailboxes on disk, compatible with AMQ (send, drain, reply, watch, ...)');
 
-  const verb = (name: string, description: string) =>
-    bus
+  // a verb of `troupe bus`, or of one of its groups (receipts, dlq, presence)
+  const verb = (name: string, description: string, parent: Command = bus) =>
+    parent
       .command(name)
       .description(description)
       .option('--root <dir>', 'mailbox root (else AM_ROOT, .amqrc, AMQ_GLOBAL_ROOT, .agent-mail)')
@@ -102,23 +103,11 @@ export function registerBus(program: Command): void {
     .action(run('messaging', 'thread'));
 
   const receipts = bus.command('receipts').description('delivery receipts (drained, dlq)');
-  me(
-    receipts
-      .command('list')
-      .description("list a consumer's receipts, oldest first")
-      .option('--root <dir>', 'mailbox root')
-      .option('--json', 'print JSON'),
-  )
+  me(verb('list', "list a consumer's receipts, oldest first", receipts))
     .option('--msg-id <id>', 'only for this message')
     .option('--stage <stage>', 'only drained or dlq')
     .action(run('operations', 'receiptsList'));
-  me(
-    receipts
-      .command('wait')
-      .description('wait until a message is drained (or dead-lettered)')
-      .option('--root <dir>', 'mailbox root')
-      .option('--json', 'print JSON'),
-  )
+  me(verb('wait', 'wait until a message is drained (or dead-lettered)', receipts))
     .requiredOption('--msg-id <id>', 'message id')
     .option('--consumer <handle>', 'whose receipt (default: the recipient, from your outbox)')
     .option('--stage <stage>', 'drained|dlq', 'drained')
@@ -127,14 +116,7 @@ export function registerBus(program: Command): void {
     .action(run('waiting', 'receiptsWait'));
 
   const dlq = bus.command('dlq').description('dead-letter queue: messages that could not be read');
-  const dlqVerb = (name: string, description: string) =>
-    me(
-      dlq
-        .command(name)
-        .description(description)
-        .option('--root <dir>', 'mailbox root')
-        .option('--json', 'print JSON'),
-    );
+  const dlqVerb = (name: string, description: string) => me(verb(name, description, dlq));
   dlqVerb('list', 'list dead letters')
     .option('--new', 'only not yet inspected')
     .option('--cur', 'only inspected')
@@ -154,22 +136,11 @@ export function registerBus(program: Command): void {
     .action(run('operations', 'dlqPurge'));
 
   const presence = bus.command('presence').description("who is around: an agent's status");
-  me(
-    presence
-      .command('set')
-      .description('set your status')
-      .option('--root <dir>', 'mailbox root')
-      .option('--json', 'print JSON'),
-  )
+  me(verb('set', 'set your status', presence))
     .requiredOption('--status <status>', 'free text, e.g. busy, reviewing')
     .option('--note <text>', 'a note')
     .action(run('operations', 'presenceSet'));
-  presence
-    .command('list')
-    .description('every status in this root')
-    .option('--root <dir>', 'mailbox root')
-    .option('--json', 'print JSON')
-    .action(run('operations', 'presenceList'));
+  verb('list', 'every status in this root', presence).action(run('operations', 'presenceList'));
 
   verb('who', 'agents in the base root and its sessions, and whether they are active').action(
     run('operations', 'who'),

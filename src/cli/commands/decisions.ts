@@ -16,7 +16,7 @@ export function registerDecisions(program: Command): void {
     .option('--json', 'print JSON: {summary, decisions}')
     .action(
       action(async (flags: DecisionsFlags) => {
-        const { UsageError } = await import('../../errors.js');
+        const { NotFoundError, UsageError } = await import('../../errors.js');
         const { openProject } = await import('../project.js');
         const { printJson } = await import('../options.js');
         const { ROUTE_EVENT_TYPES, routeOutcomes, summarizeOutcomes } = await import(
@@ -26,7 +26,7 @@ export function registerDecisions(program: Command): void {
         if (since !== null && Number.isNaN(since))
           throw new UsageError(`--since ${flags.since} is not a date`);
         const project = openProject();
-        if (flags.task) project.tasks.state(flags.task); // not found: exit 3
+        if (flags.task && !project.store.task(flags.task)) throw new NotFoundError(`no task ${flags.task}`);
         const events = flags.task
           ? project.store.events(flags.task)
           : project.store.eventsOfTypes(ROUTE_EVENT_TYPES, 'decision');
