@@ -42,26 +42,40 @@ function fsyncDir(dir) {
   closeSync(fd);
 }
 
-/** The floor: write a temp file, fsync it and its directory, rename it into new/. Nothing else. */
+/**
+ * The floor: the least a durable Maildir delivery does. Write a temp file, fsync it, rename it into
+ * new/, fsync new/ so the delivered name survives a power cut. Nothing else.
+ */
 function floorOnce(dir, i, bytes) {
   const tmp = join(dir, 'tmp', `f${i}`);
   const fd = openSync(tmp, 'wx', 0o600);
   writeSync(fd, bytes);
   fsyncSync(fd);
   closeSync(fd);
-  fsyncDir(join(dir, 'tmp'));
   renameSync(tmp, join(dir, 'new', `f${i}.md`));
+  fsyncDir(join(dir, 'new'));
 }
 
-/** The same with the rename made durable too (fsync of new/ after it), as the bus does. */
-function durableFloorOnce(dir, i, bytes) {
-  const tmp = join(dir, 'tmp', `d${i}`);
+/** The issue's wording taken in order: tmp/ is fsynced before the rename, new/ never is. */
+function tmpSyncedOnce(dir, i, bytes) {
+  const tmp = join(dir, 'tmp', `t${i}`);
   const fd = openSync(tmp, 'wx', 0o600);
   writeSync(fd, bytes);
   fsyncSync(fd);
   closeSync(fd);
   fsyncDir(join(dir, 'tmp'));
-  renameSync(tmp, join(dir, 'new', `d${i}.md`));
+  renameSync(tmp, join(dir, 'new', `t${i}.md`));
+}
+
+/** AMQ's own sequence: tmp/ fsynced before the rename and new/ after it. */
+function amqSequenceOnce(dir, i, bytes) {
+  const tmp = join(dir, 'tmp', `a${i}`);
+  const fd = openSync(tmp, 'wx', 0o600);
+  writeSync(fd, bytes);
+  fsyncSync(fd);
+  closeSync(fd);
+  fsyncDir(join(dir, 'tmp'));
+  renameSync(tmp, join(dir, 'new', `a${i}.md`));
   fsyncDir(join(dir, 'new'));
 }
 
@@ -72,41 +86,54 @@ function measureSend() {
   const bus = openBus(join(tempDir('bus-send'), '.agent-mail'));
   bus.init(['claude', 'codex']);
   const input = { from: 'claude', to: 'codex', subject: 'Review needed', kind: 'review_request', body: BODY };
-  // the floor writes as many bytes as a real message
+  // the floors write as many bytes as a real message
   const bytes = readFileSync(join(bus.mailbox('codex').inboxNew, `${bus.send(input).id}.md`));
-  const floor = [];
-  const durable = [];
-  const send = [];
-  for (let i = 0; i < 20; i++) {
-    floorOnce(floorDir, `w${i}`, bytes);
-    bus.send(input);
-  }
-  // Interleaved in blocks of 10, so both sides see the same disk weather.
+  const sides = {
+    floor: (i) => floorOnce(floorDir, i, bytes),
+    send: () => bus.send(input),
+    tmpSynced: (i) => tmpSyncedOnce(floorDir, i, bytes),
+    amq: (i) => amqSequenceOnce(floorDir, i, bytes),
+  };
+  const times = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
+  for (let i = 0; i < 20; i++) for (const run of Object.values(sides)) run(`w${i}`);
+  // Interleaved in blocks of 10, so every side sees the same disk weather.
   for (let i = 0; i < SEND_RUNS; i += 10) {
-    for (let k = 0; k < 10; k++) {
-      const t0 = nowMs();
-      floorOnce(floorDir, i + k, bytes);
-      floor.push(nowMs() - t0);
-    }
-    for (let k = 0; k < 10; k++) {
-      const t0 = nowMs();
-      bus.send(input);
-      send.push(nowMs() - t0);
-    }
-    for (let k = 0; k < 10; k++) {
-      const t0 = nowMs();
-      durableFloorOnce(floorDir, i + k, bytes);
-      durable.push(nowMs() - t0);
+    for (const [key, run] of Object.entries(sides)) {
+      for (let k = 0; k < 10; k++) {
+        const t0 = nowMs();
+        run(i + k);
+        times[key].push(nowMs() - t0);
+      }
     }
   }
   return {
     bytes: bytes.length,
-    floor: median(floor),
-    durable: median(durable),
-    send: median(send),
-    sendP95: quantile(send, 0.95),
-    floorP95: quantile(floor, 0.95),
+    floor: median(times.floor),
+    tmpSynced: median(times.tmpSynced),
+    amq: median(times.amq),
+    send: median(times.send),
+    sendP95: quantile(times.send, 0.95),
+    floorP95: quantile(times.floor, 0.95),
   };
+}
+
+/**
+ * The floors again in C (bench/bus-floor.c), beside the bus's syscalls with no JavaScript at all:
+ * what the protocol costs, apart from the code around it. Skipped when there is no C compiler.
+ */
+function measureInC(bytes) {
+  const dir = tempDir('bus-c');
+  const bin = join(dir, 'bus-floor');
+  const cc = spawnSync('cc', ['-O2', '-o', bin, fileURLToPath(new URL('bus-floor.c', import.meta.url))], {
+    encoding: 'utf8',
+  });
+  if (cc.error || cc.status !== 0) {
+    log(`  no C floor: ${cc.error?.message ?? cc.stderr.trim()}`);
+    return undefined;
+  }
+  const run = spawnSync(bin, [join(dir, 'mail'), String(SEND_RUNS), String(bytes)], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`bus-floor: exit ${run.status}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
 }
 
 /** A root whose inbox already holds `n` read messages (in cur/, each with its drained receipt). */
@@ -208,6 +235,9 @@ settle();
 log('bus: durable send vs the floor (in this process)');
 const s = measureSend();
 settle();
+log("bus: the same floors in C, beside the bus's syscalls alone");
+const inC = measureInC(s.bytes);
+settle();
 log('bus: drain of 20 with and without history');
 const d = measureDrain();
 settle();
@@ -222,19 +252,47 @@ const rows = [
   [
     'Durable send, one recipient (median)',
     ms(s.send),
-    `floor (temp file, fsync file + dir, rename): ${ms(s.floor)}`,
+    `floor (temp file + fsync, rename, fsync of new/): ${ms(s.floor)}`,
     ratio(s.send / s.floor),
     '≤ 1.3×',
     verdict(s.send / s.floor <= 1.3),
   ],
   [
-    'ⓘ Durable send vs a floor that also makes the rename durable',
+    "ⓘ Durable send vs AMQ's sequence",
     ms(s.send),
-    `floor + fsync of new/ after the rename: ${ms(s.durable)}`,
-    ratio(s.send / s.durable),
+    `floor + fsync of tmp/ before the rename: ${ms(s.amq)}`,
+    ratio(s.send / s.amq),
     '—',
     'info',
   ],
+  [
+    'ⓘ Durable send vs a delivery whose name is not durable',
+    ms(s.send),
+    `temp file + fsync, fsync of tmp/, rename (new/ never fsynced): ${ms(s.tmpSynced)}`,
+    ratio(s.send / s.tmpSynced),
+    '—',
+    'info',
+  ],
+  ...(inC
+    ? [
+        [
+          "ⓘ In C, no JavaScript: the bus's syscalls vs the floor",
+          ms(inC.busSyscalls),
+          `floor in C: ${ms(inC.floor)}`,
+          ratio(inC.busSyscalls / inC.floor),
+          '—',
+          'info',
+        ],
+        [
+          'ⓘ In C: the floor vs a delivery whose name is not durable',
+          ms(inC.floor),
+          `fsync of tmp/, rename, no fsync of new/: ${ms(inC.tmpSynced)}`,
+          ratio(inC.floor / inC.tmpSynced),
+          '—',
+          'info',
+        ],
+      ]
+    : []),
   [
     'Durable send, p95',
     ms(s.sendP95),
@@ -279,12 +337,18 @@ ${table}
 
 **Method** (bench/bus.js). One temp dir per side on the same disk, \`sync\` and a pause before each part.
 *Send*: \`openBus(root).send()\` of a ${s.bytes}-byte message (review_request, one recipient, outbox copy,
-presence touch) against the floor: a loop that only writes a temp file of the same size, fsyncs it and its
-directory and renames it into \`new/\` — the least any Maildir delivery does. The bus does that plus AMQ's
-no-replace publish (hard link + unlink), an fsync of \`new/\` after the publish (so the name itself is durable,
-which the floor is not), the outbox link, and a presence touch at most once a second. ${SEND_RUNS} of each,
-interleaved in blocks of 10 after 20 warm-up each (the ⓘ row: the floor plus an fsync of \`new/\` after the
-rename, i.e. the same durability as the bus); medians and 95th percentiles of per-message times.
+presence touch) against the floor: a loop that only writes a temp file of the same size, fsyncs it, renames
+it into \`new/\` and fsyncs \`new/\` — the least a delivery does whose message survives a power cut once
+the call returns. The bus does that with AMQ's no-replace publish (a hard link into \`new/\` instead of
+the rename, then the attempt renamed into \`sent/\` as the outbox copy), and a presence touch at most once
+a second. The ⓘ rows: AMQ's own sequence
+(which also fsyncs \`tmp/\` before the rename), and the issue's wording read in order (fsync of \`tmp/\`, then
+the rename, with \`new/\` never fsynced: the bytes are durable but the delivered name is not, so it does
+less than any durable send must). ${SEND_RUNS} of each, interleaved in blocks of 10 after 20 warm-up each;
+medians and 95th percentiles of per-message times. The "In C" rows (bench/bus-floor.c, built with \`cc -O2\`
+when there is a compiler) run the two floors and the bus's exact syscalls (link into \`new/\`, rename into
+\`sent/\`, fsync of \`new/\`) in one C loop interleaved the same way: the part of the ratio that is the
+protocol rather than JavaScript.
 *Drain*: 20 messages sent (untimed), then \`drain('codex', {limit: 20})\` timed: claim new→cur, fsync both
 dirs, parse and validate, 20 \`drained\` receipts; one inbox has ${HISTORY.toLocaleString('en')} read messages
 in \`cur/\` and as many receipts, the other none. ${DRAIN_TRIALS} trials each, alternating; medians.

@@ -88,6 +88,13 @@ describe('MessageBus', () => {
     expect(sent.warnings.join()).toMatch(/newbie/);
     for (const h of ['codex', 'user', 'newbie'])
       expect(bus.list(h).items.map((m) => m.id)).toEqual([sent.id]);
+    const listed = bus.send({
+      from: 'claude',
+      to: [' Codex, user,', 'codex'],
+      thread: 'decision/x',
+      body: 'x',
+    });
+    expect(listed.to).toEqual(['codex', 'user']);
     const strict = openBus(bus.root, { strict: true });
     expect(() => strict.send({ from: 'claude', to: 'ghost', body: 'x' })).toThrow(/unknown handle/);
   });

@@ -178,22 +178,18 @@ export class MessageBus {
   send(input: SendInput): SendResult {
     const from = parseHandle(input.from, 'sender');
     const warnings: string[] = [];
-    const inline = (Array.isArray(input.to) ? input.to : [input.to])
-      .flatMap((t) => t.split(','))
-      .map((t) => t.trim())
-      .filter(Boolean)
-      .map(parseRecipient);
-    if (inline.length === 0) throw new UsageError('--to is required');
-    const to = [...new Set(inline.map((r) => r.handle))];
-    const project = input.project ?? inline.find((r) => r.project)?.project;
-    const session = input.session ?? inline.find((r) => r.session)?.session;
+    const inline = parseRecipients(input.to);
+    if (inline.handles.length === 0) throw new UsageError('--to is required');
+    const to = inline.handles;
+    const project = input.project ?? inline.project;
+    const session = input.session ?? inline.session;
     if (input.kind && !(KINDS as readonly string[]).includes(input.kind)) {
       throw new UsageError(`invalid kind '${input.kind}' (one of ${KINDS.join(', ')})`);
     }
     if (input.priority && !(PRIORITIES as readonly string[]).includes(input.priority)) {
       throw new UsageError(`invalid priority '${input.priority}' (one of ${PRIORITIES.join(', ')})`);
     }
-    if (!input.allowEmpty && input.body.trim() === '') {
+    if (!input.allowEmpty && !/\S/.test(input.body)) {
       throw new UsageError('empty message body', { hint: 'pass --allow-empty to send it anyway' });
     }
     if (to.length > 1 && !input.thread)
@@ -225,17 +221,16 @@ export class MessageBus {
       from,
       to,
       thread: input.thread ?? route.thread,
-      ...(input.subject ? { subject: input.subject } : {}),
+      subject: input.subject,
       created: rfc3339Nano(ns),
-      ...(input.refs?.length ? { refs: input.refs } : {}),
-      ...(input.priority || input.kind ? { priority: input.priority ?? 'normal' } : {}),
-      ...(input.kind ? { kind: input.kind } : {}),
-      ...(input.labels?.length ? { labels: input.labels } : {}),
-      ...(input.context && Object.keys(input.context).length > 0 ? { context: input.context } : {}),
-      ...((input.replyTo ?? route.replyTo) ? { reply_to: input.replyTo ?? route.replyTo } : {}),
-      ...(route.crossProject
-        ? { reply_project: route.sourceProject, from_project: route.sourceProject }
-        : {}),
+      refs: input.refs,
+      priority: input.priority || input.kind ? (input.priority ?? 'normal') : undefined,
+      kind: input.kind,
+      labels: input.labels,
+      context: input.context,
+      reply_to: input.replyTo ?? route.replyTo,
+      reply_project: route.crossProject ? route.sourceProject : undefined,
+      from_project: route.crossProject ? route.sourceProject : undefined,
     };
     const bytes = formatMessage(header, input.body);
     if (bytes.length > MAX_MESSAGE_BYTES) {
@@ -542,6 +537,25 @@ export function parseRecipient(text: string): { handle: string; project?: string
   const [project, session, extra] = text.slice(at + 1).split(':');
   if (!project || extra !== undefined || session === '') throw new UsageError(`invalid recipient '${text}'`);
   return { handle, project, ...(session ? { session } : {}) };
+}
+
+/**
+ * `--to` as given (a list, each entry possibly comma-separated) to its distinct handles, in order,
+ * and the first project and session any entry names.
+ */
+function parseRecipients(to: string | string[]): { handles: string[]; project?: string; session?: string } {
+  const out: { handles: string[]; project?: string; session?: string } = { handles: [] };
+  for (const entry of typeof to === 'string' ? [to] : to) {
+    for (const part of entry.split(',')) {
+      const text = part.trim();
+      if (text === '') continue;
+      const r = parseRecipient(text);
+      if (!out.handles.includes(r.handle)) out.handles.push(r.handle);
+      if (r.project && out.project === undefined) out.project = r.project;
+      if (r.session && out.session === undefined) out.session = r.session;
+    }
+  }
+  return out;
 }
 
 /** `handle@session` → [handle, session]; a bare handle has no session. */

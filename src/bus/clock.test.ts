@@ -12,6 +12,16 @@ describe('clock and ids', () => {
     expect(rfc3339(ns)).toBe('2025-12-24T15:02:33Z');
   });
 
+  it('stays right when calls move between seconds (the formatted second is cached)', () => {
+    const next = ns + 1_000_000_000n;
+    expect(rfc3339Nano(ns)).toBe('2025-12-24T15:02:33.123Z');
+    expect(idStamp(next)).toBe('2025-12-24T15-02-34.123Z');
+    expect(rfc3339Nano(next + 5n)).toBe('2025-12-24T15:02:34.123000005Z');
+    expect(idStamp(ns)).toBe('2025-12-24T15-02-33.123Z');
+    expect(rfc3339(ns - 1n)).toBe('2025-12-24T15:02:33Z');
+    expect(rfc3339(ns - 123_000_001n)).toBe('2025-12-24T15:02:32Z');
+  });
+
   it('makes ids with the AMQ shape', () => {
     expect(idStamp(ns)).toBe('2025-12-24T15-02-33.123Z');
     expect(newMessageId(ns)).toMatch(

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,7 +19,20 @@ describe('deliver', () => {
     expect(report.delivered).toEqual(['codex']);
     expect(readFileSync(join(to.inboxNew, 'm.md'))).toEqual(bytes);
     expect(readFileSync(join(from.sent, 'm.md'))).toEqual(bytes);
+    expect(statSync(join(from.sent, 'm.md')).ino).toBe(statSync(join(to.inboxNew, 'm.md')).ino);
     expect(readdirSync(to.inboxTmp)).toEqual([]);
+  });
+
+  it('still writes the outbox copy when new/ already held the same bytes (a retried send)', () => {
+    const r = root();
+    const to = mailbox(r, 'codex');
+    const from = mailbox(r, 'claude');
+    deliver([{ box: to }], 'm.md', bytes);
+    const report = deliver([{ box: to }], 'm.md', bytes, from);
+    expect(report).toMatchObject({ delivered: ['codex'], outbox: join(from.sent, 'm.md') });
+    expect(readFileSync(join(from.sent, 'm.md'))).toEqual(bytes);
+    expect(readdirSync(to.inboxTmp)).toEqual([]);
+    expect(readdirSync(from.sent)).toEqual(['m.md']);
   });
 
   it('counts identical bytes under the same name as delivered, and never overwrites different bytes', () => {

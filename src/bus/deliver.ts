@@ -1,4 +1,4 @@
-import { linkSync, rmSync, unlinkSync } from 'node:fs';
+import { renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError } from '../errors.js';
 import { errno, fsyncDir, publishNoReplace, writeExclusive, writeFileAtomic } from './durable.js';
@@ -24,8 +24,8 @@ export interface DeliveryReport {
  * AMQ's DeliverToInboxes: stage every recipient (exclusive tmp attempt, fsync of the file),
  * then commit each with a no-replace publish into `new/`, then fsync each `new/`. Staging
  * failures deliver nothing; a commit failure leaves earlier recipients delivered and is reported
- * as a PartialDeliveryError. `outbox` gets the same bytes (a hard link to the first attempt when
- * it can, which costs no extra write or fsync).
+ * as a PartialDeliveryError. `outbox` gets the same bytes: the first attempt itself, renamed into
+ * `sent/` once it is linked into `new/` (no extra write or fsync), or a copy across devices.
  */
 export function deliver(
   recipients: Recipient[],
@@ -97,16 +97,19 @@ function recordOutbox(report: DeliveryReport, tmp: string, outbox: Mailbox, file
   const dest = join(outbox.sent, filename);
   try {
     ensureMailbox(outbox);
-    linkSync(tmp, dest);
+    // the attempt, already linked into new/, becomes the sent copy: one rename instead of a
+    // link and an unlink
+    renameSync(tmp, dest);
     report.outbox = dest;
+    return;
   } catch {
-    // Another device (a peer project) or no hard links: write a copy instead.
-    try {
-      writeFileAtomic(outbox.sent, filename, bytes);
-      report.outbox = dest;
-    } catch (error) {
-      report.outboxError = (error as Error).message;
-    }
+    // another device (a peer project), or the attempt is gone (new/ already held these bytes)
+  }
+  try {
+    writeFileAtomic(outbox.sent, filename, bytes);
+    report.outbox = dest;
+  } catch (error) {
+    report.outboxError = (error as Error).message;
   } finally {
     removeAttempt(tmp);
   }

@@ -64,6 +64,39 @@ describe('formatMessage', () => {
     expect(text.endsWith('---\n')).toBe(true);
   });
 
+  it('indents nested context maps and lists as MarshalIndent does, and every later field after them', () => {
+    const text = formatMessage(
+      {
+        ...header,
+        context: { z: [], k: [1, 'two', { b: null }] },
+        reply_to: 'claude@collab',
+        from_project: 'app',
+      },
+      'x',
+    ).toString();
+    expect(text).toContain(
+      [
+        '  "created": "2026-08-22T11:12:13.123456789Z",',
+        '  "context": {',
+        '    "k": [',
+        '      1,',
+        '      "two",',
+        '      {',
+        '        "b": null',
+        '      }',
+        '    ],',
+        '    "z": []',
+        '  },',
+        '  "reply_to": "claude@collab",',
+        '  "from_project": "app"',
+        '}',
+        '---',
+        'x',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('fills schema 0 with 1, keeps a body that already ends in a newline as is', () => {
     const text = formatMessage({ ...header, schema: 0 }, 'x\n').toString();
     expect(text).toContain('"schema": 1');

@@ -1,6 +1,6 @@
 /** A local one-to-one thread: both handles sorted, so either side derives the same id. */
 export function p2pThread(a: string, b: string): string {
-  return `p2p/${[a, b].sort().join('__')}`;
+  return a < b ? `p2p/${a}__${b}` : `p2p/${b}__${a}`;
 }
 
 export interface Endpoint {
