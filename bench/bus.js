@@ -131,7 +131,7 @@ function measureInC(bytes) {
     log(`  no C floor: ${cc.error?.message ?? cc.stderr.trim()}`);
     return undefined;
   }
-  const run = spawnSync(bin, [join(dir, 'mail'), String(SEND_RUNS), String(bytes)], { encoding: 'utf8' });
+  const run = spawnSync(bin, [dir, String(SEND_RUNS), String(bytes)], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`bus-floor: exit ${run.status}: ${run.stderr}`);
   return JSON.parse(run.stdout);
 }
