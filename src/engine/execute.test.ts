@@ -81,3 +81,49 @@ describe('executor: commits', () => {
     }
   });
 });
+
+describe('executor: the poller', () => {
+  it("passes over this process's own events unread, and still applies one another process wrote", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-exec-'));
+    const file = join(root, '.troupe', 'troupe.db');
+    const store = openSqliteStore(file);
+    const other = openSqliteStore(file);
+    const polled: string[] = [];
+    const watching = new Proxy(store, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (key !== 'events') return value;
+        return function* (taskId: string, afterSeq = 0) {
+          for (const event of store.events(taskId, afterSeq)) {
+            if (afterSeq > 0) polled.push(event.type);
+            yield event;
+          }
+        };
+      },
+    });
+    try {
+      const service = new TaskService(root, watching, defaultConfig());
+      const id = service.start({
+        pipeline: pipeline(agent('slow', { handoffs: [handoff('next')] }), agent('next')),
+        input: 'go',
+        script: {
+          agents: { slow: [{ reply: 'done slowly', delay_ms: 700 }], next: ['next done'] },
+          gates: {},
+          human: {},
+        },
+      });
+      setTimeout(() => {
+        other.append(id, [{ type: 'budget_warning', used: 9, limit: 10, unit: 'tokens' }], {
+          status: 'running',
+        });
+      }, 100);
+      const done = await service.continue(id);
+      expect(done.status).toBe('completed');
+      expect(done.budgetWarned).toBe(true);
+      expect(polled).toEqual(['budget_warning']);
+    } finally {
+      store.close();
+      other.close();
+    }
+  });
+});

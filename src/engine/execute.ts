@@ -851,7 +851,7 @@ class TaskRun {
     this.batch = [];
     this.batchAt = null;
     const stored = this.ports.store.append(this.taskId, events, { status: this.state.status }, at);
-    for (const event of stored) this.ownSeqs.add(event.seq);
+    this.passOwn(stored);
     this.state.lastSeq = stored.at(-1)?.seq ?? this.state.lastSeq;
     if (events.some((e) => e.type !== 'stage_output')) this.scheduleFiles();
     for (const event of stored) {
@@ -886,6 +886,20 @@ class TaskRun {
     this.filesTimer = null;
     this.ports.files.sync(this.state);
     return this.ports.files.flushed().catch(() => {});
+  }
+
+  /**
+   * The poller need not read back what this process just wrote. When nothing at all was written
+   * between its place and these events, it moves past them; otherwise it skips them as it meets
+   * them (a foreign event may lie in between).
+   */
+  private passOwn(stored: StoredEvent[]): void {
+    if (stored.length === 0) return;
+    if (stored[0]!.seq === this.pollCursor + 1) {
+      this.pollCursor = stored.at(-1)!.seq;
+      return;
+    }
+    for (const event of stored) this.ownSeqs.add(event.seq);
   }
 
   /**

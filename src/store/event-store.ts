@@ -37,7 +37,8 @@ export interface EventStore {
   /** Creates the task with its first event; the id is new (T-XXXXXX). */
   createTask(event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent;
   /**
-   * Appends events to one task in one transaction, with its new status.
+   * Appends events to one task in one transaction, with its new status. Their seqs are
+   * consecutive (the executor's poller relies on it to pass over its own events unread).
    * Throws StateError when the task has already ended: nothing is written after the end.
    */
   append(taskId: string, events: TaskEvent[], summary: SummaryUpdate, at?: string): StoredEvent[];
