@@ -43,40 +43,18 @@ function fsyncDir(dir) {
 }
 
 /**
- * The floor: the least a durable Maildir delivery does. Write a temp file, fsync it, rename it into
- * new/, fsync new/ so the delivered name survives a power cut. Nothing else.
+ * One Maildir delivery and nothing else: write a temp file, fsync it, rename it into new/, with
+ * tmp/ fsynced before the rename and new/ after it as asked.
  */
-function floorOnce(dir, i, bytes) {
-  const tmp = join(dir, 'tmp', `f${i}`);
+function deliverOnce(dir, name, bytes, { syncTmp, syncNew }) {
+  const tmp = join(dir, 'tmp', name);
   const fd = openSync(tmp, 'wx', 0o600);
   writeSync(fd, bytes);
   fsyncSync(fd);
   closeSync(fd);
-  renameSync(tmp, join(dir, 'new', `f${i}.md`));
-  fsyncDir(join(dir, 'new'));
-}
-
-/** The issue's wording taken in order: tmp/ is fsynced before the rename, new/ never is. */
-function tmpSyncedOnce(dir, i, bytes) {
-  const tmp = join(dir, 'tmp', `t${i}`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  writeSync(fd, bytes);
-  fsyncSync(fd);
-  closeSync(fd);
-  fsyncDir(join(dir, 'tmp'));
-  renameSync(tmp, join(dir, 'new', `t${i}.md`));
-}
-
-/** AMQ's own sequence: tmp/ fsynced before the rename and new/ after it. */
-function amqSequenceOnce(dir, i, bytes) {
-  const tmp = join(dir, 'tmp', `a${i}`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  writeSync(fd, bytes);
-  fsyncSync(fd);
-  closeSync(fd);
-  fsyncDir(join(dir, 'tmp'));
-  renameSync(tmp, join(dir, 'new', `a${i}.md`));
-  fsyncDir(join(dir, 'new'));
+  if (syncTmp) fsyncDir(join(dir, 'tmp'));
+  renameSync(tmp, join(dir, 'new', `${name}.md`));
+  if (syncNew) fsyncDir(join(dir, 'new'));
 }
 
 function measureSend() {
@@ -89,10 +67,13 @@ function measureSend() {
   // the floors write as many bytes as a real message
   const bytes = readFileSync(join(bus.mailbox('codex').inboxNew, `${bus.send(input).id}.md`));
   const sides = {
-    floor: (i) => floorOnce(floorDir, i, bytes),
+    // the floor: the least a durable delivery does (the delivered name survives a power cut)
+    floor: (i) => deliverOnce(floorDir, `f${i}`, bytes, { syncTmp: false, syncNew: true }),
     send: () => bus.send(input),
-    tmpSynced: (i) => tmpSyncedOnce(floorDir, i, bytes),
-    amq: (i) => amqSequenceOnce(floorDir, i, bytes),
+    // the issue's wording taken in order: tmp/ fsynced before the rename, new/ never
+    tmpSynced: (i) => deliverOnce(floorDir, `t${i}`, bytes, { syncTmp: true, syncNew: false }),
+    // AMQ's own sequence: both
+    amq: (i) => deliverOnce(floorDir, `a${i}`, bytes, { syncTmp: true, syncNew: true }),
   };
   const times = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
   for (let i = 0; i < 20; i++) for (const run of Object.values(sides)) run(`w${i}`);
