@@ -99,6 +99,9 @@ export async function runTask(taskId: string, ports: ExecutorPorts): Promise<Tas
   }
 }
 
+/** Stops whatever a run leaves in flight; made once, since an abort reason made per run costs a stack trace. */
+const RUN_ENDED = new RuntimeError('cancelled', 'run ended');
+
 class TaskRun {
   private state: TaskState;
   private readonly abort = new AbortController();
@@ -155,7 +158,7 @@ class TaskRun {
     } finally {
       clearInterval(poll);
       this.ports.stop?.removeEventListener('abort', stop);
-      this.abort.abort();
+      this.abort.abort(RUN_ENDED);
       await Promise.allSettled(this.inflight.values());
       void this.syncFiles();
     }

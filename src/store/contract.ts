@@ -62,6 +62,22 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.eventsSince(0, 100).filter((e) => e.taskId === taskId)).toHaveLength(3);
     });
 
+    it('keeps a large append whole and in order (70 events, each read back as written)', () => {
+      store = open();
+      const { taskId } = store.createTask(created);
+      const events = Array.from({ length: 70 }, (_, i) => ({
+        type: 'stage_output' as const,
+        stage: 1,
+        text: `part ${i}`,
+      }));
+      const stored = store.append(taskId, events, { status: 'running' });
+      expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => stored[0]!.seq + i));
+      const read = [...store.events(taskId, stored[0]!.seq - 1)];
+      expect(read.map((e) => [e.seq, e.type === 'stage_output' ? e.text : ''])).toEqual(
+        events.map((e, i) => [stored[0]!.seq + i, e.text]),
+      );
+    });
+
     it('reads events of some types across tasks, optionally only from tasks that have another type', () => {
       store = open();
       const a = store.createTask(created).taskId;

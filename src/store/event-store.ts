@@ -64,7 +64,10 @@ export interface EventStore {
   leaseHolder(taskId: string): LeaseHolder | null;
   /** Closes a provider (a runtime, for every task) until `resetAt`; a later reset wins. */
   closeProvider(provider: string, resetAt: string): void;
-  /** The providers closed until a time after `now`. */
+  /**
+   * The providers closed until a time after `now`. A window another process closed is seen once
+   * this process has awaited something since its last call (the next stage always has).
+   */
   closedProviders(now: Date): ProviderWindow[];
   close(): void;
 }

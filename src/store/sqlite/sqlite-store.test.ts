@@ -10,7 +10,9 @@ storeContract('sqlite', () =>
 );
 
 describe('sqlite store: provider windows across connections', () => {
-  it('a window another process closes is seen at once, and one that reset is gone', () => {
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('a window another process closes is seen at the next turn of the event loop, and one that reset is gone', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');
     const mine = openSqliteStore(file);
     const other = openSqliteStore(file);
@@ -18,7 +20,11 @@ describe('sqlite store: provider windows across connections', () => {
       const now = new Date('2026-11-29T12:00:00Z');
       expect(mine.closedProviders(now)).toEqual([]);
       other.closeProvider('claude', '2026-11-29T12:05:00Z');
+      // within one turn (no await: no other task of this process ran) the answer is the one just read
+      expect(mine.closedProviders(now)).toEqual([]);
+      await nextTurn();
       expect(mine.closedProviders(now)).toEqual([{ provider: 'claude', resetAt: '2026-11-29T12:05:00Z' }]);
+      // a window this connection closes is seen at once
       mine.closeProvider('gemini', '2026-11-29T12:01:00Z');
       expect(mine.closedProviders(now).map((w) => w.provider)).toEqual(['claude', 'gemini']);
       expect(other.closedProviders(now).map((w) => w.provider)).toEqual(['claude', 'gemini']);

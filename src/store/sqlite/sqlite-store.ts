@@ -112,13 +112,28 @@ export function openSqliteStore(file: string): EventStore {
      ON CONFLICT(provider) DO UPDATE SET reset_at = max(reset_at, excluded.reset_at)`,
   );
   // read before every stage (twice): kept in memory until this connection closes a window or
-  // another connection commits anything (data_version changes), which is cheaper than the SELECT
+  // another connection commits anything (data_version changes), which is cheaper than the SELECT;
+  // asked again before anything was awaited (so no other task of this process ran in between),
+  // the answer comes from memory without even reading data_version
   const selectWindows = db.prepare<[], { provider: string; reset_at: string }>(
     'SELECT provider, reset_at FROM provider_windows ORDER BY provider',
   );
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   let windows: ProviderWindow[] | null = null;
   let windowsVersion = -1;
+  let windowsCheckedThisTurn = false;
+  const checkWindows = () => {
+    const version = dataVersion.get()!;
+    if (windows === null || version !== windowsVersion) {
+      windows = selectWindows.all().map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
+      windowsVersion = version;
+    }
+    windowsCheckedThisTurn = true;
+    queueMicrotask(() => {
+      windowsCheckedThisTurn = false;
+    });
+    return windows;
+  };
 
   // the parsed object is new: completed in place rather than copied (every resume reads the whole log)
   const toStored = (row: EventRow): StoredEvent => {
@@ -233,13 +248,9 @@ export function openSqliteStore(file: string): EventStore {
       windows = null;
     },
     closedProviders(now) {
-      const version = dataVersion.get()!;
-      if (windows === null || version !== windowsVersion) {
-        windows = selectWindows.all().map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
-        windowsVersion = version;
-      }
+      const known = windows !== null && windowsCheckedThisTurn ? windows : checkWindows();
       const at = now.toISOString();
-      return windows.filter((w) => w.resetAt > at);
+      return known.filter((w) => w.resetAt > at);
     },
     close: () => db.close(),
   };
