@@ -539,12 +539,18 @@ export function parseRecipient(text: string): { handle: string; project?: string
   return { handle, project, ...(session ? { session } : {}) };
 }
 
+interface Recipients {
+  handles: string[];
+  project?: string;
+  session?: string;
+}
+
 /**
  * `--to` as given (a list, each entry possibly comma-separated) to its distinct handles, in order,
  * and the first project and session any entry names.
  */
-function parseRecipients(to: string | string[]): { handles: string[]; project?: string; session?: string } {
-  const out: { handles: string[]; project?: string; session?: string } = { handles: [] };
+function parseRecipients(to: string | string[]): Recipients {
+  const out: Recipients = { handles: [] };
   for (const entry of typeof to === 'string' ? [to] : to) {
     for (const part of entry.split(',')) {
       const text = part.trim();
