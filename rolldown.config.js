@@ -24,13 +24,13 @@ export default defineConfig({
         {
           // small leaf modules that the entry and most commands share, in one file rather than six
           name: 'common',
-          test: /src[\\/](errors|package-root)\.ts|src[\\/]cli[\\/]exit-codes\.ts|src[\\/]pipeline[\\/]diagnostics\.ts|src[\\/]scheduler[\\/]prices\.ts|src[\\/]engine[\\/]graph\.ts/,
+          test: /src[\\/]core[\\/]errors\.ts|src[\\/]package-root\.ts|src[\\/]cli[\\/]exit-codes\.ts|src[\\/]pipeline[\\/]diagnostics\.ts|src[\\/]scheduler[\\/]prices\.ts|src[\\/]pipeline[\\/]lang[\\/]graph\.ts/,
         },
         {
           // what `troupe validate` (and every command that loads a pipeline) needs, in one file
           // rather than ten: zod, yaml, the pipeline modules, the template and condition checks
           name: 'pipeline',
-          test: /node_modules[\\/](zod|yaml|jsep)[\\/]|src[\\/]pipeline[\\/](?!diagnostics)|src[\\/]engine[\\/](template|conditions)\.ts/,
+          test: /node_modules[\\/](zod|yaml|jsep)[\\/]|src[\\/]pipeline[\\/](?!diagnostics|lang[\\/])|src[\\/]pipeline[\\/]lang[\\/](template|conditions)\.ts|src[\\/]core[\\/]pipeline\.ts/,
           // its small dependencies (errors.ts, diagnostics.ts) stay where `troupe --version` loads them
           includeDependenciesRecursively: false,
         },

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import type { Amqrc } from './amqrc.js';
 import { nowNs, rfc3339Nano } from './clock.js';
 import { type DeliveryReport, deliver, type Recipient } from './deliver.js';

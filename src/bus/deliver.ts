@@ -1,6 +1,6 @@
 import { renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { errno, fsyncDir, publishNoReplace, writeExclusive, writeFileAtomic } from './durable.js';
 import { PartialDeliveryError } from './errors.js';
 import { attemptName } from './ids.js';

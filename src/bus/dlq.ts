@@ -1,6 +1,6 @@
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import { parseRfc3339, rfc3339 } from './clock.js';
 import {
   errno,

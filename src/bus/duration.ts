@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 
 const UNITS: Record<string, number> = {
   ns: 1e-6,

@@ -1,4 +1,4 @@
-import { TroupeError } from '../errors.js';
+import { TroupeError } from '../core/errors.js';
 
 /** A watch, monitor, receipt wait or delivery wait reached its deadline (AMQ exit 4). */
 export class BusTimeoutError extends TroupeError {

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 
 /** The reserved handle of the person; always a known recipient, never listed in config. */
 export const HUMAN = 'user';

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { claim } from './claim.js';
 import { parseRfc3339 } from './clock.js';
 import { moveToDlq } from './dlq.js';

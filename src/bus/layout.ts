@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import { rfc3339 } from './clock.js';
 import { errno, writeFileAtomic } from './durable.js';
 import { goJson } from './go-json.js';

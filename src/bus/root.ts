@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { type Amqrc, loadAmqrc } from './amqrc.js';
 import { ContextMismatchError } from './errors.js';
 

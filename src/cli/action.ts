@@ -1,4 +1,4 @@
-import { isTroupeError } from '../errors.js';
+import { isTroupeError } from '../core/errors.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 
 /**

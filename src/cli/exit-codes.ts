@@ -1,4 +1,4 @@
-import { isTroupeError } from '../errors.js';
+import { isTroupeError } from '../core/errors.js';
 
 /** The documented exit codes of every troupe command. */
 export const Exit = {

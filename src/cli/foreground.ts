@@ -1,10 +1,10 @@
 import { createInterface, type Interface } from 'node:readline';
-import { parseVerdict } from '../engine/human-verdict.js';
+import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { type TaskState, waitingFor } from '../engine/task-state.js';
 import { liveOutput } from './live-output.js';
 import { printJson } from './options.js';
-import type { Project } from './project.js';
-import { exitCodeForTask, taskJson } from './task-view.js';
+import type { Project } from '../app/project.js';
+import { exitCodeForTask, taskJson } from '../app/task-view.js';
 
 export interface ForegroundOptions {
   json: boolean;

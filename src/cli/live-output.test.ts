@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../engine/events.js';
+import type { StoredEvent } from '../core/events.js';
 import type { TaskState } from '../engine/task-state.js';
 import { liveOutput } from './live-output.js';
 

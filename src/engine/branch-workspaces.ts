@@ -1,7 +1,7 @@
-import { TroupeError } from '../errors.js';
-import { findNode } from '../pipeline/types.js';
+import { TroupeError } from '../core/errors.js';
+import { findNode } from '../core/pipeline.js';
 import type { TaskWorkspace } from '../workspace/task-workspace.js';
-import type { TaskEvent } from './events.js';
+import type { TaskEvent } from '../core/events.js';
 import type { Step } from './plan.js';
 import { branchLineage, type TaskState, workspaceSettings } from './task-state.js';
 

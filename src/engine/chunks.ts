@@ -1,7 +1,7 @@
-import type { Pipeline } from '../pipeline/types.js';
-import { type Chunk, formatChunkTable, nextChunkId } from './chunk-table.js';
-import { parseChunkDirectives } from './directives.js';
-import type { TaskEvent } from './events.js';
+import type { Pipeline } from '../core/pipeline.js';
+import { type Chunk, formatChunkTable, nextChunkId } from '../pipeline/lang/chunk-table.js';
+import { parseChunkDirectives } from '../pipeline/lang/directives.js';
+import type { TaskEvent } from '../core/events.js';
 
 /**
  * Chunks: the tracked units a task's work is broken into. Seeded from `chunks.initial`,

@@ -1,9 +1,9 @@
-import type { AgentNode } from '../pipeline/types.js';
+import type { AgentNode } from '../core/pipeline.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
-import type { RuntimeRequest } from '../runtimes/runtime.js';
+import type { RuntimeRequest } from '../core/runtime.js';
 import type { CallContext } from './call-context.js';
-import type { TaskEvent } from './events.js';
-import { gateUserMessage, parseGateDecision } from './gate-decision.js';
+import type { TaskEvent } from '../core/events.js';
+import { gateUserMessage, parseGateDecision } from '../pipeline/lang/gate-decision.js';
 import type { Step } from './plan.js';
 import { gatePrompt } from './prompt.js';
 import { asRuntimeError, invokeRuntime } from './run-support.js';

@@ -1,9 +1,9 @@
-import type { AgentNode } from '../pipeline/types.js';
-import { lastJsonObject } from './conditions.js';
-import { parseSizeDirective } from './directives.js';
-import type { TaskEvent } from './events.js';
-import { schemaErrors } from './json-schema-check.js';
-import { needsSpec, SPEC_JSON_SCHEMA, type Spec } from './spec.js';
+import type { AgentNode } from '../core/pipeline.js';
+import { lastJsonObject } from '../pipeline/lang/conditions.js';
+import { parseSizeDirective } from '../pipeline/lang/directives.js';
+import type { TaskEvent } from '../core/events.js';
+import { schemaErrors } from '../pipeline/lang/json-schema-check.js';
+import { needsSpec, SPEC_JSON_SCHEMA, type Spec } from '../pipeline/lang/spec.js';
 import type { TaskState } from './task-state.js';
 
 /**

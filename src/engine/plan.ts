@@ -1,7 +1,7 @@
-import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../pipeline/types.js';
-import { parseHumanInputQuestions } from './directives.js';
-import type { HandoffTarget, SessionTurn } from './events.js';
-import { canReach } from './graph.js';
+import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../core/pipeline.js';
+import { parseHumanInputQuestions } from '../pipeline/lang/directives.js';
+import type { HandoffTarget, SessionTurn } from '../core/events.js';
+import { canReach } from '../pipeline/lang/graph.js';
 import { resolveHandoffs } from './handoffs.js';
 import { planSession } from './session-plan.js';
 import {
@@ -12,7 +12,7 @@ import {
   openActivations,
   type TaskState,
 } from './task-state.js';
-import { TemplateError } from './template.js';
+import { TemplateError } from '../pipeline/lang/template.js';
 
 /**
  * The planner: given a task's state, what happens next. Pure — no I/O, no clock — so every

@@ -1,9 +1,9 @@
-import type { AgentNode, ContextStrategy } from '../pipeline/types.js';
+import type { AgentNode, ContextStrategy } from '../core/pipeline.js';
 import { chunksVariable } from './chunks.js';
-import { readForStrategy } from './context.js';
-import { specVariable } from './spec.js';
+import { readForStrategy } from '../pipeline/lang/context.js';
+import { specVariable } from '../pipeline/lang/spec.js';
 import type { Activation, TaskState } from './task-state.js';
-import { referencedVariables, renderTemplate } from './template.js';
+import { referencedVariables, renderTemplate } from '../pipeline/lang/template.js';
 
 /**
  * The prompt an agent gets: its system_prompt template rendered with the stage input and the

@@ -1,4 +1,4 @@
-import { type Runtime, RuntimeError, type RuntimeRequest } from '../runtimes/runtime.js';
+import { type Runtime, RuntimeError, type RuntimeRequest } from '../core/runtime.js';
 
 /** Small pieces the executor uses: not about planning, not about any one port. */
 

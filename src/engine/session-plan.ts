@@ -1,4 +1,4 @@
-import type { SessionNode } from '../pipeline/types.js';
+import type { SessionNode } from '../core/pipeline.js';
 import { allChunksDone } from './chunks.js';
 import type { Step } from './plan.js';
 import { agreedBy } from './session-state.js';

@@ -1,7 +1,7 @@
-import { findNode, type SessionNode } from '../pipeline/types.js';
-import { formatAgentNotesSection } from './context.js';
-import { hasVote, parseNextSpeaker } from './directives.js';
-import type { TaskEvent } from './events.js';
+import { findNode, type SessionNode } from '../core/pipeline.js';
+import { formatAgentNotesSection } from '../pipeline/lang/context.js';
+import { hasVote, parseNextSpeaker } from '../pipeline/lang/directives.js';
+import type { TaskEvent } from '../core/events.js';
 import type { Activation, SessionProgress, StageRecord, TaskState } from './task-state.js';
 import {
   formatConsensus,
@@ -9,7 +9,7 @@ import {
   formatRoundHeader,
   formatTranscriptHeader,
   formatTurn,
-} from './transcript.js';
+} from '../pipeline/lang/transcript.js';
 
 /** How session events change a task's state (the session half of the fold). */
 

@@ -1,21 +1,21 @@
 import { join } from 'node:path';
 import { projectMail, type TaskMail } from '../bus/task-mail.js';
-import { NotFoundError, StateError, UsageError } from '../errors.js';
+import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
-import { type AgentNode, findNode, type Pipeline } from '../pipeline/types.js';
+import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript, type Script } from '../runtimes/script.js';
 import { ProviderLimiter } from '../scheduler/provider-limiter.js';
 import { fileDecisionLog } from '../store/decision-log.js';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore } from '../core/event-store.js';
 import { TaskFiles } from '../store/task-files.js';
 import { gitWorkspace } from '../workspace/task-workspace.js';
-import type { Chunk } from './chunk-table.js';
+import type { Chunk } from '../pipeline/lang/chunk-table.js';
 import { newChunk, usesChunks } from './chunks.js';
-import type { TaskEvent } from './events.js';
+import type { TaskEvent } from '../core/events.js';
 import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
-import { parseVerdict } from './human-verdict.js';
-import type { SizeRecord } from './spec.js';
+import { parseVerdict } from '../pipeline/lang/human-verdict.js';
+import type { SizeRecord } from '../pipeline/lang/spec.js';
 import { isRouted } from './stage-route.js';
 import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 

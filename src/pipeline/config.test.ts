@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PipelineError } from '../errors.js';
+import { PipelineError } from '../core/errors.js';
 import { DEFAULT_PRICES } from '../scheduler/prices.js';
 import { DEFAULT_GATE_SYSTEM_PROMPT, loadProjectConfig, saveDefaultPipeline, timeoutFor } from './config.js';
 import { removeTempDirs, tempDir } from './test-files.js';

@@ -15,7 +15,7 @@ import {
 } from './routing-config.js';
 import { GATE_RUNTIMES, RUNTIMES } from './schema.js';
 import { checkSchema } from './schema-issues.js';
-import type { RuntimeName } from './types.js';
+import type { RuntimeName } from '../core/pipeline.js';
 import { YamlSource } from './yaml-source.js';
 
 /** `strict`: a gate's verifier must judge on another runtime or model than the worker (cross-LLM). */

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { PipelineError } from '../errors.js';
-import type { SourcePosition } from './types.js';
+import { PipelineError } from '../core/errors.js';
+import type { SourcePosition } from '../core/pipeline.js';
 
 export interface Diagnostic {
   severity: 'error' | 'warning';

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import { findProjectRoot, listPipelines, resolvePipeline } from './discover.js';
 import { removeTempDirs, tempDir } from './test-files.js';
 

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import { loadProjectConfig, type ProjectConfig } from './config.js';
 
 /** troupe's own directory first; aqm's is read as-is so aqm projects work unchanged. */

@@ -1,4 +1,4 @@
-import type { AgentNode, Pipeline, WorkspaceSettings } from './types.js';
+import type { AgentNode, Pipeline, WorkspaceSettings } from '../core/pipeline.js';
 
 /**
  * Where a task works when its pipeline has no `workspace:` mapping: in its own git worktree when

@@ -3,7 +3,7 @@ import type { DiagnosticSink } from './diagnostics.js';
 import { warnEndlessRejectLoops, warnUnreachable } from './lint-graph.js';
 import { isOnPath } from './on-path.js';
 import type { RawAgent } from './schema.js';
-import type { RuntimeName } from './types.js';
+import type { RuntimeName } from '../core/pipeline.js';
 
 export interface LintOptions {
   /** The PATH to look for runtime CLIs in; defaults to the process's. */

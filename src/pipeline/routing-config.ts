@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { Effort } from '../runtimes/runtime.js';
+import type { Effort } from '../core/runtime.js';
 import { EFFORTS, GATE_RUNTIMES } from './schema.js';
-import type { RuntimeName } from './types.js';
+import type { RuntimeName } from '../core/pipeline.js';
 
 /**
  * `routing:` and `limits:` in .troupe/config.yaml: the named tiers an agent with `model: auto` or

@@ -7,7 +7,7 @@ import { type Diagnostic, DiagnosticSink } from './diagnostics.js';
 import { isolationSummary } from './isolation.js';
 import { type LintOptions, lintPipeline } from './lint.js';
 import { compilePipeline, type LoadOptions } from './load.js';
-import type { Pipeline } from './types.js';
+import type { Pipeline } from '../core/pipeline.js';
 
 export type { Diagnostic } from './diagnostics.js';
 

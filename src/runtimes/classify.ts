@@ -1,4 +1,4 @@
-import type { RuntimeErrorKind } from './runtime.js';
+import type { RuntimeErrorKind } from '../core/runtime.js';
 
 /**
  * The error wordings the CLIs and endpoints print, old and new, mapped to troupe's kinds. The

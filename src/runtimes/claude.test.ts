@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
 import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
-import { RuntimeError } from './runtime.js';
+import { RuntimeError } from '../core/runtime.js';
 
 // the captures were made on 2026-11-29 around 10:02 UTC
 const NOW = new Date('2026-11-29T10:02:30Z');

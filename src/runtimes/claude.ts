@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Usage } from '../engine/events.js';
+import type { Usage } from '../core/events.js';
 import { classifyMessage, hintFor } from './classify.js';
 import {
   type CliParser,
@@ -23,7 +23,7 @@ import {
   type RuntimeErrorKind,
   type RuntimeEvent,
   type RuntimeRequest,
-} from './runtime.js';
+} from '../core/runtime.js';
 
 /**
  * Claude Code headless: `claude -p --output-format stream-json --verbose

@@ -23,7 +23,7 @@ import {
   type RuntimeErrorKind,
   type RuntimeEvent,
   type RuntimeRequest,
-} from './runtime.js';
+} from '../core/runtime.js';
 
 /**
  * Codex CLI headless: `codex exec --json`, JSONL on stdout. Only `turn.failed` is fatal; the

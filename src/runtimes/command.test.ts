@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandRuntime } from './command.js';
 import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
-import type { Runtime } from './runtime.js';
+import type { Runtime } from '../core/runtime.js';
 
 // the command runtime runs any argv; here, the fake claude in its text mode and a few shells
 const COMMANDS: Record<string, string[]> = {

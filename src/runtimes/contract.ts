@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Usage } from '../engine/events.js';
+import type { Usage } from '../core/events.js';
 import {
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,
   type RuntimeEvent,
   type RuntimeRequest,
-} from './runtime.js';
+} from '../core/runtime.js';
 
 /**
  * What every runtime must do, run once per implementation (as hono's routers share one suite):

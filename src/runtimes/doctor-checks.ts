@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { isOnPath } from '../pipeline/on-path.js';
-import type { Pipeline } from '../pipeline/types.js';
+import type { Pipeline } from '../core/pipeline.js';
 import { CLAUDE_INSTALL } from './claude.js';
 import { CODEX_INSTALL } from './codex.js';
 import { GEMINI_INSTALL } from './gemini.js';

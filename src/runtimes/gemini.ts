@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Usage } from '../engine/events.js';
+import type { Usage } from '../core/events.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
@@ -17,7 +17,7 @@ import {
   type RuntimeErrorKind,
   type RuntimeEvent,
   type RuntimeRequest,
-} from './runtime.js';
+} from '../core/runtime.js';
 
 /**
  * Gemini CLI headless: `gemini -o stream-json --prompt=<prompt>` (the `=` keeps a prompt that

@@ -1,4 +1,4 @@
-import type { McpServer } from '../pipeline/types.js';
+import type { McpServer } from '../core/pipeline.js';
 
 export interface McpLaunch {
   name: string;

@@ -1,6 +1,6 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Usage } from '../engine/events.js';
+import type { Usage } from '../core/events.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { num } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
@@ -11,7 +11,7 @@ import {
   type RuntimeErrorKind,
   type RuntimeEvent,
   type RuntimeRequest,
-} from './runtime.js';
+} from '../core/runtime.js';
 
 /**
  * Any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio), streamed.

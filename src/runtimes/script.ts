@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
-import { NotFoundError, ScriptError } from '../errors.js';
+import { NotFoundError, ScriptError } from '../core/errors.js';
 
 /**
  * The scripted runtime's script (`troupe run|test --script script.yaml`). A product feature:

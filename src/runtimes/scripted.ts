@@ -1,11 +1,11 @@
-import type { Usage } from '../engine/events.js';
+import type { Usage } from '../core/events.js';
 import {
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,
   type RuntimeEvent,
   type RuntimeRequest,
-} from './runtime.js';
+} from '../core/runtime.js';
 import type { Script, ScriptAgentEntry } from './script.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../engine/events.js';
+import type { StoredEvent } from '../core/events.js';
 import type { TierRecord } from './route.js';
 
 /**

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { Hono } from 'hono';
-import type { Project } from '../cli/project.js';
+import type { Project } from '../app/project.js';
 import { TaskService } from '../engine/task-service.js';
 import { packageRoot } from '../package-root.js';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore } from '../core/event-store.js';
 import { guard } from './auth.js';
 import type { ServerContext } from './context.js';
 import { ApiError, errorResponse } from './errors.js';

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../engine/events.js';
+import type { StoredEvent } from '../core/events.js';
 
 /**
  * aqm's SSE event names and payloads (reference/aqm.md §7) for the troupe events that have an

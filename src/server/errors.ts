@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isTroupeError } from '../errors.js';
+import { isTroupeError } from '../core/errors.js';
 
 /** An error the API answers with a status and a stable code: `{error: {code, message}}`. */
 export class ApiError extends Error {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { Project } from '../cli/project.js';
+import type { Project } from '../app/project.js';
 import { createApp } from './app.js';
 
 export interface ServeOptions {

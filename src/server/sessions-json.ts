@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../engine/events.js';
+import type { StoredEvent } from '../core/events.js';
 
 /** One turn of a session: the stage that holds the speaker's message (its output is the stage's). */
 export interface SessionTurnJson {

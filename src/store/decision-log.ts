@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { EventOf } from '../engine/events.js';
+import type { EventOf } from '../core/events.js';
 import type { RouteOutcome } from '../scheduler/route-history.js';
 
 /**

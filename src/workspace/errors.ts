@@ -1,4 +1,4 @@
-import { TroupeError } from '../errors.js';
+import { TroupeError } from '../core/errors.js';
 
 /** A git command troupe ran failed for a reason troupe does not handle itself; carries git's words. */
 export class GitError extends TroupeError {

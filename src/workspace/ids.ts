@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 
 /**
  * Task and agent ids become directory and branch names, so only a safe alphabet passes:

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError, StateError, UsageError } from '../errors.js';
+import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import { GitError } from './errors.js';
 import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';

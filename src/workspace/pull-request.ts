@@ -1,7 +1,7 @@
 import { accessSync, constants, realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { execa } from 'execa';
-import { NotFoundError, UsageError } from '../errors.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
 import { GitError } from './errors.js';
 import { git, gitOk, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';

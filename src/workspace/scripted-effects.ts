@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { execa } from 'execa';
-import { TroupeError } from '../errors.js';
+import { TroupeError } from '../core/errors.js';
 
 /**
  * What a scripted reply does to the agent's working directory before it is returned, so pipelines

@@ -1,5 +1,5 @@
-import { StateError } from '../errors.js';
-import type { WorkspaceSettings } from '../pipeline/types.js';
+import { StateError } from '../core/errors.js';
+import type { WorkspaceSettings } from '../core/pipeline.js';
 import { commitStage, stageCommitMessage } from './commit.js';
 import { gitOk, isAncestor, resolveCommit } from './git.js';
 import { type Conflict, mergeBranches, mergeIntoBase } from './merge.js';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError, StateError } from '../errors.js';
+import { NotFoundError, StateError } from '../core/errors.js';
 import { GitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
 import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';

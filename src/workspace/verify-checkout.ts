@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../core/errors.js';
 import { git, gitOk, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
 import { ensureExcluded, scratchDir } from './repo.js';

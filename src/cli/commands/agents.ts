@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Pipeline } from '../../pipeline/types.js';
+import type { Pipeline } from '../../core/pipeline.js';
 import { action } from '../action.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
@@ -14,7 +14,7 @@ export function registerAgents(program: Command): void {
     .option('--format <format>', 'text | mermaid | json', 'text')
     .action(
       action(async (options: AgentsOptions) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { loadProjectPipeline, printJson } = await import('../options.js');
         const pipeline = loadProjectPipeline(openProject(), options);
         if (options.format === 'json') printJson(pipeline.agents);

@@ -9,7 +9,7 @@ export function registerCancel(program: Command): void {
     .option('-r, --reason <text>', 'why', 'cancelled by user')
     .action(
       action(async (taskId: string, options: { reason: string }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         openProject().tasks.cancel(taskId, options.reason);
         process.stdout.write(`cancelled ${taskId}\n`);
         return 0;

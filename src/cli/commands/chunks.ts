@@ -11,9 +11,9 @@ export function registerChunks(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       action(async (taskId: string, options: { json?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
-        const { formatChunkTable } = await import('../../engine/chunk-table.js');
+        const { formatChunkTable } = await import('../../pipeline/lang/chunk-table.js');
         const state = openProject().tasks.state(taskId);
         if (options.json) printJson(state.chunks);
         else process.stdout.write(`${formatChunkTable(state.chunks)}\n`);
@@ -28,7 +28,7 @@ export function registerChunks(program: Command): void {
       .argument(argument)
       .action(
         action(async (taskId: string, value: string) => {
-          const { openProject } = await import('../project.js');
+          const { openProject } = await import('../../app/project.js');
           const chunk = openProject().tasks.editChunks(taskId, { [name]: value } as Edit);
           process.stdout.write(
             chunk

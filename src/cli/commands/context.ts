@@ -9,7 +9,7 @@ export function registerContext(program: Command): void {
     .option('--json', 'print {id, context, agents: {id: notes}}')
     .action(
       action(async (taskId: string, options: { json?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
         const state = openProject().tasks.state(taskId);
         if (options.json) printJson({ id: state.id, context: state.contextMd, agents: state.agentNotes });

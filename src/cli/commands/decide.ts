@@ -41,9 +41,9 @@ export function registerDecide(program: Command): void {
 async function decide(
   taskId: string,
   json: boolean,
-  record: (project: import('../project.js').Project) => void,
+  record: (project: import('../../app/project.js').Project) => void,
 ): Promise<number> {
-  const { openProject } = await import('../project.js');
+  const { openProject } = await import('../../app/project.js');
   const { runForeground } = await import('../foreground.js');
   const project = openProject();
   record(project);

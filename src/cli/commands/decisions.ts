@@ -16,8 +16,8 @@ export function registerDecisions(program: Command): void {
     .option('--json', 'print JSON: {summary, decisions}')
     .action(
       action(async (flags: DecisionsFlags) => {
-        const { NotFoundError, UsageError } = await import('../../errors.js');
-        const { openProject } = await import('../project.js');
+        const { NotFoundError, UsageError } = await import('../../core/errors.js');
+        const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
         const { ROUTE_EVENT_TYPES, routeOutcomes, summarizeOutcomes } = await import(
           '../../scheduler/route-history.js'

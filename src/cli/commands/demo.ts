@@ -8,7 +8,7 @@ export function registerDemo(program: Command): void {
     .description('run the bundled example team offline (scripted replies) and show where to look')
     .action(
       action(async () => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { loadPipeline } = await import('../../pipeline/load.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { runForeground } = await import('../foreground.js');

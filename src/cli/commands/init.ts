@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../core/errors.js';
 import { action } from '../action.js';
 
 interface InitOptions {

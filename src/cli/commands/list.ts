@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { TaskStatus } from '../../engine/events.js';
+import type { TaskStatus } from '../../core/events.js';
 import { action } from '../action.js';
 
 export function registerList(program: Command): void {
@@ -12,7 +12,7 @@ export function registerList(program: Command): void {
     .option('--json', 'print JSON: [{id, status, pipeline, input, created}]')
     .action(
       action(async (options: { status?: string; waiting?: boolean; limit: string; json?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
         const { waitingFor } = await import('../../engine/task-state.js');
         const project = openProject();

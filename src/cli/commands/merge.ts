@@ -11,12 +11,12 @@ export function registerMerge(program: Command): void {
     .option('--json', 'print JSON: {merged, base, branch, sha}')
     .action(
       action(async (taskId: string, options: { base?: string; json?: boolean }) => {
-        const { UsageError } = await import('../../errors.js');
+        const { UsageError } = await import('../../core/errors.js');
         const { findRepo, mergeIntoBase, MergeConflictError } = await import('../../workspace/index.js');
         const { printJson } = await import('../options.js');
         const repo = await findRepo(process.cwd());
         if (!repo) throw new UsageError('not inside a git repository');
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const status = openProject().store.task(taskId)?.status;
         if (status && status !== 'completed') {
           process.stderr.write(`troupe: note: task ${taskId} is ${status}, not completed\n`);

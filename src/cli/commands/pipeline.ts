@@ -10,7 +10,7 @@ export function registerPipeline(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       action(async (options: { json?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { listPipelines } = await import('../../pipeline/discover.js');
         const { printJson } = await import('../options.js');
         const project = openProject();
@@ -29,7 +29,7 @@ export function registerPipeline(program: Command): void {
     .argument('[name]', 'pipeline name (default: the default pipeline)')
     .action(
       action(async (name?: string) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { resolvePipeline } = await import('../../pipeline/discover.js');
         const project = openProject();
         const found = resolvePipeline(project.root, { pipeline: name }, project.config);
@@ -43,7 +43,7 @@ export function registerPipeline(program: Command): void {
     .argument('[name]', 'make this the default')
     .action(
       action(async (name?: string) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { resolvePipeline } = await import('../../pipeline/discover.js');
         const { saveDefaultPipeline } = await import('../../pipeline/config.js');
         const project = openProject();

@@ -18,12 +18,12 @@ export function registerPr(program: Command): void {
           taskId: string,
           options: { base?: string; remote: string; title?: string; draft?: boolean; json?: boolean },
         ) => {
-          const { UsageError } = await import('../../errors.js');
+          const { UsageError } = await import('../../core/errors.js');
           const { findRepo, pullRequest } = await import('../../workspace/index.js');
           const { printJson } = await import('../options.js');
           const repo = await findRepo(process.cwd());
           if (!repo) throw new UsageError('not inside a git repository');
-          const { openProject } = await import('../project.js');
+          const { openProject } = await import('../../app/project.js');
           const task = openProject().store.task(taskId);
           const input = task?.input.split('\n')[0]?.trim() ?? '';
           const title = options.title ?? (input ? input.slice(0, 72) : `troupe task ${taskId}`);

@@ -13,9 +13,9 @@ export function registerRestart(program: Command): void {
     .option('--json', 'print the task as JSON when it stops')
     .action(
       action(async (taskId: string, options: { fromStage?: string; json?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { runForeground } = await import('../foreground.js');
-        const { UsageError } = await import('../../errors.js');
+        const { UsageError } = await import('../../core/errors.js');
         const from = options.fromStage === undefined ? undefined : Number(options.fromStage);
         if (from !== undefined && !Number.isInteger(from))
           throw new UsageError(`--from-stage expects a stage number, got '${options.fromStage}'`);
@@ -43,7 +43,7 @@ export function registerRestart(program: Command): void {
           words: string[],
           options: { agent?: string; script?: string; json?: boolean },
         ) => {
-          const { openProject } = await import('../project.js');
+          const { openProject } = await import('../../app/project.js');
           const { runForeground } = await import('../foreground.js');
           const { loadScript } = await import('../../runtimes/script.js');
           const project = openProject();

@@ -13,7 +13,7 @@ export function registerResume(program: Command): void {
     .option('--json', 'print the task as JSON when it stops')
     .action(
       action(async (taskId: string, options: { json?: boolean; interactive?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { runForeground } = await import('../foreground.js');
         return runForeground(openProject(), taskId, {
           json: options.json === true,

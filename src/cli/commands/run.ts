@@ -45,11 +45,11 @@ export function registerRun(program: Command): void {
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { loadProjectPipeline } = await import('../options.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { runForeground } = await import('../foreground.js');
-        const { UsageError } = await import('../../errors.js');
+        const { UsageError } = await import('../../core/errors.js');
         if (options.from && words.length > 0) throw new UsageError('give an input or --from, not both');
         if (!options.from && words.length === 0)
           throw new UsageError('what should the team do? give an input, or --from tasks.json');
@@ -89,8 +89,8 @@ export function registerRun(program: Command): void {
 }
 
 async function parseSizeFlag(value: string) {
-  const { parseTaskSize, TASK_SIZES } = await import('../../engine/spec.js');
-  const { UsageError } = await import('../../errors.js');
+  const { parseTaskSize, TASK_SIZES } = await import('../../pipeline/lang/spec.js');
+  const { UsageError } = await import('../../core/errors.js');
   const size = parseTaskSize(value);
   if (!size) throw new UsageError(`--size is one of ${TASK_SIZES.join(', ')} (got \`${value}\`)`);
   return size;

@@ -9,7 +9,7 @@ export function registerSchema(program: Command): void {
     .action(
       action(async (options: { spec?: boolean }) => {
         if (options.spec) {
-          const { specJsonSchemaText } = await import('../../engine/spec.js');
+          const { specJsonSchemaText } = await import('../../pipeline/lang/spec.js');
           process.stdout.write(specJsonSchemaText());
           return 0;
         }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../core/errors.js';
 import { action } from '../action.js';
 
 interface ServeFlags {
@@ -22,7 +22,7 @@ export function registerServe(program: Command): void {
     .option('--open', 'open the dashboard in a browser')
     .action(
       action(async (flags: ServeFlags) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { startServer } = await import('../../server/serve.js');
         const { generateToken, isLoopback } = await import('../../server/auth.js');
         const port = Number(flags.port);

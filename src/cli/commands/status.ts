@@ -9,10 +9,10 @@ export function registerStatus(program: Command): void {
     .option('--json', 'print the task as JSON')
     .action(
       action(async (taskId: string, options: { json?: boolean }) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
         const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLines } = await import(
-          '../task-view.js'
+          '../../app/task-view.js'
         );
         const { waitingFor } = await import('../../engine/task-state.js');
         const project = openProject();

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../core/errors.js';
 import { action } from '../action.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
@@ -25,10 +25,10 @@ export function registerTest(program: Command): void {
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (options: TestOptions) => {
-        const { openProject } = await import('../project.js');
+        const { openProject } = await import('../../app/project.js');
         const { loadProjectPipeline, printJson } = await import('../options.js');
         const { loadScript } = await import('../../runtimes/script.js');
-        const { taskJson } = await import('../task-view.js');
+        const { taskJson } = await import('../../app/task-view.js');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
         const scriptFile = options.script ? resolve(options.script) : defaultScript(pipeline.file);

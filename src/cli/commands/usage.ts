@@ -26,9 +26,9 @@ export function registerUsage(program: Command): void {
     .option('--json', 'print JSON: {total, rows}')
     .action(
       action(async (flags: UsageFlags) => {
-        const { UsageError } = await import('../../errors.js');
-        const { findNode } = await import('../../pipeline/types.js');
-        const { openProject } = await import('../project.js');
+        const { UsageError } = await import('../../core/errors.js');
+        const { findNode } = await import('../../core/pipeline.js');
+        const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
         if (!['agent', 'model', 'runtime', 'task'].includes(flags.by)) {
           throw new UsageError(`--by ${flags.by}: use agent, model, runtime or task`);

@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../core/errors.js';
 import { displayPath } from '../../pipeline/diagnostics.js';
 import type { PipelineLocation } from '../../pipeline/discover.js';
-import type { Pipeline } from '../../pipeline/types.js';
+import type { Pipeline } from '../../core/pipeline.js';
 import type { Diagnostic, ValidationResult } from '../../pipeline/validate.js';
 import { action } from '../action.js';
 import { Exit } from '../exit-codes.js';

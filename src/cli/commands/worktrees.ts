@@ -21,7 +21,7 @@ export function registerWorktrees(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       action(async (what: string, options: { dryRun?: boolean; force?: boolean; json?: boolean }) => {
-        const { UsageError } = await import('../../errors.js');
+        const { UsageError } = await import('../../core/errors.js');
         if (what !== 'list' && what !== 'prune') {
           throw new UsageError(`unknown action ${JSON.stringify(what)}`, { hint: 'use list or prune' });
         }
@@ -68,7 +68,7 @@ export function registerWorktrees(program: Command): void {
           return 0;
         }
 
-        const { TERMINAL_STATUSES } = await import('../../engine/events.js');
+        const { TERMINAL_STATUSES } = await import('../../core/events.js');
         const all = await listWorktrees(repo);
         const ended = new Set(
           all
@@ -110,7 +110,7 @@ export function registerWorktrees(program: Command): void {
 
 /** A task's status from the store; `unknown` when the store does not know it. */
 async function taskStatuses(): Promise<(task: string) => string> {
-  const { openProject } = await import('../project.js');
+  const { openProject } = await import('../../app/project.js');
   const { store } = openProject();
   return (task) => store.task(task)?.status ?? 'unknown';
 }

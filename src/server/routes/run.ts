@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Hono } from 'hono';
-import { parseTaskSize, TASK_SIZES } from '../../engine/spec.js';
+import { parseTaskSize, TASK_SIZES } from '../../pipeline/lang/spec.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Usage } from '../../engine/events.js';
+import type { Usage } from '../../core/events.js';
 import type { ServerContext } from '../context.js';
 
 /** Tokens and cost across tasks: in total, per pipeline and per agent. */

@@ -3,8 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../engine/events.js';
-import { NotFoundError, StateError } from '../../errors.js';
+import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
+import { NotFoundError, StateError } from '../../core/errors.js';
 import type {
   EventStore,
   LeaseHolder,
@@ -12,7 +12,7 @@ import type {
   SummaryUpdate,
   TaskFilter,
   TaskSummary,
-} from '../event-store.js';
+} from '../../core/event-store.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { UsageError } from '../../../errors.js';
+import { UsageError } from '../../../core/errors.js';
 
 /** Every flag any `troupe bus` verb takes (commander camel-cases them). */
 export interface BusFlags {

@@ -3,7 +3,7 @@ import { parseDuration } from '../../../bus/duration.js';
 import { parseHandle } from '../../../bus/handle.js';
 import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
 import type { Kind, Priority } from '../../../bus/message.js';
-import { UsageError } from '../../../errors.js';
+import { UsageError } from '../../../core/errors.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, count, printJson, readBody, readContext, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';

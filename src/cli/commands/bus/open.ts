@@ -2,7 +2,7 @@ import { type MessageBus, openBus } from '../../../bus/bus.js';
 import { ContextMismatchError } from '../../../bus/errors.js';
 import { parseHandle } from '../../../bus/handle.js';
 import { pinMismatch, type ResolvedRoot, resolveRoot } from '../../../bus/root.js';
-import { UsageError } from '../../../errors.js';
+import { UsageError } from '../../../core/errors.js';
 import { type BusFlags, warn } from './context.js';
 
 export interface Opened {

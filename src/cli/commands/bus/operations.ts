@@ -6,7 +6,7 @@ import { cleanupTmp } from '../../../bus/cleanup.js';
 import { doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
 import { DEFAULT_DIR, gitTop, resolveRoot } from '../../../bus/root.js';
-import { UsageError } from '../../../errors.js';
+import { UsageError } from '../../../core/errors.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, printJson, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { parseDuration } from '../../../bus/duration.js';
 import { messageFilename } from '../../../bus/handle.js';
 import { loadMessage } from '../../../bus/inbox.js';
-import { UsageError } from '../../../errors.js';
+import { UsageError } from '../../../core/errors.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, count, printJson } from './context.js';
 import { printDrained } from './messaging.js';

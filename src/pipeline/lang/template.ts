@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as Nunjucks from 'nunjucks';
-import { TroupeError } from '../errors.js';
+import { TroupeError } from '../../core/errors.js';
 
 /**
  * Jinja2 templates (prompts, payloads, gate prompts) rendered with nunjucks the way aqm's

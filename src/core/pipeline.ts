@@ -4,7 +4,7 @@
  * The raw YAML shape is `schema.ts`; `load.ts` turns one into the other.
  */
 
-import type { Effort, Permissions } from '../runtimes/runtime.js';
+import type { Effort, Permissions } from './runtime.js';
 
 export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted';
 export type ContextStrategy = 'none' | 'last_only' | 'own' | 'shared' | 'both';

@@ -1,5 +1,5 @@
 import { type TaskState, waitingFor } from '../engine/task-state.js';
-import { Exit, type ExitCode } from './exit-codes.js';
+import { Exit, type ExitCode } from '../cli/exit-codes.js';
 
 /** The one JSON shape of a task that `run --json` and `status --json` print. */
 export function taskJson(state: TaskState) {

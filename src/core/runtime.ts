@@ -1,6 +1,6 @@
-import type { Usage } from '../engine/events.js';
-import { TroupeError } from '../errors.js';
-import type { McpServer } from '../pipeline/types.js';
+import type { Usage } from './events.js';
+import { TroupeError } from './errors.js';
+import type { McpServer } from './pipeline.js';
 
 /**
  * One interface for every way an agent's work gets done: the CLIs people pay for, an

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTroupeError } from '../errors.js';
+import { isTroupeError } from '../../core/errors.js';
 import { referencedVariables, renderTemplate, TemplateError, templateSyntaxError } from './template.js';
 
 const render = (template: string, vars: Record<string, unknown> = {}) =>

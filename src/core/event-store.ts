@@ -1,4 +1,4 @@
-import type { StoredEvent, TaskEvent, TaskEventType, TaskStatus } from '../engine/events.js';
+import type { StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
 
 /**
  * The append-only event log every task lives in: the single source of truth. SQLite for one

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { TaskService } from '../engine/task-service.js';
 import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
-import type { EventStore } from '../store/event-store.js';
+import type { EventStore } from '../core/event-store.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 
 /** The project a command works in: its root, config, store and task service. */

@@ -1,4 +1,4 @@
-import type { Pipeline, PipelineNode } from '../pipeline/types.js';
+import type { Pipeline, PipelineNode } from '../../core/pipeline.js';
 
 /** Which agents each agent can lead to, through handoffs and sessions (`*` leads anywhere). */
 export function successors(pipeline: Pipeline, node: PipelineNode): string[] {

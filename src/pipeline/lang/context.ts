@@ -1,4 +1,4 @@
-import type { ContextStrategy } from '../pipeline/types.js';
+import type { ContextStrategy } from '../../core/pipeline.js';
 
 /**
  * The shared context files in aqm's format (context.md, agent_<id>.md) and the five context
