@@ -266,16 +266,26 @@ export type EventOf<T extends TaskEventType> = Extract<TaskEvent, { type: T }>;
 /** An event as stored: a global sequence number (SSE id), its task and when it was written. */
 export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string };
 
-export type TaskStatus =
-  | 'pending'
-  | 'running'
-  /** Every open stage waits for a provider's limit to reset. */
-  | 'waiting'
-  | 'awaiting_gate'
-  | 'awaiting_human_input'
-  | 'completed'
-  | 'failed'
-  | 'cancelled';
+/**
+ * Every status a task can have, in the order a task usually goes through them: the one list the
+ * API's filters, the OpenAPI document, the CLI and the dashboard all read.
+ * `waiting`: every open stage waits for a provider's limit to reset.
+ */
+export const TASK_STATUSES = [
+  'pending',
+  'running',
+  'waiting',
+  'awaiting_gate',
+  'awaiting_human_input',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/** The statuses in which a task waits for a person. */
+export const AWAITING_PERSON_STATUSES: readonly TaskStatus[] = ['awaiting_gate', 'awaiting_human_input'];
 
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 
