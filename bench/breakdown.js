@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { makeProject, median, nowMs } from './lib.js';
 
 const dist = (path) => import(new URL(`../dist/${path}`, import.meta.url).href);
-const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { TaskService }, { TaskFiles }] =
+const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { projectTaskService }, { TaskFiles }] =
   await Promise.all([
     dist('store/sqlite/sqlite-store.js'),
     dist('pipeline/load.js'),
     dist('pipeline/config.js'),
-    dist('engine/task-service.js'),
+    dist('app/project.js'),
     dist('store/task-files.js'),
   ]);
 
@@ -29,7 +29,7 @@ function variant(name, { files, memory }) {
   if (!files) noFiles.add(project.root);
   const store = openSqliteStore(memory ? ':memory:' : join(project.root, '.troupe', 'troupe.db'));
   const pipeline = loadPipeline(project.pipelineFile, { params: {}, name: 'bench' });
-  const service = new TaskService(project.root, store, loadProjectConfig(project.root));
+  const service = projectTaskService(project.root, store, loadProjectConfig(project.root));
   const times = [];
   return {
     name,

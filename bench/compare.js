@@ -16,16 +16,26 @@ const blocks = Number(process.env.BLOCKS ?? 8);
 
 async function chain(root) {
   const load = (path) => import(pathToFileURL(join(root, 'dist', path)).href);
-  const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { TaskService }] = await Promise.all([
-    load('store/sqlite/sqlite-store.js'),
-    load('pipeline/load.js'),
-    load('pipeline/config.js'),
-    load('engine/task-service.js'),
-  ]);
+  const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, projectTaskService] =
+    await Promise.all([
+      load('store/sqlite/sqlite-store.js'),
+      load('pipeline/load.js'),
+      load('pipeline/config.js'),
+      // builds from before the composition root moved to app/ made the TaskService themselves
+      load('app/project.js').then(
+        (m) => m.projectTaskService,
+        () =>
+          load('engine/task-service.js').then(
+            (m) =>
+              (...args) =>
+                new m.TaskService(...args),
+          ),
+      ),
+    ]);
   const project = makeProject('compare', stages);
   const store = openSqliteStore(join(project.root, '.troupe', 'troupe.db'));
   const pipeline = loadPipeline(project.pipelineFile, { params: {}, name: 'bench' });
-  const service = new TaskService(project.root, store, loadProjectConfig(project.root));
+  const service = projectTaskService(project.root, store, loadProjectConfig(project.root));
   const times = [];
   return {
     times,

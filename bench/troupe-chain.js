@@ -8,16 +8,17 @@ const load = (path) => import(new URL(path, dist).href);
 
 /** A troupe project with an n-stage pipeline ('linear' or 'loop'); each runOnce is a new task in the same store. */
 export async function troupeChain(stages = 10, shape = 'linear') {
-  const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { TaskService }] = await Promise.all([
-    load('store/sqlite/sqlite-store.js'),
-    load('pipeline/load.js'),
-    load('pipeline/config.js'),
-    load('engine/task-service.js'),
-  ]);
+  const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { projectTaskService }] =
+    await Promise.all([
+      load('store/sqlite/sqlite-store.js'),
+      load('pipeline/load.js'),
+      load('pipeline/config.js'),
+      load('app/project.js'),
+    ]);
   const project = makeProject('overhead', stages, shape);
   const store = openSqliteStore(join(project.root, '.troupe', 'troupe.db'));
   const pipeline = loadPipeline(project.pipelineFile, { params: {}, name: 'bench' });
-  const service = new TaskService(project.root, store, loadProjectConfig(project.root));
+  const service = projectTaskService(project.root, store, loadProjectConfig(project.root));
   return {
     stages,
     internals: { service, store, pipeline, project },

@@ -1,11 +1,15 @@
 import { join } from 'node:path';
+import type { EventStore } from '../core/event-store.js';
 import { TaskService } from '../engine/task-service.js';
 import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
-import type { EventStore } from '../core/event-store.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { projectAdapters } from './task-adapters.js';
 
-/** The project a command works in: its root, config, store and task service. */
+/**
+ * The composition root: which store, which workspace, which bus. The CLI and the server both
+ * open a project here, so they run tasks the same way.
+ */
 export interface Project {
   root: string;
   config: ProjectConfig;
@@ -17,5 +21,10 @@ export function openProject(cwd = process.cwd()): Project {
   const root = findProjectRoot(cwd);
   const config = loadProjectConfig(root);
   const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
-  return { root, config, store, tasks: new TaskService(root, store, config) };
+  return { root, config, store, tasks: projectTaskService(root, store, config) };
+}
+
+/** The task service of a project whose store is already open. */
+export function projectTaskService(root: string, store: EventStore, config: ProjectConfig): TaskService {
+  return new TaskService(root, store, config, projectAdapters(root, config));
 }

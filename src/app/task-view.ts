@@ -1,5 +1,4 @@
 import { type TaskState, waitingFor } from '../engine/task-state.js';
-import { Exit, type ExitCode } from '../cli/exit-codes.js';
 
 /** The one JSON shape of a task that `run --json` and `status --json` print. */
 export function taskJson(state: TaskState) {
@@ -31,20 +30,6 @@ export function taskJson(state: TaskState) {
     parent: state.parentTaskId,
     usage: state.usage,
   };
-}
-
-export function exitCodeForTask(state: TaskState): ExitCode {
-  switch (state.status) {
-    case 'completed':
-      return Exit.ok;
-    case 'awaiting_gate':
-    case 'awaiting_human_input':
-      return Exit.waitingForHuman;
-    case 'failed':
-      return state.failure?.errorKind === 'timeout' ? Exit.timeout : Exit.failed;
-    default:
-      return Exit.failed;
-  }
 }
 
 export function formatTokens(usage: { input_tokens: number; output_tokens: number }): string {

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
+import type { Project } from '../app/project.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import type { Pipeline } from '../core/pipeline.js';
-import type { Script } from '../runtimes/script.js';
+import type { Script } from '../core/script.js';
 import { parseBatch, runBatch } from '../scheduler/batch.js';
 import { Exit } from './exit-codes.js';
 import { printJson } from './options.js';
-import type { Project } from '../app/project.js';
 
 /** `troupe run --from tasks.json`: independent tasks at the same time, dependencies respected. */
 export async function runBatchCommand(

@@ -1,4 +1,5 @@
 import { isTroupeError } from '../core/errors.js';
+import type { TaskState } from '../engine/task-state.js';
 
 /** The documented exit codes of every troupe command. */
 export const Exit = {
@@ -29,6 +30,21 @@ export function exitCodeFor(error: unknown): ExitCode {
       return Exit.timeout;
     case 'context_mismatch':
       return Exit.contextMismatch;
+    default:
+      return Exit.failed;
+  }
+}
+
+/** How a run or status command exits for a task in this state. */
+export function exitCodeForTask(state: TaskState): ExitCode {
+  switch (state.status) {
+    case 'completed':
+      return Exit.ok;
+    case 'awaiting_gate':
+    case 'awaiting_human_input':
+      return Exit.waitingForHuman;
+    case 'failed':
+      return state.failure?.errorKind === 'timeout' ? Exit.timeout : Exit.failed;
     default:
       return Exit.failed;
   }

@@ -1,10 +1,11 @@
 import { createInterface, type Interface } from 'node:readline';
-import { parseVerdict } from '../pipeline/lang/human-verdict.js';
+import type { Project } from '../app/project.js';
+import { taskJson } from '../app/task-view.js';
 import { type TaskState, waitingFor } from '../engine/task-state.js';
+import { parseVerdict } from '../pipeline/lang/human-verdict.js';
+import { exitCodeForTask } from './exit-codes.js';
 import { liveOutput } from './live-output.js';
 import { printJson } from './options.js';
-import type { Project } from '../app/project.js';
-import { exitCodeForTask, taskJson } from '../app/task-view.js';
 
 export interface ForegroundOptions {
   json: boolean;

@@ -1,5 +1,5 @@
-import type { RunObserver } from '../engine/execute.js';
 import { formatDuration, formatTokens } from '../app/task-view.js';
+import type { RunObserver } from '../engine/ports.js';
 
 /**
  * What a foreground run shows while it works: a line per stage (agent, status, elapsed,

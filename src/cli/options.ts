@@ -1,9 +1,9 @@
+import type { Project } from '../app/project.js';
 import { UsageError } from '../core/errors.js';
+import type { Pipeline } from '../core/pipeline.js';
 import { resolvePipeline } from '../pipeline/discover.js';
 import { loadPipeline } from '../pipeline/load.js';
-import type { Pipeline } from '../core/pipeline.js';
 import type { PipelineOptions } from './pipeline-flags.js';
-import type { Project } from '../app/project.js';
 
 export function parseParams(pairs: string[] = []): Record<string, string> {
   const params: Record<string, string> = {};

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
 
 /**
@@ -75,4 +76,9 @@ export interface EventStore {
 export interface ProviderWindow {
   provider: string;
   resetAt: string;
+}
+
+/** This process, as the holder of a task's lease. */
+export function currentHolder(): LeaseHolder {
+  return { pid: process.pid, host: hostname() };
 }

@@ -1,9 +1,9 @@
-import type { RoutingConfig } from '../pipeline/routing-config.js';
+import type { Chunk, ChunkStatus } from './chunk.js';
 import type { Pipeline, RuntimeName } from './pipeline.js';
+import type { RoutingConfig } from './routing.js';
 import type { Effort } from './runtime.js';
-import type { Script } from '../runtimes/script.js';
-import type { Chunk, ChunkStatus } from '../pipeline/lang/chunk-table.js';
-import type { Spec, TaskSize } from '../pipeline/lang/spec.js';
+import type { Script } from './script.js';
+import type { Spec, TaskSize } from './spec.js';
 
 /**
  * Every change to a task is one of these events, appended to the store. Task state is a

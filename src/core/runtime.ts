@@ -1,5 +1,5 @@
-import type { Usage } from './events.js';
 import { TroupeError } from './errors.js';
+import type { Usage } from './events.js';
 import type { McpServer } from './pipeline.js';
 
 /**

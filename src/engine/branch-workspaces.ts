@@ -1,7 +1,7 @@
 import { TroupeError } from '../core/errors.js';
-import { findNode } from '../core/pipeline.js';
-import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import type { TaskEvent } from '../core/events.js';
+import { findNode } from '../core/pipeline.js';
+import type { TaskWorkspace } from '../core/task-workspace.js';
 import type { Step } from './plan.js';
 import { branchLineage, type TaskState, workspaceSettings } from './task-state.js';
 

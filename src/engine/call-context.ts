@@ -1,11 +1,11 @@
-import type { ExecutorPorts } from './execute.js';
+import type { ExecutorPorts } from './ports.js';
 import type { TaskState } from './task-state.js';
 
 /** What a runtime call made on a task's behalf (a gate, a router) needs from the running task. */
 export interface CallContext {
   taskId: string;
   state: TaskState;
-  ports: Pick<ExecutorPorts, 'runtimeFor' | 'rawLogPath'>;
+  ports: Pick<ExecutorPorts, 'runtimeFor' | 'rawLogPath' | 'commandGate'>;
   /** Aborted when the task is cancelled or its run stops. */
   signal: AbortSignal;
 }

@@ -1,7 +1,8 @@
-import type { Pipeline } from '../core/pipeline.js';
-import { type Chunk, formatChunkTable, nextChunkId } from '../pipeline/lang/chunk-table.js';
-import { parseChunkDirectives } from '../pipeline/lang/directives.js';
+import type { Chunk } from '../core/chunk.js';
 import type { TaskEvent } from '../core/events.js';
+import type { Pipeline } from '../core/pipeline.js';
+import { formatChunkTable, nextChunkId } from '../pipeline/lang/chunk-table.js';
+import { parseChunkDirectives } from '../pipeline/lang/directives.js';
 
 /**
  * Chunks: the tracked units a task's work is broken into. Seeded from `chunks.initial`,

@@ -2,9 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { projectTaskService } from '../app/project.js';
 import { defaultConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import { TaskService } from './task-service.js';
 import { agent, handoff, pipeline } from './test-pipelines.js';
 
 describe('executor: stopping a run without ending the task', () => {
@@ -17,7 +17,7 @@ describe('executor: stopping a run without ending the task', () => {
     const root = mkdtempSync(join(tmpdir(), 'troupe-exec-'));
     const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
     stores.push(store);
-    const service = new TaskService(root, store, defaultConfig());
+    const service = projectTaskService(root, store, defaultConfig());
     const p = pipeline(agent('slow', { handoffs: [handoff('next')] }), agent('next'));
     const id = service.start({
       pipeline: p,
@@ -62,7 +62,7 @@ describe('executor: commits', () => {
       },
     });
     try {
-      const service = new TaskService(root, counting, defaultConfig());
+      const service = projectTaskService(root, counting, defaultConfig());
       const p = pipeline(
         agent('a', { handoffs: [handoff('b')] }),
         agent('b', { handoffs: [handoff('c')] }),
@@ -102,7 +102,7 @@ describe('executor: the poller', () => {
       },
     });
     try {
-      const service = new TaskService(root, watching, defaultConfig());
+      const service = projectTaskService(root, watching, defaultConfig());
       const id = service.start({
         pipeline: pipeline(agent('slow', { handoffs: [handoff('next')] }), agent('next')),
         input: 'go',

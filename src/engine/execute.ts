@@ -1,25 +1,22 @@
-import type { TaskMail } from '../bus/task-mail.js';
 import { StateError, TaskBusyError } from '../core/errors.js';
-import { defaultIsolation, editingAgents } from '../pipeline/isolation.js';
+import { currentHolder } from '../core/event-store.js';
+import { isTerminal, type StoredEvent, type TaskEvent } from '../core/events.js';
 import { type AgentNode, findNode } from '../core/pipeline.js';
-import { type Runtime, RuntimeError, type RuntimeRequest } from '../core/runtime.js';
+import { RuntimeError, type RuntimeRequest } from '../core/runtime.js';
+import { defaultIsolation, editingAgents } from '../pipeline/isolation.js';
+import { parseSendDirectives } from '../pipeline/lang/directives.js';
+import { parseVerdict } from '../pipeline/lang/human-verdict.js';
+import { decisionLine, outcomeLine } from '../scheduler/decision-lines.js';
 import { withCost } from '../scheduler/prices.js';
-import { noRelease, type ProviderLimiter } from '../scheduler/provider-limiter.js';
+import { noRelease } from '../scheduler/provider-limiter.js';
 import { ROUTE_EVENT_TYPES, type RouteOutcome, routeOutcomes } from '../scheduler/route-history.js';
-import { type DecisionLog, decisionLine, outcomeLine } from '../store/decision-log.js';
-import type { EventStore } from '../core/event-store.js';
-import { currentHolder } from '../store/sqlite/sqlite-store.js';
-import type { TaskFiles } from '../store/task-files.js';
-import type { TaskWorkspace } from '../workspace/task-workspace.js';
 import { BranchWorkspaces, type Workplace } from './branch-workspaces.js';
 import type { CallContext } from './call-context.js';
 import { chunkEventsFromOutput, usesChunks } from './chunks.js';
-import { parseSendDirectives } from '../pipeline/lang/directives.js';
-import { isTerminal, type StoredEvent, type TaskEvent } from '../core/events.js';
 import { type Judged, judgeOutput } from './gate-judge.js';
-import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { outputCheckEvents } from './output-check.js';
 import { nextSteps, type Step, stepKey } from './plan.js';
+import type { ExecutorPorts } from './ports.js';
 import { readsVariable, stagePrompt, turnPrompt } from './prompt.js';
 import { askEntryRouter, askTierRouter } from './router-calls.js';
 import {
@@ -46,43 +43,6 @@ import { applyEvent, foldEvents, type TaskState, workspaceSettings } from './tas
  * branches run at the same time. Every step is safe to run twice: a crash between doing and
  * recording re-does the step on resume, and nothing recorded is done again.
  */
-
-export interface HumanResponder {
-  /** An answer available without waiting (a script's `human:` entry), or undefined. */
-  answer(agent: string, index: number): string | undefined;
-}
-
-export interface RunObserver {
-  onEvent?(event: StoredEvent, state: TaskState): void;
-  onText?(stage: number, agent: string, text: string): void;
-}
-
-export interface ExecutorPorts {
-  store: EventStore;
-  files: TaskFiles;
-  runtimeFor(state: TaskState, node: AgentNode, purpose: 'stage' | 'gate'): Runtime;
-  human: (state: TaskState) => HumanResponder;
-  observer?: RunObserver;
-  /** How often another process's cancel is looked for. */
-  pollMs?: number;
-  /** How often streamed output is committed as stage_output events. */
-  flushMs?: number;
-  /** Where a runtime keeps the raw stream of a call (`.troupe/tasks/<id>/raw/<name>.jsonl`). */
-  rawLogPath?: (taskId: string, name: string) => string;
-  /** Git worktrees: `workspace: {isolation: worktree}`, or the default isolation (pipeline/isolation.ts). */
-  workspace?: TaskWorkspace;
-  /** The message bus: people are told when a task waits for them; agents read and send mail. */
-  mail?: TaskMail;
-  /**
-   * Stops this process's run without ending the task (a server shutting down): runtimes are
-   * aborted and nothing more is recorded, so the stage in progress is run again on resume.
-   */
-  stop?: AbortSignal;
-  /** `.troupe/decisions.jsonl`: each decision when made, routed stages' outcomes when the task ends. */
-  decisionLog?: DecisionLog;
-  /** `limits:` caps per provider, shared by every task of this process. */
-  limiter?: ProviderLimiter;
-}
 
 export async function runTask(taskId: string, ports: ExecutorPorts): Promise<TaskState> {
   const holder = currentHolder();

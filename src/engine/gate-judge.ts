@@ -1,9 +1,8 @@
-import type { AgentNode } from '../core/pipeline.js';
-import { runCommandGate } from '../runtimes/command-gate.js';
-import type { RuntimeRequest } from '../core/runtime.js';
-import type { CallContext } from './call-context.js';
 import type { TaskEvent } from '../core/events.js';
+import type { AgentNode } from '../core/pipeline.js';
+import type { RuntimeRequest } from '../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../pipeline/lang/gate-decision.js';
+import type { CallContext } from './call-context.js';
 import type { Step } from './plan.js';
 import { gatePrompt } from './prompt.js';
 import { asRuntimeError, invokeRuntime } from './run-support.js';
@@ -31,7 +30,7 @@ export async function judgeOutput(
   const output = ctx.state.stages[step.stage - 1]!.output;
   const timeoutMs = (gate.timeout ?? ctx.state.gateConfig.timeout) * 1000;
   if (step.gate === 'command') {
-    const result = await runCommandGate(gate.command ?? 'false', {
+    const result = await ctx.ports.commandGate(gate.command ?? 'false', {
       cwd,
       timeoutMs,
       signal: ctx.signal,

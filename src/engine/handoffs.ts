@@ -1,9 +1,9 @@
+import type { HandoffTarget } from '../core/events.js';
 import type { Handoff, Pipeline, PipelineNode } from '../core/pipeline.js';
 import { evaluateCondition } from '../pipeline/lang/conditions.js';
 import { parseHandoffDirective } from '../pipeline/lang/directives.js';
-import type { HandoffTarget } from '../core/events.js';
-import type { Branch, StageRecord } from './task-state.js';
 import { renderTemplate } from '../pipeline/lang/template.js';
+import type { Branch, StageRecord } from './task-state.js';
 
 /**
  * Which agents a settled stage hands on to, and with what input. aqm's rules, with its README's

@@ -1,9 +1,10 @@
+import type { TaskEvent } from '../core/events.js';
 import type { AgentNode } from '../core/pipeline.js';
+import type { Spec } from '../core/spec.js';
 import { lastJsonObject } from '../pipeline/lang/conditions.js';
 import { parseSizeDirective } from '../pipeline/lang/directives.js';
-import type { TaskEvent } from '../core/events.js';
 import { schemaErrors } from '../pipeline/lang/json-schema-check.js';
-import { needsSpec, SPEC_JSON_SCHEMA, type Spec } from '../pipeline/lang/spec.js';
+import { needsSpec, SPEC_JSON_SCHEMA } from '../pipeline/lang/spec.js';
 import type { TaskState } from './task-state.js';
 
 /**

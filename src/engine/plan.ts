@@ -1,7 +1,8 @@
+import type { HandoffTarget, SessionTurn } from '../core/events.js';
 import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../core/pipeline.js';
 import { parseHumanInputQuestions } from '../pipeline/lang/directives.js';
-import type { HandoffTarget, SessionTurn } from '../core/events.js';
 import { canReach } from '../pipeline/lang/graph.js';
+import { TemplateError } from '../pipeline/lang/template.js';
 import { resolveHandoffs } from './handoffs.js';
 import { planSession } from './session-plan.js';
 import {
@@ -12,7 +13,6 @@ import {
   openActivations,
   type TaskState,
 } from './task-state.js';
-import { TemplateError } from '../pipeline/lang/template.js';
 
 /**
  * The planner: given a task's state, what happens next. Pure — no I/O, no clock — so every

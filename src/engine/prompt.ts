@@ -1,9 +1,9 @@
 import type { AgentNode, ContextStrategy } from '../core/pipeline.js';
-import { chunksVariable } from './chunks.js';
 import { readForStrategy } from '../pipeline/lang/context.js';
 import { specVariable } from '../pipeline/lang/spec.js';
-import type { Activation, TaskState } from './task-state.js';
 import { referencedVariables, renderTemplate } from '../pipeline/lang/template.js';
+import { chunksVariable } from './chunks.js';
+import type { Activation, TaskState } from './task-state.js';
 
 /**
  * The prompt an agent gets: its system_prompt template rendered with the stage input and the

@@ -2,13 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultConfig } from '../pipeline/config.js';
-import { type Runtime, RuntimeError, type RuntimeEvent, type RuntimeRequest } from '../core/runtime.js';
+import { projectTaskService } from '../app/project.js';
 import type { EventStore } from '../core/event-store.js';
+import { type Runtime, RuntimeError, type RuntimeEvent, type RuntimeRequest } from '../core/runtime.js';
+import { defaultConfig } from '../pipeline/config.js';
+import { runCommandGate } from '../runtimes/command-gate.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { TaskFiles } from '../store/task-files.js';
 import { runTask } from './execute.js';
-import { TaskService } from './task-service.js';
 import { agent, handoff, pipeline } from './test-pipelines.js';
 
 /**
@@ -77,7 +78,7 @@ describe('rate limits under load', () => {
     const root = mkdtempSync(join(tmpdir(), 'troupe-limits-'));
     const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
     stores.push(store);
-    const service = new TaskService(root, store, defaultConfig());
+    const service = projectTaskService(root, store, defaultConfig());
     // each agent hands on "TASK tN", so every prompt names its task and stage
     const prompt = '{{ input }} STAGE {{ agent }}';
     const p = pipeline(
@@ -94,6 +95,7 @@ describe('rate limits under load', () => {
           files: TaskFiles.forTask(root, id),
           runtimeFor: () => provider.runtime,
           human: () => ({ answer: () => undefined }),
+          commandGate: runCommandGate,
           pollMs: 50,
         }),
       ),
@@ -134,7 +136,7 @@ describe('rate limits under load', () => {
     const root = mkdtempSync(join(tmpdir(), 'troupe-limits-'));
     const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
     stores.push(store);
-    const service = new TaskService(root, store, defaultConfig());
+    const service = projectTaskService(root, store, defaultConfig());
     const farAway = new Date(Date.now() + 48 * 3600_000);
     // a provider each: windows are shared, and each case closes its own
     const cases: Array<[string, Date | undefined, 'claude' | 'gemini' | 'codex']> = [
@@ -158,6 +160,7 @@ describe('rate limits under load', () => {
         files: TaskFiles.forTask(root, id),
         runtimeFor: () => limited,
         human: () => ({ answer: () => undefined }),
+        commandGate: runCommandGate,
         observer: { onEvent: (e) => e.type === 'rate_limited' && stop.abort() },
         stop: stop.signal,
       });
@@ -176,7 +179,7 @@ describe('rate limits under load', () => {
     const root = mkdtempSync(join(tmpdir(), 'troupe-limits-'));
     const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
     stores.push(store);
-    const service = new TaskService(root, store, defaultConfig());
+    const service = projectTaskService(root, store, defaultConfig());
     const resumed: Array<string | null> = [];
     let calls = 0;
     const cli: Runtime = {
@@ -199,6 +202,7 @@ describe('rate limits under load', () => {
       files: TaskFiles.forTask(root, id),
       runtimeFor: () => cli,
       human: () => ({ answer: () => undefined }),
+      commandGate: runCommandGate,
     });
     expect(state.status).toBe('completed');
     expect(resumed).toEqual([null, 'session-of-the-limited-call']);

@@ -1,8 +1,8 @@
+import type { EventOf } from '../core/events.js';
 import type { AgentNode } from '../core/pipeline.js';
 import { RuntimeError } from '../core/runtime.js';
 import type { RouterAdvice } from '../scheduler/route.js';
 import type { CallContext } from './call-context.js';
-import type { EventOf } from '../core/events.js';
 import { invokeRuntime } from './run-support.js';
 import { concreteModel, earlierAdvice } from './stage-route.js';
 import { parseTierAdvice, TIER_ROUTER_ID, tierRouterPrompt } from './tier-router.js';

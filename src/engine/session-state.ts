@@ -1,8 +1,7 @@
+import type { TaskEvent } from '../core/events.js';
 import { findNode, type SessionNode } from '../core/pipeline.js';
 import { formatAgentNotesSection } from '../pipeline/lang/context.js';
 import { hasVote, parseNextSpeaker } from '../pipeline/lang/directives.js';
-import type { TaskEvent } from '../core/events.js';
-import type { Activation, SessionProgress, StageRecord, TaskState } from './task-state.js';
 import {
   formatConsensus,
   formatNoConsensus,
@@ -10,6 +9,7 @@ import {
   formatTranscriptHeader,
   formatTurn,
 } from '../pipeline/lang/transcript.js';
+import type { Activation, SessionProgress, StageRecord, TaskState } from './task-state.js';
 
 /** How session events change a task's state (the session half of the fold). */
 

@@ -1,9 +1,9 @@
-import type { Tier } from '../pipeline/routing-config.js';
+import type { EventOf } from '../core/events.js';
 import type { AgentNode } from '../core/pipeline.js';
+import type { Tier } from '../core/routing.js';
 import type { Effort } from '../core/runtime.js';
 import { decideTier, onTier, ROUTER_REASON, type RouterAdvice, taskKind } from '../scheduler/route.js';
 import { type RouteOutcome, tierRecords } from '../scheduler/route-history.js';
-import type { EventOf } from '../core/events.js';
 import type { TaskState } from './task-state.js';
 
 /**

@@ -1,21 +1,17 @@
-import { join } from 'node:path';
-import { projectMail, type TaskMail } from '../bus/task-mail.js';
+import type { Chunk } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
-import type { ProjectConfig } from '../pipeline/config.js';
-import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
-import { runtimeFor } from '../runtimes/registry.js';
-import { loadScript, type Script } from '../runtimes/script.js';
-import { ProviderLimiter } from '../scheduler/provider-limiter.js';
-import { fileDecisionLog } from '../store/decision-log.js';
 import type { EventStore } from '../core/event-store.js';
-import { TaskFiles } from '../store/task-files.js';
-import { gitWorkspace } from '../workspace/task-workspace.js';
-import type { Chunk } from '../pipeline/lang/chunk-table.js';
-import { newChunk, usesChunks } from './chunks.js';
 import type { TaskEvent } from '../core/events.js';
-import { type ExecutorPorts, type HumanResponder, type RunObserver, runTask } from './execute.js';
+import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
+import type { Script } from '../core/script.js';
+import type { SizeRecord } from '../core/spec.js';
+import type { TaskMail } from '../core/task-mail.js';
+import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
-import type { SizeRecord } from '../pipeline/lang/spec.js';
+import { ProviderLimiter } from '../scheduler/provider-limiter.js';
+import { newChunk, usesChunks } from './chunks.js';
+import { runTask } from './execute.js';
+import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from './ports.js';
 import { isRouted } from './stage-route.js';
 import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 
@@ -24,7 +20,6 @@ import { foldEvents, type TaskState, waitingFor } from './task-state.js';
  * One place, so the CLI and the server behave the same.
  */
 export class TaskService {
-  private readonly configScript: Script | null;
   /** One per process: the caps hold across every task it runs. */
   private readonly limiter: ProviderLimiter;
 
@@ -32,8 +27,8 @@ export class TaskService {
     readonly root: string,
     readonly store: EventStore,
     readonly config: ProjectConfig,
+    private readonly adapters: TaskAdapters,
   ) {
-    this.configScript = config.script ? loadScript(join(root, config.script)) : null;
     this.limiter = new ProviderLimiter(config.limits);
   }
 
@@ -107,25 +102,23 @@ export class TaskService {
     this.takeMailReplies(taskId);
     const ports: ExecutorPorts = {
       store: this.store,
-      files: TaskFiles.forTask(this.root, taskId),
+      files: this.adapters.files(taskId),
       runtimeFor: (state: TaskState, node: AgentNode, purpose: 'stage' | 'gate') =>
-        runtimeFor(
+        this.adapters.runtime(
           purpose === 'gate'
             ? (node.gate?.runtime ?? state.gateConfig.runtime ?? node.runtime)
             : node.runtime,
           state.script,
-          this.configScript,
-          { trustWorkspace: this.config.trust_workspace },
         ),
-      rawLogPath: (id: string, name: string) =>
-        join(this.root, '.troupe', 'tasks', id, 'raw', `${name}.jsonl`),
+      rawLogPath: (id: string, name: string) => this.adapters.rawLogPath(id, name),
       human: scriptedHuman,
       ...(observer ? { observer } : {}),
       ...(stop ? { stop } : {}),
       mail: this.mailFor(taskId),
-      workspace: gitWorkspace,
+      workspace: this.adapters.workspace,
       limiter: this.limiter,
-      decisionLog: fileDecisionLog(this.root),
+      decisionLog: this.adapters.decisionLog,
+      commandGate: this.adapters.commandGate,
     };
     return runTask(taskId, ports);
   }
@@ -282,7 +275,7 @@ export class TaskService {
 
   /** The task's mail; the bus is opened (and the agents' mailboxes made) only when first used. */
   private mailFor(taskId: string): TaskMail {
-    return projectMail(this.root, () => this.state(taskId).definition.agents.map((a) => a.id));
+    return this.adapters.mail(taskId, () => this.state(taskId).definition.agents.map((a) => a.id));
   }
 
   private mustExist(taskId: string): void {

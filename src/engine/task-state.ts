@@ -1,12 +1,13 @@
-import { DEFAULT_WORKTREE, type IsolationChoice } from '../pipeline/isolation.js';
-import type { RoutingConfig } from '../pipeline/routing-config.js';
-import { findNode, type Pipeline, type RuntimeName, type WorkspaceSettings } from '../core/pipeline.js';
-import type { Effort } from '../core/runtime.js';
-import type { Script } from '../runtimes/script.js';
-import type { Chunk } from '../pipeline/lang/chunk-table.js';
-import { initialChunks } from './chunks.js';
-import { formatAgentNotesSection, formatHumanSection, formatStageSection } from '../pipeline/lang/context.js';
+import type { Chunk } from '../core/chunk.js';
 import type { SessionTurn, StageError, TaskEvent, TaskStatus, Usage } from '../core/events.js';
+import { findNode, type Pipeline, type RuntimeName, type WorkspaceSettings } from '../core/pipeline.js';
+import type { RoutingConfig } from '../core/routing.js';
+import type { Effort } from '../core/runtime.js';
+import type { Script } from '../core/script.js';
+import type { SizeRecord, Spec } from '../core/spec.js';
+import { DEFAULT_WORKTREE, type IsolationChoice } from '../pipeline/isolation.js';
+import { formatAgentNotesSection, formatHumanSection, formatStageSection } from '../pipeline/lang/context.js';
+import { initialChunks } from './chunks.js';
 import {
   sessionEnded,
   sessionRoundEnded,
@@ -14,7 +15,6 @@ import {
   turnFailed,
   turnFinished,
 } from './session-state.js';
-import type { SizeRecord, Spec } from '../pipeline/lang/spec.js';
 
 /**
  * A task's state is a fold of its events: `foldEvents` for a whole log, `applyEvent` for one

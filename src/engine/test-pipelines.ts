@@ -1,5 +1,5 @@
-import type { AgentNode, Handoff, Pipeline, PipelineNode, SessionNode } from '../core/pipeline.js';
 import type { TaskEvent } from '../core/events.js';
+import type { AgentNode, Handoff, Pipeline, PipelineNode, SessionNode } from '../core/pipeline.js';
 import { applyEvent, type TaskState } from './task-state.js';
 
 /** Builders for planner and fold tests: pipelines and event logs as plain objects. */

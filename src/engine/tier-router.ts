@@ -1,5 +1,5 @@
-import type { RoutingConfig } from '../pipeline/routing-config.js';
 import type { AgentNode } from '../core/pipeline.js';
+import type { RoutingConfig } from '../core/routing.js';
 import type { RouterAdvice } from '../scheduler/route.js';
 import type { TaskState } from './task-state.js';
 

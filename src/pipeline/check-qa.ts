@@ -1,6 +1,6 @@
+import { findNode } from '../core/pipeline.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import { findNode } from '../core/pipeline.js';
 
 /**
  * `qa: strict` (project config): worker != tester is not enough, the tester must also be another

@@ -1,9 +1,9 @@
-import { parseCondition } from './lang/conditions.js';
+import type { Handoff, PipelineNode, SessionNode, SourcePosition } from '../core/pipeline.js';
 import { closest, didYouMean } from './closest.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
+import { parseCondition } from './lang/conditions.js';
 import { CONDITION_KEYWORDS } from './schema.js';
-import type { Handoff, PipelineNode, SessionNode, SourcePosition } from '../core/pipeline.js';
 
 const KEYWORDS: ReadonlySet<string> = new Set(CONDITION_KEYWORDS);
 const CONDITION_HINT =

@@ -1,8 +1,8 @@
-import { referencedVariables, templateSyntaxError } from './lang/template.js';
+import type { PipelineNode } from '../core/pipeline.js';
 import { didYouMean } from './closest.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import type { PipelineNode } from '../core/pipeline.js';
+import { referencedVariables, templateSyntaxError } from './lang/template.js';
 import type { Path } from './yaml-source.js';
 
 /** What each kind of template is rendered with (engine/template.ts callers). */

@@ -1,5 +1,5 @@
-import { type LocatedAgent, positionOf } from './located-agent.js';
 import type { Pipeline, SourcePosition } from '../core/pipeline.js';
+import { type LocatedAgent, positionOf } from './located-agent.js';
 import type { Path, YamlSource } from './yaml-source.js';
 
 /** A loaded pipeline plus what the checks need to point at the YAML behind each node. */

@@ -2,20 +2,19 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import type { RuntimeName } from '../core/pipeline.js';
+import type { ProviderLimit, RoutingConfig } from '../core/routing.js';
 import { DEFAULT_PRICES } from '../scheduler/prices.js';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
 import {
   LimitsSchema,
   normalizeLimits,
   normalizeRouting,
-  type ProviderLimit,
-  type RoutingConfig,
   RoutingConfigError,
   RoutingSchema,
 } from './routing-config.js';
 import { GATE_RUNTIMES, RUNTIMES } from './schema.js';
 import { checkSchema } from './schema-issues.js';
-import type { RuntimeName } from '../core/pipeline.js';
 import { YamlSource } from './yaml-source.js';
 
 /** `strict`: a gate's verifier must judge on another runtime or model than the worker (cross-LLM). */

@@ -1,7 +1,7 @@
-import { reachableFrom } from './lang/graph.js';
+import type { Pipeline, PipelineNode } from '../core/pipeline.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import type { Pipeline, PipelineNode } from '../core/pipeline.js';
+import { reachableFrom } from './lang/graph.js';
 
 /** Agents no run can get to from the entry agent (with `entry_point: auto` any agent can start). */
 export function warnUnreachable(compiled: CompiledPipeline, sink: DiagnosticSink): void {

@@ -1,9 +1,9 @@
+import type { RuntimeName } from '../core/pipeline.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { warnEndlessRejectLoops, warnUnreachable } from './lint-graph.js';
 import { isOnPath } from './on-path.js';
 import type { RawAgent } from './schema.js';
-import type { RuntimeName } from '../core/pipeline.js';
 
 export interface LintOptions {
   /** The PATH to look for runtime CLIs in; defaults to the process's. */

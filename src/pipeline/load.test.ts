@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotFoundError, PipelineError } from '../core/errors.js';
+import type { AgentNode, SessionNode } from '../core/pipeline.js';
 import { loadPipeline, loadPipelineText } from './load.js';
 import { removeTempDirs, tempDir, validateYaml } from './test-files.js';
-import type { AgentNode, SessionNode } from '../core/pipeline.js';
 
 afterEach(removeTempDirs);
 

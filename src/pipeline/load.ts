@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { NotFoundError } from '../core/errors.js';
+import type { Pipeline, PipelineNode, WorkspaceSettings } from '../core/pipeline.js';
 import { checkReferences } from './check-references.js';
 import { checkTemplates } from './check-templates.js';
 import type { CompiledPipeline } from './compiled.js';
@@ -19,7 +20,6 @@ import {
 } from './params.js';
 import { ParamsSchema, WorkspaceSchema } from './schema.js';
 import { checkSchema } from './schema-issues.js';
-import type { Pipeline, PipelineNode, WorkspaceSettings } from '../core/pipeline.js';
 import { YamlSource } from './yaml-source.js';
 
 export interface LoadOptions {

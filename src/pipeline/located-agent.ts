@@ -1,5 +1,5 @@
-import { AgentSchema, type RawAgent } from './schema.js';
 import type { SourcePosition } from '../core/pipeline.js';
+import { AgentSchema, type RawAgent } from './schema.js';
 import type { Path, YamlSource } from './yaml-source.js';
 
 /** Where an agent mapping was written: its file and its path inside that file. */

@@ -1,7 +1,7 @@
+import type { AgentBase, Chunks, Handoff, HumanInput, McpServer, PipelineNode } from '../core/pipeline.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { type LocatedAgent, positionOf } from './located-agent.js';
 import { type RawHumanInput, type RawMcpServer, RUNTIMES } from './schema.js';
-import type { AgentBase, Chunks, Handoff, HumanInput, McpServer, PipelineNode } from '../core/pipeline.js';
 
 /**
  * The engine's node for a raw agent (after extends): shorthands expanded and every default filled.

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { removeTempDirs, validateYaml } from './test-files.js';
 import type { AgentNode } from '../core/pipeline.js';
+import { removeTempDirs, validateYaml } from './test-files.js';
 
 afterEach(removeTempDirs);
 

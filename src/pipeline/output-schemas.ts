@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { schemaProblem } from './lang/json-schema-check.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
+import { schemaProblem } from './lang/json-schema-check.js';
 
 /**
  * `output_schema:` of each agent: a file path is read (relative to the file the agent was written

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelineError, UsageError } from '../core/errors.js';
+import type { AgentNode, ParamDefinition } from '../core/pipeline.js';
 import { loadPipeline } from './load.js';
 import { coerceParam, paramDefinitions } from './params.js';
 import { removeTempDirs, tempDir, validateYaml } from './test-files.js';
-import type { AgentNode, ParamDefinition } from '../core/pipeline.js';
 
 afterEach(removeTempDirs);
 

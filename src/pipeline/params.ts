@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../core/errors.js';
+import type { ParamDefinition } from '../core/pipeline.js';
 import { didYouMean } from './closest.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { findProjectRoot } from './discover.js';
 import type { RawParams } from './schema.js';
-import type { ParamDefinition } from '../core/pipeline.js';
 import { type Path, YamlSource } from './yaml-source.js';
 
 /** Expands the bare-value shorthand (`model: opus`), taking the type from the value. */

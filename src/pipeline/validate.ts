@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Pipeline } from '../core/pipeline.js';
 import { checkStrictQa } from './check-qa.js';
 import type { CompiledPipeline } from './compiled.js';
 import type { QaMode } from './config.js';
@@ -7,7 +8,6 @@ import { type Diagnostic, DiagnosticSink } from './diagnostics.js';
 import { isolationSummary } from './isolation.js';
 import { type LintOptions, lintPipeline } from './lint.js';
 import { compilePipeline, type LoadOptions } from './load.js';
-import type { Pipeline } from '../core/pipeline.js';
 
 export type { Diagnostic } from './diagnostics.js';
 

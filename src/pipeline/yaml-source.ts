@@ -1,6 +1,6 @@
 import { type Document, isCollection, isMap, isScalar, LineCounter, type Node, parseDocument } from 'yaml';
-import type { DiagnosticSink } from './diagnostics.js';
 import type { SourcePosition } from '../core/pipeline.js';
+import type { DiagnosticSink } from './diagnostics.js';
 
 export type Path = readonly (string | number)[];
 

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { RuntimeError } from '../core/runtime.js';
 import { ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
 import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
-import { RuntimeError } from '../core/runtime.js';
 
 // the captures were made on 2026-11-29 around 10:02 UTC
 const NOW = new Date('2026-11-29T10:02:30Z');

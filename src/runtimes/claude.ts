@@ -2,6 +2,14 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Usage } from '../core/events.js';
+import {
+  type Permissions,
+  type Runtime,
+  RuntimeError,
+  type RuntimeErrorKind,
+  type RuntimeEvent,
+  type RuntimeRequest,
+} from '../core/runtime.js';
 import { classifyMessage, hintFor } from './classify.js';
 import {
   type CliParser,
@@ -16,14 +24,6 @@ import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
 import { parseClaudeReset } from './reset-time.js';
-import {
-  type Permissions,
-  type Runtime,
-  RuntimeError,
-  type RuntimeErrorKind,
-  type RuntimeEvent,
-  type RuntimeRequest,
-} from '../core/runtime.js';
 
 /**
  * Claude Code headless: `claude -p --output-format stream-json --verbose

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { Usage } from '../core/events.js';
-import { type CliExit, CliProcess } from './process.js';
 import { RuntimeError, type RuntimeEvent, type RuntimeRequest } from '../core/runtime.js';
+import { type CliExit, CliProcess } from './process.js';
 
 /**
  * The loop every CLI runtime shares: start the process, turn its stdout lines into events

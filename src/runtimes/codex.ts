@@ -1,5 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import {
+  type Effort,
+  type Permissions,
+  type Runtime,
+  RuntimeError,
+  type RuntimeErrorKind,
+  type RuntimeEvent,
+  type RuntimeRequest,
+} from '../core/runtime.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { ARGV_PROMPT_LIMIT } from './claude.js';
 import {
@@ -15,15 +24,6 @@ import { mcpLaunch } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
 import { parseCodexReset } from './reset-time.js';
-import {
-  type Effort,
-  type Permissions,
-  type Runtime,
-  RuntimeError,
-  type RuntimeErrorKind,
-  type RuntimeEvent,
-  type RuntimeRequest,
-} from '../core/runtime.js';
 
 /**
  * Codex CLI headless: `codex exec --json`, JSONL on stdout. Only `turn.failed` is fatal; the

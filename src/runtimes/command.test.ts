@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../core/runtime.js';
 import { commandRuntime } from './command.js';
 import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
-import type { Runtime } from '../core/runtime.js';
 
 // the command runtime runs any argv; here, the fake claude in its text mode and a few shells
 const COMMANDS: Record<string, string[]> = {

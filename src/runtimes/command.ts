@@ -1,9 +1,9 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { type Runtime, RuntimeError, type RuntimeEvent } from '../core/runtime.js';
 import { type CliParser, type ResultEvent, runCli, stderrTail } from './cli-run.js';
 import type { CliExit } from './process.js';
-import { type Runtime, RuntimeError, type RuntimeEvent } from '../core/runtime.js';
 
 /**
  * An agent whose work is a command (`runtime: command`, `command: [argv…]`): a formatter, a

@@ -2,13 +2,6 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Usage } from '../core/events.js';
-import { classifyMessage, hintFor } from './classify.js';
-import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
-import { parseJsonLine } from './jsonl.js';
-import { mcpServersJson } from './mcp.js';
-import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
-import type { CliExit } from './process.js';
-import { parseGeminiReset } from './reset-time.js';
 import {
   type Effort,
   type Permissions,
@@ -18,6 +11,13 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import { classifyMessage, hintFor } from './classify.js';
+import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
+import { parseJsonLine } from './jsonl.js';
+import { mcpServersJson } from './mcp.js';
+import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
+import type { CliExit } from './process.js';
+import { parseGeminiReset } from './reset-time.js';
 
 /**
  * Gemini CLI headless: `gemini -o stream-json --prompt=<prompt>` (the `=` keeps a prompt that

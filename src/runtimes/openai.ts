@@ -1,10 +1,6 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Usage } from '../core/events.js';
-import { classifyMessage, hintFor } from './classify.js';
-import { num } from './cli-run.js';
-import { parseJsonLine } from './jsonl.js';
-import { parseDuration, parseRetryAfter } from './reset-time.js';
 import {
   type Runtime,
   RuntimeError,
@@ -12,6 +8,10 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import { classifyMessage, hintFor } from './classify.js';
+import { num } from './cli-run.js';
+import { parseJsonLine } from './jsonl.js';
+import { parseDuration, parseRetryAfter } from './reset-time.js';
 
 /**
  * Any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio), streamed.

@@ -1,11 +1,11 @@
 import type { RuntimeName } from '../core/pipeline.js';
+import { type Runtime, RuntimeError } from '../core/runtime.js';
+import type { Script } from '../core/script.js';
 import { claudeRuntime } from './claude.js';
 import { codexRuntime } from './codex.js';
 import { commandRuntime } from './command.js';
 import { geminiRuntime } from './gemini.js';
 import { openaiRuntime } from './openai.js';
-import { type Runtime, RuntimeError } from '../core/runtime.js';
-import type { Script } from './script.js';
 import { scriptedRuntime } from './scripted.js';
 
 export interface RuntimeSettings {

@@ -1,5 +1,5 @@
+import type { Script } from '../core/script.js';
 import { runtimeContract } from './contract.js';
-import type { Script } from './script.js';
 import { scriptedRuntime } from './scripted.js';
 
 const script = (entry: Script['agents'][string][number]): Script => ({

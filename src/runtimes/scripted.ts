@@ -6,7 +6,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
-import type { Script, ScriptAgentEntry } from './script.js';
+import type { Script, ScriptAgentEntry } from '../core/script.js';
 
 /**
  * Replies from a script instead of a model: offline, free and deterministic. Its place in

@@ -1,6 +1,6 @@
-import type { TaskStatus } from '../core/events.js';
-import { parseTaskSize, TASK_SIZES, type TaskSize } from '../pipeline/lang/spec.js';
 import { UsageError } from '../core/errors.js';
+import type { TaskStatus } from '../core/events.js';
+import { parseTaskSize, TASK_SIZES, type TaskSize } from '../core/spec.js';
 
 /** One task of a batch (`troupe run --from tasks.json`). */
 export interface BatchSpec {

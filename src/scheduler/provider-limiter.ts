@@ -1,4 +1,4 @@
-import type { ProviderLimit } from '../pipeline/routing-config.js';
+import type { ProviderLimit } from '../core/routing.js';
 
 /**
  * `limits:` in config: at most `concurrency` calls to a provider at once and at most

@@ -1,4 +1,4 @@
-import type { RoutingConfig, Tier } from '../pipeline/routing-config.js';
+import type { RoutingConfig, Tier } from '../core/routing.js';
 
 /**
  * Model and effort routing, pure: rules recommend a tier for a stage, then the local policy

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { Hono } from 'hono';
 import type { Project } from '../app/project.js';
-import { TaskService } from '../engine/task-service.js';
-import { packageRoot } from '../package-root.js';
+import { projectTaskService } from '../app/project.js';
 import type { EventStore } from '../core/event-store.js';
+import { packageRoot } from '../package-root.js';
 import { guard } from './auth.js';
 import type { ServerContext } from './context.js';
 import { ApiError, errorResponse } from './errors.js';
@@ -47,7 +47,7 @@ export function createApp(options: AppOptions): TroupeApp {
   let hub: EventHub | undefined;
   const store = notifying(project.store, () => hub?.poke());
   hub = new EventHub(project.store, { pollMs: options.pollMs ?? 50 });
-  const tasks = new TaskService(project.root, store, project.config);
+  const tasks = projectTaskService(project.root, store, project.config);
   const ctx: ServerContext = {
     root: project.root,
     store,

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import type { TaskService } from '../engine/task-service.js';
 import type { EventStore } from '../core/event-store.js';
+import type { TaskService } from '../engine/task-service.js';
 import { badRequest } from './errors.js';
 import type { EventHub } from './event-hub.js';
 import type { Runner } from './runner.js';

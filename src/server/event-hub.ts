@@ -1,5 +1,5 @@
-import type { StoredEvent } from '../core/events.js';
 import type { EventStore } from '../core/event-store.js';
+import type { StoredEvent } from '../core/events.js';
 
 /**
  * The server's view of the event log: one poller for all clients. It reads new events every

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TaskService } from '../engine/task-service.js';
+import { projectTaskService } from '../app/project.js';
 import { agent, handoff, pipeline } from '../engine/test-pipelines.js';
 import { defaultConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -39,7 +39,7 @@ describe('the OpenAPI document', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'troupe-openapi-'));
     const store = openSqliteStore(path.join(root, 'troupe.db'));
     const { app: served } = createApp({ project: { root, store, config: defaultConfig() } });
-    const tasks = new TaskService(root, store, defaultConfig());
+    const tasks = projectTaskService(root, store, defaultConfig());
     const id = tasks.start({
       pipeline: pipeline(agent('a', { handoffs: [handoff('b')] }), agent('b')),
       input: 'go',

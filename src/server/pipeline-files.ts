@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Pipeline } from '../core/pipeline.js';
 import { loadProjectConfig } from '../pipeline/config.js';
 import { type Diagnostic, DiagnosticSink } from '../pipeline/diagnostics.js';
 import { listPipelines, type PipelineEntry } from '../pipeline/discover.js';
 import { lintPipeline } from '../pipeline/lint.js';
 import { compilePipeline } from '../pipeline/load.js';
-import type { Pipeline } from '../core/pipeline.js';
 import { ApiError } from './errors.js';
 
 /** Pipelines as files: find, read, check text before it is saved, save. */

@@ -1,6 +1,6 @@
-import type { TaskService } from '../engine/task-service.js';
 import { TaskBusyError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
+import type { TaskService } from '../engine/task-service.js';
 
 /**
  * Runs tasks in the server process, in the background: a request records what a person decided

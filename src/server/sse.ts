@@ -1,5 +1,5 @@
-import { isTerminal } from '../core/events.js';
 import type { EventStore } from '../core/event-store.js';
+import { isTerminal } from '../core/events.js';
 import { framesFor, isEnd } from './aqm-events.js';
 import type { EventHub } from './event-hub.js';
 

@@ -1,8 +1,8 @@
 import { taskJson } from '../app/task-view.js';
+import type { TaskSummary } from '../core/event-store.js';
 import { usesChunks } from '../engine/chunks.js';
 import type { TaskState } from '../engine/task-state.js';
 import { waitingFor } from '../engine/task-state.js';
-import type { TaskSummary } from '../core/event-store.js';
 import { pipelineGraph } from './pipeline-files.js';
 import type { SessionJson } from './sessions-json.js';
 

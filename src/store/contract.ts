@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { EventStore } from '../core/event-store.js';
 import type { TaskEvent } from '../core/events.js';
 import { agent, pipeline } from '../engine/test-pipelines.js';
-import type { EventStore } from '../core/event-store.js';
 
 /** What every event store must do. SQLite runs it now; PostgreSQL will run the same suite. */
 export function storeContract(name: string, open: () => EventStore) {

@@ -1,7 +1,6 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { EventOf } from '../core/events.js';
-import type { RouteOutcome } from '../scheduler/route-history.js';
+import type { DecisionLog } from '../scheduler/decision-lines.js';
 
 /**
  * `.troupe/decisions.jsonl`: the decision log for people, one JSON object a line — each choice
@@ -9,8 +8,6 @@ import type { RouteOutcome } from '../scheduler/route-history.js';
  * when its task ends. The event store stays the source of truth (`troupe decisions` reads it);
  * lines are appended whole, so several processes can share the file.
  */
-
-export type DecisionLog = (line: Record<string, unknown>) => void;
 
 export function decisionLogFile(root: string): string {
   return join(root, '.troupe', 'decisions.jsonl');
@@ -21,31 +18,5 @@ export function fileDecisionLog(root: string): DecisionLog {
   return (line) => {
     mkdirSync(dirname(file), { recursive: true });
     appendFileSync(file, `${JSON.stringify(line)}\n`);
-  };
-}
-
-export function decisionLine(
-  taskId: string,
-  at: string,
-  event: EventOf<'decision'>,
-): Record<string, unknown> {
-  const { type, ...rest } = event;
-  return { type, at, task: taskId, ...rest };
-}
-
-export function outcomeLine(outcome: RouteOutcome): Record<string, unknown> {
-  return {
-    type: 'outcome',
-    task: outcome.taskId,
-    stage: outcome.stage,
-    agent: outcome.agent,
-    task_kind: outcome.kind,
-    tier: outcome.tier,
-    tokens: outcome.tokens,
-    cost_usd: outcome.costUsd,
-    duration_ms: outcome.durationMs,
-    verdict: outcome.verdict,
-    retries: outcome.retries,
-    completed: outcome.completed,
   };
 }

@@ -2,7 +2,6 @@ export { commitStage, type StageCommitInfo, stageCommitMessage } from './commit.
 export { GitError, MergeConflictError } from './errors.js';
 export { assertAgentId, assertTaskId } from './ids.js';
 export {
-  type Conflict,
   type MergeBranchesResult,
   type MergeIntoBaseOptions,
   type MergeIntoBaseResult,

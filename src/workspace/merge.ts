@@ -2,21 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
+import type { Conflict } from '../core/task-workspace.js';
 import { GitError } from './errors.js';
 import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
 import { ensureExcluded, isDirty, scratchDir } from './repo.js';
 import { branchBase, DEFAULT_BRANCH_PREFIX, taskBranch } from './task-worktree.js';
 import { worktreeEntries } from './worktree-list.js';
-
-export interface Conflict {
-  /** The branch whose merge conflicted. */
-  branch: string;
-  /** Files with conflicts, relative to the repository root. */
-  files: string[];
-  /** Branches merged before the conflict (they stay merged; merging again skips them). */
-  merged: string[];
-}
 
 export type MergeBranchesResult = { merged: true } | { conflict: Conflict };
 

@@ -89,7 +89,7 @@ export function registerRun(program: Command): void {
 }
 
 async function parseSizeFlag(value: string) {
-  const { parseTaskSize, TASK_SIZES } = await import('../../pipeline/lang/spec.js');
+  const { parseTaskSize, TASK_SIZES } = await import('../../core/spec.js');
   const { UsageError } = await import('../../core/errors.js');
   const size = parseTaskSize(value);
   if (!size) throw new UsageError(`--size is one of ${TASK_SIZES.join(', ')} (got \`${value}\`)`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Chunk, formatChunkTable, nextChunkId } from './chunk-table.js';
+import type { Chunk } from '../../core/chunk.js';
+import { formatChunkTable, nextChunkId } from './chunk-table.js';
 
 const AT = '2026-03-27T10:00:00+00:00';
 

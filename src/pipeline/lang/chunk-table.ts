@@ -1,17 +1,6 @@
+import type { Chunk, ChunkStatus } from '../../core/chunk.js';
+
 /** Chunks (small units of a session's work) as aqm stores them and shows them in `{{ chunks }}`. */
-
-export type ChunkStatus = 'pending' | 'in_progress' | 'done';
-
-export interface Chunk {
-  id: string;
-  description: string;
-  status: ChunkStatus;
-  /** "config", "user" or the id of the agent that added it. */
-  created_by: string;
-  completed_by: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
 const STATUS_MARK: Record<ChunkStatus, string> = { pending: '⬜', in_progress: '🔄', done: '✅' };
 

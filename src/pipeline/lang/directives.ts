@@ -1,4 +1,4 @@
-import { parseTaskSize, type TaskSize } from './spec.js';
+import { parseTaskSize, type TaskSize } from '../../core/spec.js';
 
 /**
  * Directives agents write into their output (aqm §4): where to hand off, questions for a human,

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { needsSpec, parseTaskSize, SPEC_JSON_SCHEMA, specJsonSchemaText, specVariable } from './spec.js';
+import { parseTaskSize } from '../../core/spec.js';
+import { needsSpec, SPEC_JSON_SCHEMA, specJsonSchemaText, specVariable } from './spec.js';
 import { renderTemplate } from './template.js';
 
 describe('schema/spec.schema.json', () => {
   it('is SPEC_JSON_SCHEMA (run `npm run schema` after changing spec.ts)', () => {
-    const onDisk = readFileSync(new URL('../../schema/spec.schema.json', import.meta.url), 'utf8');
+    const onDisk = readFileSync(new URL('../../../schema/spec.schema.json', import.meta.url), 'utf8');
     expect(onDisk === specJsonSchemaText(), 'schema/spec.schema.json is stale: run `npm run schema`').toBe(
       true,
     );

@@ -1,28 +1,9 @@
+import type { Spec, TaskSize } from '../../core/spec.js';
+
 /**
  * Task sizes and the spec an agent with `spec: required` writes before M-or-larger work (AOa's
  * pre-task spec gate): what must be true, which files it expects to touch, how to check it.
  */
-
-export const TASK_SIZES = ['S', 'M', 'L', 'XL'] as const;
-export type TaskSize = (typeof TASK_SIZES)[number];
-
-/** A task's size and who set it: `cli`, `api`, or the id of the agent whose `SIZE:` said so. */
-export interface SizeRecord {
-  size: TaskSize;
-  by: string;
-}
-
-export interface Spec {
-  requirements: string[];
-  files: string[];
-  verification: string[];
-  [extra: string]: unknown;
-}
-
-export function parseTaskSize(text: string): TaskSize | null {
-  const upper = text.trim().toUpperCase();
-  return (TASK_SIZES as readonly string[]).includes(upper) ? (upper as TaskSize) : null;
-}
 
 /** Specs are required from M up; S (or no size at all) goes without one. */
 export function needsSpec(size: TaskSize | null): boolean {

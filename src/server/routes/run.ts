@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { Hono } from 'hono';
-import { parseTaskSize, TASK_SIZES } from '../../pipeline/lang/spec.js';
+import type { Script } from '../../core/script.js';
+import { parseTaskSize, TASK_SIZES } from '../../core/spec.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
-import { loadScript, parseScript, type Script } from '../../runtimes/script.js';
+import { loadScript, parseScript } from '../../runtimes/script.js';
 import {
   type Body,
   jsonBody,

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
-import { usesChunks } from '../../engine/chunks.js';
 import type { TaskStatus } from '../../core/events.js';
+import { usesChunks } from '../../engine/chunks.js';
 import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
 import { ApiError, badRequest } from '../errors.js';
 import { sessionsOf } from '../sessions-json.js';

@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 import { NotFoundError, StateError } from '../../core/errors.js';
 import type {
   EventStore,
@@ -13,6 +12,7 @@ import type {
   TaskFilter,
   TaskSummary,
 } from '../../core/event-store.js';
+import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page
@@ -288,8 +288,4 @@ function isAlive(holder: LeaseHolder): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-export function currentHolder(): LeaseHolder {
-  return { pid: process.pid, host: hostname() };
 }

@@ -1,0 +1,28 @@
+import { join } from 'node:path';
+import { projectMail } from '../bus/task-mail.js';
+import type { TaskAdapters } from '../engine/ports.js';
+import type { ProjectConfig } from '../pipeline/config.js';
+import { runCommandGate } from '../runtimes/command-gate.js';
+import { runtimeFor } from '../runtimes/registry.js';
+import { loadScript } from '../runtimes/script.js';
+import { fileDecisionLog } from '../store/decision-log.js';
+import { TaskFiles } from '../store/task-files.js';
+import { gitWorkspace } from '../workspace/task-workspace.js';
+
+/**
+ * The real world a project's tasks run in: the CLIs and endpoints of runtimes/, git worktrees,
+ * the project's message bus, `.troupe/tasks/<id>/` files and `.troupe/decisions.jsonl`.
+ */
+export function projectAdapters(root: string, config: ProjectConfig): TaskAdapters {
+  const configScript = config.script ? loadScript(join(root, config.script)) : null;
+  return {
+    runtime: (name, script) =>
+      runtimeFor(name, script, configScript, { trustWorkspace: config.trust_workspace }),
+    files: (taskId) => TaskFiles.forTask(root, taskId),
+    rawLogPath: (taskId, name) => join(root, '.troupe', 'tasks', taskId, 'raw', `${name}.jsonl`),
+    mail: (_taskId, agents) => projectMail(root, agents),
+    workspace: gitWorkspace,
+    decisionLog: fileDecisionLog(root),
+    commandGate: runCommandGate,
+  };
+}

@@ -1,0 +1,64 @@
+import type { WorkspaceSettings } from './pipeline.js';
+
+export interface Conflict {
+  /** The branch whose merge conflicted. */
+  branch: string;
+  /** Files with conflicts, relative to the repository root. */
+  files: string[];
+  /** Branches merged before the conflict (they stay merged; merging again skips them). */
+  merged: string[];
+}
+
+/**
+ * What a task does with git when it works in a worktree (`workspace: {isolation: worktree}`, or
+ * the default for a pipeline whose agents edit code, pipeline/isolation.ts): its own
+ * worktree and branch, a commit after every stage, and a merge back into base at the end.
+ * The executor calls this through its port; every call is safe to repeat.
+ */
+export interface TaskWorkspace {
+  /** The repository `cwd` is in, or null outside git (the default isolation asks). */
+  repoOf(cwd: string): Promise<string | null>;
+  prepare(
+    taskId: string,
+    cwd: string,
+    settings: WorkspaceSettings,
+  ): Promise<{ path: string; branch: string; base: string; repo: string }>;
+  commit(path: string, info: { task: string; stage: number; agent: string }): Promise<string | null>;
+  /**
+   * Puts the worktree at the commit the task's log says it is at (its last stage's commit, or
+   * where the branch started): after a crash or a restart, what the log does not know is set
+   * aside — a commit is kept as a tag `troupe/archive/<task>-<sha>`, never lost.
+   */
+  align(path: string, taskId: string, expected: string | null, base: string): Promise<void>;
+  /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */
+  verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
+  merge(
+    repo: string,
+    taskId: string,
+    settings: WorkspaceSettings,
+    base: string,
+  ): Promise<{ merged: string; sha: string } | { conflict: string[] }>;
+  /**
+   * A fan-out branch's worktree (`troupe/<task>--<agent>`). With `expected` (the log knows this
+   * branch: a resumed run) it is reused and put back at that commit; without, the branch starts
+   * afresh at the task branch's tip — an earlier fan-out's tip that is not in the task branch is
+   * kept as tag `troupe/archive/<task>--<agent>-<sha12>` first.
+   */
+  prepareBranch(
+    repo: string,
+    taskId: string,
+    agent: string,
+    settings: WorkspaceSettings,
+    expected: string | null,
+  ): Promise<{ path: string; branch: string; start: string }>;
+  /**
+   * The join: commits what was left uncommitted in `path` (a conflict resolved by hand) with
+   * `leftoverMessage`, then merges `branches` in order (merged ones are skipped; a conflict is
+   * aborted and reported). `head`: the worktree's commit afterwards.
+   */
+  mergeBranches(
+    path: string,
+    branches: string[],
+    leftoverMessage: string,
+  ): Promise<{ merged: true; head: string } | { conflict: Conflict; head: string }>;
+}
