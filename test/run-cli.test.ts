@@ -132,6 +132,48 @@ describe('troupe run (the real binary)', () => {
     expect(types.indexOf('stage_started:sec')).toBeLessThan(firstDone);
   });
 
+  it('{{ branches }} on its own prints each branch as text; a handoff payload reads it too', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: split
+    runtime: claude
+    handoffs: [{ to: "left, right" }]
+  - id: left
+    runtime: claude
+    handoffs: [{ to: merge }]
+  - id: right
+    runtime: claude
+    handoffs: [{ to: merge }]
+  - id: merge
+    runtime: claude
+    system_prompt: |-
+      Merge these:
+      {{ branches }}
+      ({{ branches | length }} branches)
+    handoffs: [{ to: report, payload: "{{ branches }}" }]
+  - id: report
+    runtime: claude
+    system_prompt: "Report on: {{ input }}"
+`,
+      's.yaml': `agents:
+  split: ["go"]
+  left: ["west side"]
+  right: ["east side"]
+  merge:
+    - when: '^Merge these:\\n## from left \\(stage \\d\\)\\n\\nwest side\\n\\n## from right \\(stage \\d\\)\\n\\neast side\\n\\(2 branches\\)$'
+      reply: "merged"
+  report:
+    - when: '^Report on: ## from left \\(stage \\d\\)\\n\\nwest side\\n\\n## from right \\(stage \\d\\)\\n\\neast side$'
+      reply: "readable"
+`,
+    });
+    const { code, json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(json.error).toBeNull();
+    expect(code).toBe(0);
+    expect(json.stages.map((s) => s.agent)).toEqual(['split', 'left', 'right', 'merge', 'report']);
+    expect(json.stages.slice(3).map((s) => s.output)).toEqual(['merged', 'readable']);
+  });
+
   it('a command gate rejects with the tail of its output, and the agent tries again', async () => {
     const dir = project({
       'p.yaml': `agents:

@@ -3,6 +3,7 @@ import type { Handoff, Pipeline, PipelineNode } from '../core/pipeline.js';
 import { evaluateCondition } from '../pipeline/lang/conditions.js';
 import { parseHandoffDirective } from '../pipeline/lang/directives.js';
 import { renderTemplate } from '../pipeline/lang/template.js';
+import { branchesVariable } from './branches-variable.js';
 import type { Branch, StageRecord } from './task-state.js';
 
 /**
@@ -23,7 +24,7 @@ export function resolveHandoffs(
     input: stage.input,
     reject_reason: gate?.decision === 'rejected' ? gate.reason : '',
     gate_result: gate?.decision ?? '',
-    branches,
+    branches: branchesVariable(branches),
     params: pipeline.params,
   };
   const targets: HandoffTarget[] = [];

@@ -2,6 +2,7 @@ import type { AgentNode, ContextStrategy } from '../core/pipeline.js';
 import { readForStrategy } from '../pipeline/lang/context.js';
 import { specVariable } from '../pipeline/lang/spec.js';
 import { referencedVariables, renderTemplate } from '../pipeline/lang/template.js';
+import { branchesVariable } from './branches-variable.js';
 import { chunksVariable } from './chunks.js';
 import type { Activation, TaskState } from './task-state.js';
 
@@ -21,7 +22,12 @@ export function stagePrompt(
   if (!node.system_prompt.trim()) return input;
   const fallback = node.retry?.fallback_context_strategy;
   const strategy = attempt > 1 && fallback ? fallback : node.context_strategy;
-  return render(state, node, strategy, { input, branches: activation.branches, transcript: '', inbox });
+  return render(state, node, strategy, {
+    input,
+    branches: branchesVariable(activation.branches),
+    transcript: '',
+    inbox,
+  });
 }
 
 /** A participant's turn in a session: the topic, its context, and the transcript so far. */
@@ -43,7 +49,7 @@ function render(
   state: TaskState,
   node: AgentNode,
   strategy: ContextStrategy,
-  vars: { input: string; branches: unknown[]; transcript: string; inbox: string },
+  vars: { input: string; branches: readonly unknown[]; transcript: string; inbox: string },
 ): string {
   const used = usedVariables(node.system_prompt);
   const context = used.has('context')
