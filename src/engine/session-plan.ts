@@ -1,7 +1,7 @@
 import type { SessionNode } from '../core/pipeline.js';
 import { allChunksDone } from './chunks.js';
+import { agreedBy } from './fold/sessions.js';
 import type { Step } from './plan.js';
-import { agreedBy } from './session-state.js';
 import type { Activation, SessionProgress, TaskState } from './task-state.js';
 
 /**

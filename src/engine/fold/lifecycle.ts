@@ -1,0 +1,129 @@
+import type { TaskEventType, TaskStatus } from '../../core/events.js';
+import { initialChunks } from '../chunks.js';
+import { startWith } from './activations.js';
+import type { FoldedEventType, Reducers, Stored, TaskState } from './types.js';
+
+/** A task's life: made, started, resumed and restarted, ended; and its status on the way. */
+
+/** The state a task starts in, from its `task_created`. */
+export function initialState(event: Stored<'task_created'>): TaskState {
+  const state: TaskState = {
+    id: event.taskId,
+    status: 'pending',
+    pipeline: event.pipeline,
+    pipelineFile: event.pipelineFile,
+    definition: event.definition,
+    input: event.input,
+    startAgent: event.startAgent,
+    cwd: event.cwd,
+    maxStages: event.maxStages,
+    timeouts: event.timeouts,
+    gateConfig: event.gate,
+    script: event.script,
+    prices: event.prices ?? {},
+    budgetWarned: false,
+    routing: event.routing ?? null,
+    labels: event.labels ?? [],
+    forcedTier: event.tier ?? null,
+    routes: {},
+    parentTaskId: event.parentTaskId,
+    createdAt: event.at,
+    updatedAt: event.at,
+    lastSeq: event.seq,
+    activations: new Map(),
+    stages: [],
+    groups: new Map(),
+    counters: { activation: 0, group: 0, lineage: 0 },
+    gateRejections: {},
+    gateCalls: {},
+    humanAnswers: {},
+    agentMeta: {},
+    contextMd: '',
+    agentNotes: {},
+    transcript: '',
+    isolation: null,
+    workspace: null,
+    size: null,
+    spec: null,
+    branchWorkspaces: new Map(),
+    verified: {},
+    chunks: initialChunks(event.definition, event.at),
+    usage: { input_tokens: 0, output_tokens: 0 },
+    failure: null,
+    cancelReason: null,
+  };
+  if (event.startAgent !== null) startWith(state, event.startAgent);
+  return state;
+}
+
+/** The events that end a task: each sets its status, which is not derived afterwards. */
+export const ENDS_TASK: ReadonlySet<TaskEventType> = new Set<FoldedEventType>([
+  'task_completed',
+  'task_failed',
+  'task_cancelled',
+]);
+
+export const lifecycleReducers = {
+  // `entry_point: auto`: the task starts once the router has picked its first agent
+  entry_routed(state, event) {
+    startWith(state, event.agent);
+  },
+
+  // a process took the task up: its status is derived again (a failed task runs on)
+  task_resumed() {},
+
+  // the store set the later events aside, so the fold never sees them: nothing to undo here
+  task_restarted() {},
+
+  task_completed(state) {
+    state.status = 'completed';
+  },
+
+  task_failed(state, event) {
+    state.status = 'failed';
+    state.failure = { reason: event.reason, stage: event.stage, errorKind: event.errorKind };
+  },
+
+  task_cancelled(state, event) {
+    state.status = 'cancelled';
+    state.cancelReason = event.reason;
+  },
+} satisfies Partial<Reducers>;
+
+/** Whether the task is doing work, or which kind of person it waits for. */
+export function deriveStatus(state: Readonly<TaskState>): TaskStatus {
+  let waitingGate = false;
+  let waitingHuman = false;
+  let waitingProvider = false;
+  for (const a of state.activations.values()) {
+    if (a.status === 'done') continue;
+    if (a.status === 'awaiting_human') waitingHuman = true;
+    else if (a.status === 'ready' && a.waitingFor) waitingProvider = true;
+    else if (a.status === 'settling' && a.stage !== null && state.stages[a.stage - 1]?.gateWaiting)
+      waitingGate = true;
+    else return 'running';
+  }
+  if (waitingProvider) return 'waiting';
+  if (waitingGate) return 'awaiting_gate';
+  if (waitingHuman) return 'awaiting_human_input';
+  return 'running';
+}
+
+/** What a paused task waits for a person to do, if anything. */
+export function waitingFor(
+  state: Readonly<TaskState>,
+): { kind: 'gate' | 'question'; agent: string; stage: number | null; questions: string[] } | null {
+  const gate = state.stages.find((s) => s.gateWaiting);
+  if (gate) return { kind: 'gate', agent: gate.agent, stage: gate.n, questions: [] };
+  for (const a of state.activations.values()) {
+    if (a.pendingQuestion) {
+      return {
+        kind: 'question',
+        agent: a.agent,
+        stage: a.pendingQuestion.stage,
+        questions: a.pendingQuestion.questions,
+      };
+    }
+  }
+  return null;
+}

@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { agent, Log, pipeline } from '../test-pipelines.js';
+import { reducers } from './reducers.js';
+import type { Reducers } from './types.js';
+
+/** The `type` of every member of the `TaskEvent` union, read from core/events.ts itself. */
+function eventTypes(): string[] {
+  const file = new URL('../../core/events.ts', import.meta.url);
+  const source = ts.createSourceFile('events.ts', readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  const union = source.statements.find(
+    (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === 'TaskEvent',
+  )!.type as ts.UnionTypeNode;
+  return union.types.map((member) => {
+    const type = (member as ts.TypeLiteralNode).members.find(
+      (m): m is ts.PropertySignature => ts.isPropertySignature(m) && m.name.getText(source) === 'type',
+    )!.type as ts.LiteralTypeNode;
+    return (type.literal as ts.StringLiteral).text;
+  });
+}
+
+describe('the fold', () => {
+  it('has a reducer for every event type but task_created (which makes the state), and no other', () => {
+    const types = new Set(eventTypes());
+    expect(types.size).toBeGreaterThan(40);
+    types.delete('task_created');
+    expect(new Set(Object.keys(reducers))).toEqual(types);
+  });
+
+  it('does not compile a table that misses an event type', () => {
+    const { stage_output: _left, ...incomplete } = reducers;
+    // @ts-expect-error stage_output has no reducer: a new event type without one fails the same way
+    const table: Reducers = incomplete;
+    expect(table).not.toHaveProperty('stage_output');
+  });
+
+  it('derives the status after each event, except one that ends the task', () => {
+    const log = new Log(pipeline(agent('a')));
+    log.add({ type: 'task_failed', reason: 'boom', stage: null, errorKind: null });
+    expect(log.state.status).toBe('failed');
+    log.add({ type: 'task_resumed', pid: 1 });
+    expect(log.state.status).toBe('running');
+    expect(log.state.failure?.reason).toBe('boom');
+  });
+});

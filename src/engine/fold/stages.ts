@@ -1,0 +1,95 @@
+import type { Usage } from '../../core/events.js';
+import { activationOf } from './activations.js';
+import { turnFailed, turnFinished } from './sessions.js';
+import { newStageRecord, stageOf } from './stage-records.js';
+import type { Reducers, TaskState } from './types.js';
+
+/** How a stage runs: it starts, then completes, fails an attempt, waits out a limit or is cut off. */
+
+export const stageReducers = {
+  stage_started(state, event) {
+    const activation = activationOf(state, event.activation);
+    activation.status = 'running';
+    activation.waitingFor = null;
+    activation.retryAt = null;
+    if (event.turn) activation.session!.pendingStage = event.stage;
+    else {
+      activation.stage = event.stage;
+      activation.attempts = event.attempt;
+    }
+    state.stages[event.stage - 1] = newStageRecord({
+      n: event.stage,
+      agent: event.agent,
+      activation: event.activation,
+      input: event.input,
+      attempt: event.attempt,
+      startedAt: event.at,
+      turn: event.turn ?? null,
+    });
+  },
+
+  // live text for the streams: the stage's output comes whole with stage_completed
+  stage_output() {},
+
+  stage_completed(state, event) {
+    const stage = stageOf(state, event.stage);
+    stage.status = 'completed';
+    stage.output = event.output;
+    stage.usage = event.usage;
+    stage.durationMs = event.durationMs;
+    stage.finishedAt = event.at;
+    stage.error = null;
+    addUsage(state.usage, event.usage);
+    if (event.meta) rememberMeta(state, event.agent, event.meta);
+    if (stage.turn) turnFinished(state, activationOf(state, event.activation), stage);
+    else activationOf(state, event.activation).status = 'settling';
+  },
+
+  stage_attempt_failed(state, event) {
+    const stage = stageOf(state, event.stage);
+    stage.status = 'failed';
+    stage.error = event.error;
+    stage.output = event.partialOutput;
+    stage.finishedAt = event.at;
+    if (event.meta) rememberMeta(state, event.agent, event.meta);
+    const activation = activationOf(state, event.activation);
+    if (stage.turn) turnFailed(state, activation, stage);
+    else {
+      activation.status = 'ready';
+      activation.retryAt = event.retryAt ?? null;
+    }
+  },
+
+  rate_limited(state, event) {
+    const stage = stageOf(state, event.stage);
+    stage.status = 'interrupted';
+    stage.error = { kind: 'rate_limited', message: event.message };
+    if (event.meta) rememberMeta(state, event.agent, event.meta);
+    const activation = activationOf(state, event.activation);
+    activation.status = 'ready';
+    activation.retryAt = event.retryAt ?? event.resetAt;
+    activation.waitingFor = { provider: event.provider, until: event.retryAt ?? event.resetAt };
+    if (!stage.turn) activation.attempts = Math.max(0, activation.attempts - 1);
+  },
+
+  stage_interrupted(state, event) {
+    const stage = stageOf(state, event.stage);
+    stage.status = 'interrupted';
+    const activation = activationOf(state, event.activation);
+    activation.status = 'ready';
+    // an interrupted attempt is not a failed one: it does not use up a retry
+    if (!stage.turn) activation.attempts = Math.max(0, activation.attempts - 1);
+  },
+} satisfies Partial<Reducers>;
+
+function rememberMeta(state: TaskState, agent: string, meta: Record<string, string | number | boolean>) {
+  const list = state.agentMeta[agent] ?? [];
+  list.push(meta);
+  state.agentMeta[agent] = list;
+}
+
+function addUsage(total: Usage, add: Usage) {
+  total.input_tokens += add.input_tokens;
+  total.output_tokens += add.output_tokens;
+  if (add.cost_usd !== undefined) total.cost_usd = (total.cost_usd ?? 0) + add.cost_usd;
+}

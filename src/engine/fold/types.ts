@@ -1,0 +1,218 @@
+import type { Chunk } from '../../core/chunk.js';
+import type {
+  EventOf,
+  SessionTurn,
+  StageError,
+  StoredEvent,
+  TaskEventType,
+  TaskStatus,
+  Usage,
+} from '../../core/events.js';
+import type { Pipeline, RuntimeName } from '../../core/pipeline.js';
+import type { RoutingConfig } from '../../core/routing.js';
+import type { Effort } from '../../core/runtime.js';
+import type { Script } from '../../core/script.js';
+import type { SizeRecord, Spec } from '../../core/spec.js';
+import type { IsolationChoice } from '../../pipeline/isolation.js';
+
+/** The shape of a folded task, and of the reducers that fold one event each into it. */
+
+export interface Branch {
+  agent: string;
+  stage: number;
+  output: string;
+  /** The payload that branch handed on. */
+  input: string;
+}
+
+export interface Activation {
+  /** a1, a2, … in the order the log created them (stable across replays). */
+  id: string;
+  agent: string;
+  input: string;
+  /** Fan-out membership: the group of parallel branches and this branch's lineage in it. */
+  group: string | null;
+  lineage: string | null;
+  status: 'ready' | 'running' | 'settling' | 'awaiting_human' | 'done';
+  /** The stage this activation runs as, once reserved by its first start. */
+  stage: number | null;
+  /** Attempts made at that stage (runtime retries). */
+  attempts: number;
+  retryAt: string | null;
+  /** Answer to a `human_input: before` question, once given. */
+  humanAnswer: string | null;
+  /** A provider limit this activation waits out before its stage runs again. */
+  waitingFor: { provider: string; until: string } | null;
+  /** Set on the re-run that carries an on_demand answer: the agent does not ask `before` again. */
+  continuation: boolean;
+  pendingQuestion: {
+    mode: 'before' | 'on_demand' | 'merge_conflict';
+    questions: string[];
+    stage: number | null;
+  } | null;
+  origin: { agent: string; stage: number } | null;
+  branches: Branch[];
+  /** A session node's progress through its rounds. */
+  session: SessionProgress | null;
+  /** A join: the fan-out lineages whose branch worktrees are merged before it runs. */
+  joins: string[];
+  /** A join whose merge conflicted: which branch, and whether its resolver (or a person) is done. */
+  conflict: { branch: string; files: string[]; resolver: string | null; handled: boolean } | null;
+  /** An `on_conflict` agent's activation: the join it resolves a conflict for. */
+  resolves: string | null;
+}
+
+/** A lineage of a top-level fan-out working in its own worktree (docs/workspaces.md). */
+export interface BranchWorkspace {
+  lineage: string;
+  agent: string;
+  path: string;
+  branch: string;
+  start: string;
+  /** The last commit on the branch the log knows (its start, or its last stage's commit). */
+  head: string;
+  /** Merged into its join's worktree, or integrated by hand after a conflict. */
+  merged: boolean;
+  resolved: boolean;
+}
+
+export interface SessionProgress {
+  participants: string[];
+  round: number;
+  /** Who has spoken in this round, in order. */
+  spoken: string[];
+  /** The moderator's latest `NEXT: <id>` (moderated sessions). */
+  next: string | null;
+  phase: 'turns' | 'summary' | 'done';
+  outcome: 'consensus' | 'no_consensus' | null;
+  /** Each participant's latest turn: did it carry the vote keyword? */
+  votes: Record<string, boolean>;
+  lastMessage: string;
+  summary: string | null;
+  /** A turn's stage that was interrupted and runs again under the same number. */
+  pendingStage: number | null;
+}
+
+export interface StageRecord {
+  n: number;
+  agent: string;
+  activation: string;
+  input: string;
+  status: 'running' | 'completed' | 'failed' | 'interrupted';
+  attempt: number;
+  output: string;
+  usage: Usage;
+  durationMs: number;
+  startedAt: string;
+  finishedAt: string | null;
+  gate: { decision: 'approved' | 'rejected'; reason: string; by: string } | null;
+  gateWaiting: boolean;
+  error: StageError | null;
+  handedOff: boolean;
+  turn: SessionTurn | null;
+  /** The commit of what this stage changed, in the task's worktree. */
+  commit: string | null;
+}
+
+export interface RoutedStage {
+  tier: string;
+  recommended: { tier: string; reason: string };
+  runtime: string;
+  model: string | null;
+  effort: Effort | null;
+}
+
+export interface Group {
+  id: string;
+  parentGroup: string | null;
+  parentLineage: string | null;
+}
+
+export interface TaskState {
+  id: string;
+  status: TaskStatus;
+  pipeline: string;
+  pipelineFile: string;
+  definition: Pipeline;
+  input: string;
+  startAgent: string | null;
+  cwd: string;
+  maxStages: number;
+  timeouts: Record<string, number>;
+  gateConfig: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
+  script: Script | null;
+  prices: Record<string, { input: number; output: number }>;
+  /** A budget_warning has been recorded. */
+  budgetWarned: boolean;
+  /** Config routing when the task started, its labels and `--tier`. */
+  routing: RoutingConfig | null;
+  labels: string[];
+  forcedTier: string | null;
+  /** The tier each routed stage runs on (kept, so a stage run again is not routed again). */
+  routes: Record<number, RoutedStage>;
+  parentTaskId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  lastSeq: number;
+  activations: Map<string, Activation>;
+  stages: StageRecord[];
+  groups: Map<string, Group>;
+  counters: { activation: number; group: number; lineage: number };
+  /** Rejections by each agent's automated (llm/command) gate in this task. */
+  gateRejections: Record<string, number>;
+  /** Automated gate decisions made so far per agent (the scripted runtime's place). */
+  gateCalls: Record<string, number>;
+  /** Human answers given per agent (the script's place in `human:`). */
+  humanAnswers: Record<string, number>;
+  /** `meta` left by each runtime call, per agent (the scripted runtime's place). */
+  agentMeta: Record<string, Record<string, string | number | boolean>[]>;
+  /** context.md as written so far, and each agent's own notes. */
+  contextMd: string;
+  agentNotes: Record<string, string>;
+  /** The task's chunks (chunks.json), when its pipeline uses them. */
+  chunks: Chunk[];
+  /** Where a task of a pipeline without `workspace:` chose to work, and why. */
+  isolation: IsolationChoice | null;
+  /** The task's git worktree, once it has one; `head`: the last commit on its branch the log knows. */
+  workspace: {
+    path: string;
+    branch: string;
+    base: string;
+    repo: string;
+    merged: string | null;
+    head?: string | null;
+    /** Why `merge: on_complete` did not merge the branch into base. */
+    notMerged?: string | null;
+  } | null;
+  /** The task's size, once someone set it (the latest wins). */
+  size: SizeRecord | null;
+  /** The latest valid spec (`spec: required`) and the stage that wrote it. */
+  spec: { stage: number; agent: string; spec: Spec } | null;
+  /** Fan-out branches in worktrees of their own, by lineage. */
+  branchWorkspaces: Map<string, BranchWorkspace>;
+  /** Verifiers' verdicts by commit. */
+  verified: Record<string, 'approved' | 'rejected'>;
+  /** transcript.md of the latest session. */
+  transcript: string;
+  usage: Usage;
+  failure: { reason: string; stage: number | null; errorKind: string | null } | null;
+  cancelReason: string | null;
+}
+
+/** A stored event of type `T`, as the fold receives it. */
+export type Stored<T extends TaskEventType> = EventOf<T> & Pick<StoredEvent, 'seq' | 'taskId' | 'at'>;
+
+/** Every event type but `task_created`, which makes the state the others change. */
+export type FoldedEventType = Exclude<TaskEventType, 'task_created'>;
+
+/**
+ * How one type of event changes a task's state: in place (the fold copies nothing). The fold
+ * derives the task's status after it, unless the event ends the task (lifecycle.ts).
+ */
+export type Reducer<T extends FoldedEventType> = (state: TaskState, event: Stored<T>) => void;
+
+/**
+ * One reducer per event type, so a table that misses a type does not compile: a new event is
+ * handled, or ignored on purpose, never by accident.
+ */
+export type Reducers = { [T in FoldedEventType]: Reducer<T> };
