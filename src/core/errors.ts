@@ -55,3 +55,8 @@ export class TaskBusyError extends TroupeError {
 export function isTroupeError(e: unknown): e is TroupeError {
   return e instanceof TroupeError;
 }
+
+/** What went wrong, in words, whatever was thrown (an Error's message, anything else as a string). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
