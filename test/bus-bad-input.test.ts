@@ -162,6 +162,17 @@ describe('bad input', () => {
     expect(existsSync(join(root, 'agents', 'co'))).toBe(false);
   });
 
+  it('an invalid .amqrc: one line and its hint on stderr, exit 1 (AMQ: a general error), no stack', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-bad-'));
+    writeFileSync(join(dir, '.amqrc'), '{"root": ', { mode: 0o644 });
+    const r = await troupe(dir, ['bus', 'list', '--me', 'codex']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')).toEqual([
+      expect.stringMatching(/^troupe: \S*\.amqrc: invalid JSON: /),
+      '  hint: fix the file, or pass --root / set AM_ROOT to use another root on purpose',
+    ]); // execa strips the final newline
+  });
+
   it('a CRLF message is read, not rejected', async () => {
     const { dir, env, newDir } = await mailboxWithGoodMail();
     writeFileSync(join(newDir, BAD), `---json\r\n${header()}\r\n---\r\nline\r\n`);

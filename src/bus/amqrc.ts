@@ -1,5 +1,6 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { messageOf } from '../core/errors.js';
 import { AmqrcError } from './errors.js';
 
 export interface Amqrc {
@@ -28,7 +29,7 @@ export function loadAmqrc(file: string, home?: string): Amqrc {
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new AmqrcError(file, `invalid JSON: ${(error as Error).message}`);
+    throw new AmqrcError(file, `invalid JSON: ${messageOf(error)}`);
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw))
     throw new AmqrcError(file, 'expected a JSON object');

@@ -1,6 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { NotFoundError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
 import type { Amqrc } from './amqrc.js';
 import { nowNs, rfc3339Nano } from './clock.js';
 import { type DeliveryReport, deliver, type Recipient } from './deliver.js';
@@ -463,7 +463,7 @@ export class MessageBus {
         return {
           id: e.envelope.id,
           original_file: e.envelope.original_file,
-          error: (error as Error).message,
+          error: messageOf(error),
         };
       }
     });

@@ -1,6 +1,6 @@
 import { renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError } from '../core/errors.js';
+import { messageOf, NotFoundError } from '../core/errors.js';
 import { errno, fsyncDir, publishNoReplace, writeExclusive, writeFileAtomic } from './durable.js';
 import { PartialDeliveryError } from './errors.js';
 import { attemptName } from './ids.js';
@@ -109,7 +109,7 @@ function recordOutbox(report: DeliveryReport, tmp: string, outbox: Mailbox, file
     writeFileAtomic(outbox.sent, filename, bytes);
     report.outbox = dest;
   } catch (error) {
-    report.outboxError = (error as Error).message;
+    report.outboxError = messageOf(error);
   } finally {
     removeAttempt(tmp);
   }

@@ -1,6 +1,6 @@
 import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
 import { parseRfc3339, rfc3339 } from './clock.js';
 import {
   errno,
@@ -74,7 +74,7 @@ export function parseEnvelope(bytes: Buffer): { envelope: Envelope; original: Bu
   try {
     raw = JSON.parse(bytes.subarray(4, at + 1).toString('utf8'));
   } catch (error) {
-    throw new MessageInvalidError('parse_error', `DLQ envelope: ${(error as Error).message}`);
+    throw new MessageInvalidError('parse_error', `DLQ envelope: ${messageOf(error)}`);
   }
   if (!raw || typeof raw !== 'object')
     throw new MessageInvalidError('parse_error', 'DLQ envelope is not an object');
@@ -179,7 +179,7 @@ export function listDlq(
       try {
         entries.push(readEntry(box, where, name));
       } catch (error) {
-        warnings.push(`${name}: ${(error as Error).message}`);
+        warnings.push(`${name}: ${messageOf(error)}`);
       }
     }
   }

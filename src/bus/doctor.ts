@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { messageOf } from '../core/errors.js';
 import { parseRfc3339 } from './clock.js';
 import { HUMAN } from './handle.js';
 import { configPath, ensureMailbox, mailbox, mailboxHandles, missingLeaves, readConfig } from './layout.js';
@@ -72,7 +73,7 @@ export function doctor(
       add('config', 'warn', `${configPath(root)} is missing`);
     }
   } catch (error) {
-    add('config', 'error', (error as Error).message);
+    add('config', 'error', messageOf(error));
   }
   const handles = [...new Set([...agents, HUMAN, ...(rootOk ? mailboxHandles(root) : [])])].sort();
   const mailboxes = handles.map((handle) => {

@@ -1,4 +1,4 @@
-import { TroupeError } from '../core/errors.js';
+import { messageOf, TroupeError } from '../core/errors.js';
 
 /** A watch, monitor, receipt wait or delivery wait reached its deadline (AMQ exit 4). */
 export class BusTimeoutError extends TroupeError {
@@ -33,7 +33,7 @@ export class PartialDeliveryError extends TroupeError {
     readonly pending: string[],
     cause: unknown,
   ) {
-    const reason = cause instanceof Error ? cause.message : String(cause);
+    const reason = messageOf(cause);
     super(
       `partial delivery: delivered to [${delivered.join(', ')}], failed for [${failed.join(', ')}], ` +
         `not attempted for [${pending.join(', ')}]: ${reason}`,

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError } from '../core/errors.js';
+import { messageOf, NotFoundError } from '../core/errors.js';
 import { claim } from './claim.js';
 import { parseRfc3339 } from './clock.js';
 import { moveToDlq } from './dlq.js';
@@ -112,7 +112,7 @@ export function listMessages(
       m = loadMessage(join(dir, name), validate);
     } catch (error) {
       if (errno(error) === 'ENOENT') continue; // claimed by a consumer meanwhile
-      warnings.push(`skipping ${name}: ${(error as Error).message}`);
+      warnings.push(`skipping ${name}: ${messageOf(error)}`);
       continue;
     }
     const h = m.header;

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { NotFoundError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
 import { rfc3339 } from './clock.js';
 import { errno, writeFileAtomic } from './durable.js';
 import { goJson } from './go-json.js';
@@ -124,7 +124,7 @@ export function readConfig(root: string): RootConfig | undefined {
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${configPath(root)}: invalid JSON: ${(error as Error).message}`);
+    throw new UsageError(`${configPath(root)}: invalid JSON: ${messageOf(error)}`);
   }
   const config = raw as Partial<RootConfig> | null;
   if (!config || typeof config !== 'object' || !Array.isArray(config.agents)) {

@@ -1,3 +1,4 @@
+import { messageOf } from '../core/errors.js';
 import { MessageInvalidError } from './errors.js';
 import { goJson, sortMaps } from './go-json.js';
 
@@ -109,7 +110,7 @@ export function parseMessage(bytes: Buffer): Message {
   try {
     raw = JSON.parse(json);
   } catch (error) {
-    throw new MessageInvalidError('parse_error', `invalid header JSON: ${(error as Error).message}`);
+    throw new MessageInvalidError('parse_error', `invalid header JSON: ${messageOf(error)}`);
   }
   return { header: decodeHeader(raw), body: text.slice(end + END.length) };
 }

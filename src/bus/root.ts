@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { NotFoundError } from '../core/errors.js';
+import { messageOf, NotFoundError } from '../core/errors.js';
 import { type Amqrc, loadAmqrc } from './amqrc.js';
 import { ContextMismatchError } from './errors.js';
 
@@ -86,7 +86,7 @@ export function resolveRoot(input: RootInput = {}): ResolvedRoot {
       amqrc = loadAmqrc(rcFiles[0], home);
     } catch (error) {
       if (!explicit) throw error;
-      warnings.push(`ignoring ${(error as Error).message}`);
+      warnings.push(`ignoring ${messageOf(error)}`);
     }
   }
 

@@ -1,4 +1,4 @@
-import { isTroupeError } from '../core/errors.js';
+import { isTroupeError, messageOf } from '../core/errors.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 
 /**
@@ -21,7 +21,7 @@ export function reportError(error: unknown): void {
   if (process.env.TROUPE_DEBUG) {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   process.stderr.write(`troupe: ${message}\n`);
   if (isTroupeError(error) && error.hint) process.stderr.write(`  hint: ${error.hint}\n`);
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Project } from '../app/project.js';
-import { NotFoundError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
 import type { Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import { parseBatch, runBatch } from '../scheduler/batch.js';
@@ -24,7 +24,7 @@ export async function runBatchCommand(
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no file ${file}`);
-    throw new UsageError(`${file}: not JSON: ${(error as Error).message}`);
+    throw new UsageError(`${file}: not JSON: ${messageOf(error)}`);
   }
   const specs = parseBatch(raw, file);
   const results = await runBatch(specs, concurrency, async (spec) => {

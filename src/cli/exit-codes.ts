@@ -1,4 +1,4 @@
-import { isTroupeError } from '../core/errors.js';
+import { isTroupeError, type TroupeErrorCode } from '../core/errors.js';
 import type { TaskState } from '../engine/task-state.js';
 
 /** The documented exit codes of every troupe command. */
@@ -15,24 +15,42 @@ export const Exit = {
 
 export type ExitCode = (typeof Exit)[keyof typeof Exit];
 
+/**
+ * Each error code's exit code. troupe's own codes follow the README (2 usage or an invalid
+ * pipeline, config, script or template; 3 not found); the bus keeps AMQ's (docs/bus.md: 4
+ * timeout, 5 context mismatch, 1 for a collision, a partial delivery, a corrupt message or an
+ * invalid `.amqrc`). Everything else that stops a command is 1.
+ */
+export const EXIT_BY_CODE = {
+  usage: Exit.usage,
+  not_found: Exit.notFound,
+  invalid_state: Exit.failed,
+  task_busy: Exit.failed,
+  pipeline_invalid: Exit.usage,
+  script_invalid: Exit.usage,
+  template_error: Exit.usage,
+  condition_invalid: Exit.usage,
+  routing_config_invalid: Exit.usage,
+  routing_unavailable: Exit.usage,
+  runtime_error: Exit.failed,
+  bus_timeout: Exit.timeout,
+  context_mismatch: Exit.contextMismatch,
+  bus_collision: Exit.failed,
+  bus_partial_delivery: Exit.failed,
+  bus_message_invalid: Exit.failed,
+  bus_config_invalid: Exit.failed,
+  bus_dlq_retry_refused: Exit.failed,
+  git_failed: Exit.failed,
+  merge_conflict: Exit.failed,
+  branch_in_use: Exit.failed,
+  scripted_effect_invalid: Exit.usage,
+  bad_request: Exit.usage,
+  agent_exists: Exit.failed,
+} as const satisfies Record<TroupeErrorCode, ExitCode>;
+
+/** 1 for anything that is not a TroupeError (a bug, or an error troupe does not know). */
 export function exitCodeFor(error: unknown): ExitCode {
-  if (!isTroupeError(error)) return Exit.failed;
-  switch (error.code) {
-    case 'usage':
-    case 'pipeline_invalid':
-    case 'script_invalid':
-    case 'config_invalid':
-    case 'template_error':
-      return Exit.usage;
-    case 'not_found':
-      return Exit.notFound;
-    case 'bus_timeout':
-      return Exit.timeout;
-    case 'context_mismatch':
-      return Exit.contextMismatch;
-    default:
-      return Exit.failed;
-  }
+  return isTroupeError(error) ? EXIT_BY_CODE[error.code] : Exit.failed;
 }
 
 /** How a run or status command exits for a task in this state. */

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { reportError } from './action.js';
 import { registerCommands } from './commands/index.js';
-import { Exit } from './exit-codes.js';
+import { Exit, exitCodeFor } from './exit-codes.js';
 import { VERSION } from './version.js';
 
 const program = new Command('troupe')
@@ -20,6 +20,6 @@ try {
     process.exitCode = error.exitCode === 0 ? Exit.ok : Exit.usage;
   } else {
     reportError(error);
-    process.exitCode = Exit.failed;
+    process.exitCode = exitCodeFor(error);
   }
 }

@@ -1,9 +1,43 @@
 /**
  * Every error troupe reports on purpose is a TroupeError with a stable `code`.
- * The CLI maps codes to exit codes in one place (cli/exit-codes.ts); nothing else exits.
+ * The CLI maps codes to exit codes in one place (cli/exit-codes.ts), the API to HTTP statuses in
+ * another (server/errors.ts); both tables are over TroupeErrorCode, so a new code that either
+ * forgets is a compile error. Nothing else exits.
  */
+export type TroupeErrorCode =
+  // wrong input, or something that does not exist or cannot be done now (this file)
+  | 'usage'
+  | 'not_found'
+  | 'invalid_state'
+  | 'task_busy'
+  | 'pipeline_invalid'
+  | 'script_invalid'
+  // the pipeline language and the project config (pipeline/)
+  | 'template_error'
+  | 'condition_invalid'
+  | 'routing_config_invalid'
+  | 'routing_unavailable'
+  // an agent's CLI or API failed (core/runtime.ts: its `kind` says how)
+  | 'runtime_error'
+  // the message bus (bus/errors.ts)
+  | 'bus_timeout'
+  | 'context_mismatch'
+  | 'bus_collision'
+  | 'bus_partial_delivery'
+  | 'bus_message_invalid'
+  | 'bus_config_invalid'
+  | 'bus_dlq_retry_refused'
+  // git, worktrees and the scripted runtime's effects (workspace/, engine/branch-workspaces.ts)
+  | 'git_failed'
+  | 'merge_conflict'
+  | 'branch_in_use'
+  | 'scripted_effect_invalid'
+  // only the HTTP API answers these (server/errors.ts ApiError)
+  | 'bad_request'
+  | 'agent_exists';
+
 export abstract class TroupeError extends Error {
-  abstract readonly code: string;
+  abstract readonly code: TroupeErrorCode;
   readonly hint?: string;
 
   constructor(message: string, options?: { hint?: string; cause?: unknown }) {
@@ -54,4 +88,9 @@ export class TaskBusyError extends TroupeError {
 
 export function isTroupeError(e: unknown): e is TroupeError {
   return e instanceof TroupeError;
+}
+
+/** What went wrong, in words, whatever was thrown (an Error's message, anything else as a string). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,7 +1,7 @@
 import type { Chunk, ChunkStatus } from './chunk.js';
 import type { Pipeline, RuntimeName } from './pipeline.js';
 import type { RoutingConfig } from './routing.js';
-import type { Effort } from './runtime.js';
+import type { Effort, RuntimeErrorKind } from './runtime.js';
 import type { Script } from './script.js';
 import type { Spec, TaskSize } from './spec.js';
 
@@ -21,9 +21,35 @@ export interface Usage {
 }
 
 export interface StageError {
-  kind: string;
+  kind: RuntimeErrorKind;
   message: string;
 }
+
+/** Why a task failed when no runtime error says it (a runtime error's kind says it otherwise). */
+export type TaskFailureKind =
+  /** The task's worktree or branch could not be made, prepared or merged. */
+  | 'workspace'
+  /** A prompt or payload template did not render. */
+  | 'template_error'
+  /** The task would run more stages than its `max_stages`. */
+  | 'max_stages'
+  /** The task's budget (tokens or USD) is spent. */
+  | 'budget'
+  /** A session ended without consensus and has no `on_no_consensus` handoff. */
+  | 'no_consensus'
+  /** An agent produced the same output three times in a row. */
+  | 'runaway'
+  /** A gate, spec or output_schema kept rejecting past `max_retries`. */
+  | 'gate_rejected'
+  /** The final commit was rejected by its verifier. */
+  | 'verification'
+  /** A fan-out branch conflicted on its merge and no agent resolves conflicts. */
+  | 'merge_conflict'
+  /** A routed agent (model or effort auto), and the config has no routing tiers. */
+  | 'routing_unavailable';
+
+/** `task_failed.errorKind`: a runtime error's kind, or one of the task's own failures. */
+export type TaskErrorKind = RuntimeErrorKind | TaskFailureKind;
 
 export interface SessionTurn {
   round: number;
@@ -257,7 +283,7 @@ export type TaskEvent =
   /** The task has used 80 % of its budget. */
   | { type: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   | { type: 'task_completed' }
-  | { type: 'task_failed'; reason: string; stage: number | null; errorKind: string | null }
+  | { type: 'task_failed'; reason: string; stage: number | null; errorKind: TaskErrorKind | null }
   | { type: 'task_cancelled'; reason: string };
 
 export type TaskEventType = TaskEvent['type'];

@@ -1,3 +1,4 @@
+import { messageOf } from '../core/errors.js';
 import type { TaskEvent } from '../core/events.js';
 import type { AgentNode } from '../core/pipeline.js';
 import type { Spec } from '../core/spec.js';
@@ -62,7 +63,7 @@ function checked(schema: Record<string, unknown>, value: unknown): string[] {
   try {
     return schemaErrors(schema, value);
   } catch (error) {
-    return [`the schema cannot be used: ${(error as Error).message}`];
+    return [`the schema cannot be used: ${messageOf(error)}`];
   }
 }
 

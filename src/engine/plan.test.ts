@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RuntimeErrorKind } from '../core/runtime.js';
 import { nextSteps, type Step } from './plan.js';
 import { agent, handoff, Log, pipeline, session } from './test-pipelines.js';
 
@@ -363,7 +364,10 @@ describe('planner: human input', () => {
 });
 
 describe('planner: runtime retry and recovery', () => {
-  const failing = (retry: { max_retries: number; backoff: number } | null, kind = 'crashed') => {
+  const failing = (
+    retry: { max_retries: number; backoff: number } | null,
+    kind: RuntimeErrorKind = 'crashed',
+  ) => {
     const p = pipeline(agent('a', { retry: retry && { ...retry, fallback_context_strategy: null } }));
     return new Log(p).add(
       { type: 'stage_started', stage: 1, activation: 'a1', agent: 'a', input: 'x', attempt: 1 },

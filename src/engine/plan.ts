@@ -1,4 +1,4 @@
-import type { HandoffTarget, SessionTurn } from '../core/events.js';
+import type { HandoffTarget, SessionTurn, TaskErrorKind } from '../core/events.js';
 import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../core/pipeline.js';
 import { parseHumanInputQuestions } from '../pipeline/lang/directives.js';
 import { canReach } from '../pipeline/lang/graph.js';
@@ -75,7 +75,7 @@ export type Step =
   /** Worker != tester: the task's last commit is judged by a verifier before it can complete. */
   | { kind: 'verify_final'; sha: string; agent: string }
   | { kind: 'complete' }
-  | { kind: 'fail'; reason: string; stage: number | null; errorKind: string | null };
+  | { kind: 'fail'; reason: string; stage: number | null; errorKind: TaskErrorKind | null };
 
 export function stepKey(step: Step): string {
   switch (step.kind) {
@@ -445,6 +445,6 @@ function budgetWarning(state: TaskState): Step | null {
   return null;
 }
 
-function fail(reason: string, stage: number | null, errorKind: string | null): Step {
+function fail(reason: string, stage: number | null, errorKind: TaskErrorKind | null): Step {
   return { kind: 'fail', reason, stage, errorKind };
 }

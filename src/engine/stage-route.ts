@@ -1,3 +1,4 @@
+import { TroupeError } from '../core/errors.js';
 import type { EventOf } from '../core/events.js';
 import type { AgentNode } from '../core/pipeline.js';
 import type { Tier } from '../core/routing.js';
@@ -11,8 +12,12 @@ import type { TaskState } from './task-state.js';
  * stage (a stage run again after a crash is not routed again), else a new decision.
  */
 
-export class RoutingUnavailableError extends Error {
+/** A routed stage (model or effort auto) in a project whose config has no routing tiers. */
+export class RoutingUnavailableError extends TroupeError {
   readonly code = 'routing_unavailable';
+  constructor(message: string) {
+    super(message, { hint: 'add routing: tiers to .troupe/config.yaml (docs/routing.md)' });
+  }
 }
 
 export function isRouted(node: AgentNode): boolean {

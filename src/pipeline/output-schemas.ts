@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { messageOf } from '../core/errors.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { schemaProblem } from './lang/json-schema-check.js';
@@ -28,7 +29,7 @@ export function resolveOutputSchemas(compiled: CompiledPipeline, sink: Diagnosti
           at,
           code === 'ENOENT'
             ? `output_schema file \`${raw}\` does not exist (${file})`
-            : `output_schema file \`${raw}\` cannot be read: ${code ?? (error as Error).message}`,
+            : `output_schema file \`${raw}\` cannot be read: ${code ?? messageOf(error)}`,
           'the path is relative to the pipeline file',
         );
         continue;

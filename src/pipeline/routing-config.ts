@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TroupeError } from '../core/errors.js';
 import type { LearnSettings, ProviderLimit, RoutingConfig, Tier } from '../core/routing.js';
 import { EFFORTS, GATE_RUNTIMES } from './schema.js';
 
@@ -62,7 +63,8 @@ export const DEFAULT_LEARN: LearnSettings = {
 };
 
 /** A routing setting that names something that does not exist, with where it is. */
-export class RoutingConfigError extends Error {
+export class RoutingConfigError extends TroupeError {
+  readonly code = 'routing_config_invalid';
   constructor(
     message: string,
     readonly path: Array<string | number>,

@@ -1,5 +1,6 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { messageOf } from '../core/errors.js';
 import type { Usage } from '../core/events.js';
 import {
   type Runtime,
@@ -231,7 +232,7 @@ function networkError(
   what = 'cannot reach',
 ): RuntimeError {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const reason = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  const reason = cause?.code ?? cause?.message ?? messageOf(error);
   return new RuntimeError(
     'network',
     redact(`${what === 'cannot reach' ? `cannot reach ${base}` : what} (${reason})`),

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
-import { NotFoundError, ScriptError } from '../core/errors.js';
+import { messageOf, NotFoundError, ScriptError } from '../core/errors.js';
 import { type Script, ScriptSchema } from '../core/script.js';
 
 /**
@@ -44,7 +44,7 @@ export function parseScript(text: string, file: string): Script {
         try {
           new RegExp(entry.when);
         } catch (e) {
-          throw new ScriptError(`${file}: agents.${agent}: invalid when regex: ${(e as Error).message}`);
+          throw new ScriptError(`${file}: agents.${agent}: invalid when regex: ${messageOf(e)}`);
         }
       }
     }

@@ -1,4 +1,4 @@
-import { UsageError } from '../core/errors.js';
+import { messageOf, UsageError } from '../core/errors.js';
 import type { TaskStatus } from '../core/events.js';
 import { parseTaskSize, TASK_SIZES, type TaskSize } from '../core/spec.js';
 
@@ -122,7 +122,7 @@ export async function runBatch(
               id: spec.id,
               task: null,
               status: 'failed',
-              reason: (error as Error).message,
+              reason: messageOf(error),
             });
             running.delete(spec.id);
           },

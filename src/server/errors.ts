@@ -1,12 +1,12 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { isTroupeError } from '../core/errors.js';
+import { isTroupeError, messageOf, TroupeError, type TroupeErrorCode } from '../core/errors.js';
 
 /** An error the API answers with a status and a stable code: `{error: {code, message}}`. */
-export class ApiError extends Error {
+export class ApiError extends TroupeError {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly code: string,
+    readonly code: TroupeErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {
@@ -14,32 +14,53 @@ export class ApiError extends Error {
   }
 }
 
-/** troupe's error codes as HTTP statuses: the one mapping, as exit-codes.ts is for the CLI. */
-const STATUS_BY_CODE: Record<string, ContentfulStatusCode> = {
+/**
+ * troupe's error codes as HTTP statuses: the one mapping, as exit-codes.ts is for the CLI.
+ * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
+ * or mailbox), 422 a pipeline, config, script or message that cannot be used, 500 a failure on
+ * this machine (git, the bus's config or disk), 502 the agent's CLI or provider, 504 a wait
+ * that ran out.
+ */
+export const STATUS_BY_CODE = {
   usage: 400,
+  bad_request: 400,
   not_found: 404,
   invalid_state: 409,
   task_busy: 409,
+  agent_exists: 409,
+  context_mismatch: 409,
+  bus_collision: 409,
+  bus_dlq_retry_refused: 409,
+  merge_conflict: 409,
+  branch_in_use: 409,
   pipeline_invalid: 422,
   script_invalid: 422,
-  config_invalid: 422,
   template_error: 422,
-};
+  condition_invalid: 422,
+  routing_config_invalid: 422,
+  routing_unavailable: 422,
+  scripted_effect_invalid: 422,
+  bus_message_invalid: 422,
+  git_failed: 500,
+  bus_config_invalid: 500,
+  bus_partial_delivery: 500,
+  runtime_error: 502,
+  bus_timeout: 504,
+} as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 
 export function errorResponse(c: Context, error: unknown): Response {
   if (error instanceof ApiError) {
     return c.json({ error: { code: error.code, message: error.message, ...error.details } }, error.status);
   }
   if (isTroupeError(error)) {
-    const status = STATUS_BY_CODE[error.code] ?? 500;
     return c.json(
       { error: { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) } },
-      status,
+      STATUS_BY_CODE[error.code],
     );
   }
   if (process.env.TROUPE_DEBUG) console.error(error);
   // an unexpected error: its message only, never a stack or the environment
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return c.json({ error: { code: 'internal', message } }, 500);
 }
 

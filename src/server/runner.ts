@@ -1,4 +1,4 @@
-import { TaskBusyError } from '../core/errors.js';
+import { messageOf, TaskBusyError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
 import type { TaskService } from '../engine/task-service.js';
 
@@ -46,7 +46,7 @@ export class Runner {
         try {
           if (this.tasks.takeMailReplies(t.id)) this.run(t.id);
         } catch (error) {
-          this.log(`${t.id}: reply not taken: ${error instanceof Error ? error.message : String(error)}`);
+          this.log(`${t.id}: reply not taken: ${messageOf(error)}`);
         }
       }
     }, ms);
@@ -82,7 +82,7 @@ export class Runner {
       } catch (error) {
         // another process runs it: it shows up live through the event log all the same
         if (error instanceof TaskBusyError) return;
-        this.log(`${taskId} stopped: ${error instanceof Error ? error.message : String(error)}`);
+        this.log(`${taskId} stopped: ${messageOf(error)}`);
       }
     } while (this.#again.has(taskId) && !this.#closing);
   }

@@ -1,4 +1,5 @@
 import jsep from 'jsep';
+import { messageOf, TroupeError } from '../../core/errors.js';
 
 /**
  * Handoff conditions such as `severity == critical` or `result.score >= 80 and not blocked`,
@@ -18,12 +19,21 @@ jsep.addBinaryOp('and', 2);
 jsep.addBinaryOp('or', 1);
 jsep.addUnaryOp('not');
 
+/**
+ * A handoff condition that does not parse; validation reports it at its place in the pipeline,
+ * with the list of conditions as the hint (check-references.ts).
+ */
+export class ConditionError extends TroupeError {
+  readonly code = 'condition_invalid';
+}
+
 export function parseCondition(expr: string): ConditionCheck {
   try {
     compile(expr);
     return { ok: true };
   } catch (error) {
-    return { ok: false, message: (error as Error).message };
+    if (!(error instanceof ConditionError)) throw error;
+    return { ok: false, message: error.message };
   }
 }
 
@@ -32,7 +42,8 @@ export function evaluateCondition(expr: string, output: string): boolean {
   let condition: Condition;
   try {
     condition = compile(expr);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof ConditionError)) throw error;
     return false;
   }
   return holds(condition, extractFields(output)) === true;
@@ -152,8 +163,15 @@ const LOGIC_OPS = new Map<string, 'and' | 'or'>([
 const NEGATIONS = new Set(['!', 'not']);
 
 function compile(expr: string): Condition {
-  if (expr.trim() === '') throw new Error('empty condition');
-  return toCondition(jsep(expr));
+  if (expr.trim() === '') throw new ConditionError('empty condition');
+  let tree: jsep.Expression;
+  try {
+    tree = jsep(expr);
+  } catch (error) {
+    // jsep's own syntax errors ('Unexpected "=" at character 2')
+    throw new ConditionError(messageOf(error), { cause: error });
+  }
+  return toCondition(tree);
 }
 
 function toCondition(node: jsep.Expression): Condition {
@@ -181,9 +199,9 @@ function toCondition(node: jsep.Expression): Condition {
     case 'Literal':
       return { kind: 'truthy', operand: toOperand(node) };
     case 'Compound':
-      throw new Error('expected one expression; join conditions with and / or');
+      throw new ConditionError('expected one expression; join conditions with and / or');
     default:
-      throw new Error(`unsupported expression (${node.type})`);
+      throw new ConditionError(`unsupported expression (${node.type})`);
   }
 }
 
@@ -197,7 +215,7 @@ function toOperand(node: jsep.Expression): Operand {
       if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
         return { kind: 'literal', value };
       }
-      throw new Error(`unsupported value ${raw}`);
+      throw new ConditionError(`unsupported value ${raw}`);
     }
     case 'UnaryExpression': {
       const { operator, argument } = node as jsep.UnaryExpression;
@@ -205,23 +223,23 @@ function toOperand(node: jsep.Expression): Operand {
       if ((operator === '-' || operator === '+') && typeof value === 'number') {
         return { kind: 'literal', value: operator === '-' ? -value : value };
       }
-      throw new Error(`unsupported operator '${operator}' in a value`);
+      throw new ConditionError(`unsupported operator '${operator}' in a value`);
     }
     case 'BinaryExpression': {
       const { operator } = node as jsep.BinaryExpression;
       if (!LOGIC_OPS.has(operator) && !COMPARE_OPS.has(operator) && operator !== 'in')
         throw unsupportedOperator(operator);
-      throw new Error(`expected a field name or a value, got ${describeNode(node)}`);
+      throw new ConditionError(`expected a field name or a value, got ${describeNode(node)}`);
     }
     default:
-      throw new Error(`expected a field name or a value, got ${describeNode(node)}`);
+      throw new ConditionError(`expected a field name or a value, got ${describeNode(node)}`);
   }
 }
 
 function toList(node: jsep.Expression): Operand[] {
-  if (node.type !== 'ArrayExpression') throw new Error("'in' needs a list: field in [a, b]");
+  if (node.type !== 'ArrayExpression') throw new ConditionError("'in' needs a list: field in [a, b]");
   return (node as jsep.ArrayExpression).elements.map((element) => {
-    if (!element) throw new Error('empty element in a list');
+    if (!element) throw new ConditionError('empty element in a list');
     return toOperand(element);
   });
 }
@@ -234,12 +252,12 @@ function dottedName(node: jsep.Expression): string {
     if (property.type === 'Literal')
       return `${dottedName(object)}.${String((property as jsep.Literal).value)}`;
   }
-  throw new Error(`expected a field name, got ${describeNode(node)}`);
+  throw new ConditionError(`expected a field name, got ${describeNode(node)}`);
 }
 
-function unsupportedOperator(operator: string): Error {
+function unsupportedOperator(operator: string): ConditionError {
   const hint = operator === '-' ? " (quote values that contain '-': status == 'in-progress')" : '';
-  return new Error(`unsupported operator '${operator}'${hint}`);
+  return new ConditionError(`unsupported operator '${operator}'${hint}`);
 }
 
 function describeNode(node: jsep.Expression): string {

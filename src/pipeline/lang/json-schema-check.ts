@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
+import { messageOf } from '../../core/errors.js';
 
 /**
  * JSON Schema validation for `output_schema:` and spec gates, with ajv (zod has no JSON Schema
@@ -63,7 +64,7 @@ export function schemaProblem(schema: unknown): string | null {
     validator(schema as Record<string, unknown>);
     return null;
   } catch (error) {
-    return (error as Error).message;
+    return messageOf(error);
   }
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { UsageError } from '../../../core/errors.js';
+import { messageOf, UsageError } from '../../../core/errors.js';
 
 /** Every flag any `troupe bus` verb takes (commander camel-cases them). */
 export interface BusFlags {
@@ -91,7 +91,7 @@ export function readContext(text: string | undefined): Record<string, unknown> |
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new UsageError(`--context is not JSON: ${(error as Error).message}`);
+    throw new UsageError(`--context is not JSON: ${messageOf(error)}`);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw new UsageError('--context must be a JSON object');

@@ -1,0 +1,127 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import {
+  AmqrcError,
+  BusTimeoutError,
+  CollisionError,
+  ContextMismatchError,
+  DlqRetryError,
+  MessageInvalidError,
+  PartialDeliveryError,
+} from '../bus/errors.js';
+import {
+  isTroupeError,
+  NotFoundError,
+  PipelineError,
+  ScriptError,
+  StateError,
+  TaskBusyError,
+  type TroupeError,
+  UsageError,
+} from '../core/errors.js';
+import { RuntimeError } from '../core/runtime.js';
+import { BranchInUseError } from '../engine/branch-workspaces.js';
+import { RoutingUnavailableError } from '../engine/stage-route.js';
+import { ConditionError } from '../pipeline/lang/conditions.js';
+import { TemplateError } from '../pipeline/lang/template.js';
+import { RoutingConfigError } from '../pipeline/routing-config.js';
+import { ApiError, errorResponse, STATUS_BY_CODE } from '../server/errors.js';
+import { GitError, MergeConflictError } from '../workspace/errors.js';
+import { ScriptedEffectError } from '../workspace/scripted-effects.js';
+import { Exit, exitCodeFor } from './exit-codes.js';
+
+/**
+ * Every named error class in src/, one instance each, with the exit code and HTTP status a user
+ * gets for it. The compiler checks that both tables map every code; this checks that each class
+ * carries the code meant for it, and the values the README, docs/bus.md and docs/server.md promise.
+ */
+const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> = {
+  UsageError: [new UsageError('x'), 2, 400],
+  NotFoundError: [new NotFoundError('x'), 3, 404],
+  StateError: [new StateError('x'), 1, 409],
+  TaskBusyError: [new TaskBusyError('x'), 1, 409],
+  PipelineError: [new PipelineError('p.yaml', 1, 1, 'x'), 2, 422],
+  ScriptError: [new ScriptError('x'), 2, 422],
+  TemplateError: [new TemplateError('prompt', 'x'), 2, 422],
+  ConditionError: [new ConditionError('x'), 2, 422],
+  RoutingConfigError: [new RoutingConfigError('x', ['tiers']), 2, 422],
+  RoutingUnavailableError: [new RoutingUnavailableError('x'), 2, 422],
+  RuntimeError: [new RuntimeError('crashed', 'x'), 1, 502],
+  // AMQ's exit codes (docs/bus.md): 4 timeout, 5 context mismatch, 1 for any other bus error
+  BusTimeoutError: [new BusTimeoutError('x'), 4, 504],
+  ContextMismatchError: [new ContextMismatchError('x'), 5, 409],
+  CollisionError: [new CollisionError('/m.md'), 1, 409],
+  PartialDeliveryError: [new PartialDeliveryError(['a'], ['b'], [], new Error('x')), 1, 500],
+  MessageInvalidError: [new MessageInvalidError('parse_error', 'x'), 1, 422],
+  AmqrcError: [new AmqrcError('.amqrc', 'x'), 1, 500],
+  DlqRetryError: [new DlqRetryError('x'), 1, 409],
+  GitError: [new GitError(['status'], 128, 'fatal: not a git repository'), 1, 500],
+  MergeConflictError: [new MergeConflictError('b', 'main', ['a.ts']), 1, 409],
+  BranchInUseError: [new BranchInUseError('troupe/T-1--a'), 1, 409],
+  ScriptedEffectError: [new ScriptedEffectError('x'), 2, 422],
+  ApiError: [new ApiError(409, 'agent_exists', 'x'), 1, 409],
+};
+
+const src = fileURLToPath(new URL('..', import.meta.url));
+
+/** `class X extends TroupeError` anywhere in src/ (tests aside). */
+function troupeErrorClasses(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return troupeErrorClasses(path);
+    if (!entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) return [];
+    return [...readFileSync(path, 'utf8').matchAll(/class (\w+) extends TroupeError\b/g)].map((m) => m[1]!);
+  });
+}
+
+describe('error codes', () => {
+  it('lists every TroupeError class in src/ here', () => {
+    expect(troupeErrorClasses(src).sort()).toEqual(Object.keys(NAMED).sort());
+  });
+
+  it.each(Object.entries(NAMED))('%s: its exit code and HTTP status', (name, [error, exit, status]) => {
+    expect(isTroupeError(error)).toBe(true);
+    expect(error.name).toBe(name);
+    expect(exitCodeFor(error)).toBe(exit);
+    expect(STATUS_BY_CODE[error.code]).toBe(status);
+  });
+
+  it('anything that is not a TroupeError exits 1', () => {
+    expect(exitCodeFor(new Error('x'))).toBe(Exit.failed);
+    expect(exitCodeFor('a string')).toBe(Exit.failed);
+  });
+
+  it('the API answers a TroupeError with its status, code and hint, an ApiError with its own status', async () => {
+    const app = new Hono();
+    app.get('/amqrc', () => {
+      throw new AmqrcError('/p/.amqrc', 'invalid JSON');
+    });
+    app.get('/api', () => {
+      throw new ApiError(422, 'pipeline_invalid', 'bad', { diagnostics: [] });
+    });
+    app.get('/bug', () => {
+      throw new TypeError('oops');
+    });
+    app.onError((error, c) => errorResponse(c, error));
+    const amqrc = await app.request('/amqrc');
+    expect(amqrc.status).toBe(500);
+    expect(await amqrc.json()).toEqual({
+      error: {
+        code: 'bus_config_invalid',
+        message: '/p/.amqrc: invalid JSON',
+        hint: 'fix the file, or pass --root / set AM_ROOT to use another root on purpose',
+      },
+    });
+    const api = await app.request('/api');
+    expect(api.status).toBe(422);
+    expect(await api.json()).toEqual({
+      error: { code: 'pipeline_invalid', message: 'bad', diagnostics: [] },
+    });
+    const bug = await app.request('/bug');
+    expect(bug.status).toBe(500);
+    expect(await bug.json()).toEqual({ error: { code: 'internal', message: 'oops' } });
+  });
+});
