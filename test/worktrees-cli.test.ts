@@ -169,7 +169,8 @@ describe('troupe worktrees / merge (the real binary)', () => {
     writeFiles(repo, { 'README.md': 'my edit\n' });
     const result = await troupe(repo, ['merge', task.id]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('with uncommitted changes; troupe will not touch it');
+    expect(result.stderr).toContain('with uncommitted changes to README.md; troupe will not touch it');
+    expect(result.stderr).toContain(`hint: commit or stash them there, then run \`troupe merge ${task.id}\``);
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('my edit\n');
   });
 
