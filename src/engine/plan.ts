@@ -1,5 +1,11 @@
 import type { HandoffTarget, SessionTurn, TaskErrorKind } from '../core/events.js';
-import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../core/pipeline.js';
+import {
+  type AgentNode,
+  findNode,
+  type Pipeline,
+  type PipelineNode,
+  type SessionNode,
+} from '../core/pipeline.js';
 import { parseHumanInputQuestions } from '../pipeline/lang/directives.js';
 import { canReach, successors } from '../pipeline/lang/graph.js';
 import { TemplateError } from '../pipeline/lang/template.js';
@@ -287,20 +293,31 @@ function branchReach(state: TaskState, group: string): (from: string, to: string
   const pipeline = state.definition;
   const source = fanOutAgent(state, group);
   if (source === null) return (from, to) => canReach(pipeline, from, to);
-  return (from, to) => {
-    const seen = new Set([from]);
-    const queue = [from];
-    for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
-      if (id === to) return true;
-      const node = pipeline.agents.find((a) => a.id === id);
-      for (const next of node ? successors(pipeline, node) : []) {
-        if ((next === source && next !== to) || seen.has(next)) continue;
-        seen.add(next);
-        queue.push(next);
-      }
+  return (from, to) => reachableInBranch(pipeline, source, from).has(to);
+}
+
+const branchReachCache = new WeakMap<Pipeline, Map<string, Set<string>>>();
+
+/** Every agent reachable from `from` (itself included) without going on from `source`. */
+function reachableInBranch(pipeline: Pipeline, source: string, from: string): Set<string> {
+  const perPipeline = branchReachCache.get(pipeline) ?? new Map<string, Set<string>>();
+  branchReachCache.set(pipeline, perPipeline);
+  const key = `${source}\0${from}`;
+  const cached = perPipeline.get(key);
+  if (cached) return cached;
+  const seen = new Set([from]);
+  const queue = [from];
+  for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+    if (id === source && id !== from) continue;
+    const node = findNode(pipeline, id);
+    for (const next of node ? successors(pipeline, node) : []) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      queue.push(next);
     }
-    return false;
-  };
+  }
+  perPipeline.set(key, seen);
+  return seen;
 }
 
 /** The agent whose handoff opened `group`: the origin of the group's first activation. */
