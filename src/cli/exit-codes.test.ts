@@ -29,7 +29,7 @@ import { ConditionError } from '../pipeline/lang/conditions.js';
 import { TemplateError } from '../pipeline/lang/template.js';
 import { RoutingConfigError } from '../pipeline/routing-config.js';
 import { ApiError, errorResponse, STATUS_BY_CODE } from '../server/errors.js';
-import { GitError, MergeConflictError } from '../workspace/errors.js';
+import { GitError, MergeConflictError, NoCommitError } from '../workspace/errors.js';
 import { ScriptedEffectError } from '../workspace/scripted-effects.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 
@@ -61,6 +61,7 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   GitError: [new GitError(['status'], 128, 'fatal: not a git repository'), 1, 500],
   MergeConflictError: [new MergeConflictError('b', 'main', ['a.ts']), 1, 409],
   BranchInUseError: [new BranchInUseError('troupe/T-1--a'), 1, 409],
+  NoCommitError: [new NoCommitError('/repo', 'master'), 1, 409],
   ScriptedEffectError: [new ScriptedEffectError('x'), 2, 422],
   ApiError: [new ApiError(409, 'agent_exists', 'x'), 1, 409],
 };

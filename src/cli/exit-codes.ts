@@ -43,6 +43,7 @@ export const EXIT_BY_CODE = {
   git_failed: Exit.failed,
   merge_conflict: Exit.failed,
   branch_in_use: Exit.failed,
+  repo_without_commits: Exit.failed,
   scripted_effect_invalid: Exit.usage,
   bad_request: Exit.usage,
   agent_exists: Exit.failed,

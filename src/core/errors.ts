@@ -31,6 +31,7 @@ export type TroupeErrorCode =
   | 'git_failed'
   | 'merge_conflict'
   | 'branch_in_use'
+  | 'repo_without_commits'
   | 'scripted_effect_invalid'
   // only the HTTP API answers these (server/errors.ts ApiError)
   | 'bad_request'

@@ -33,6 +33,7 @@ export const STATUS_BY_CODE = {
   bus_dlq_retry_refused: 409,
   merge_conflict: 409,
   branch_in_use: 409,
+  repo_without_commits: 409,
   pipeline_invalid: 422,
   script_invalid: 422,
   template_error: 422,
