@@ -10,6 +10,7 @@ import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter } from '../scheduler/provider-limiter.js';
 import { newChunk, usesChunks } from './chunks.js';
+import { checkTaskInput } from './input-limit.js';
 import { runTask } from './execute.js';
 import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from './ports.js';
 import { isRouted } from './stage-route.js';
@@ -62,6 +63,8 @@ export class TaskService {
     size?: SizeRecord;
   }): string {
     const { pipeline } = options;
+    // a fix's input carries its parent's context: only the request in it is the person's (fix)
+    if (options.kind !== 'fix') checkTaskInput(options.input);
     this.checkRouting(pipeline, options.tier ?? null);
     const routed = options.agent === undefined && pipeline.entry_point === 'auto';
     const startAgent = options.agent ?? pipeline.agents[0]?.id;
@@ -174,6 +177,7 @@ export class TaskService {
 
   /** Starts a follow-up task carrying a finished task's context, linked to it. */
   fix(parentId: string, request: string, options: { agent?: string; script?: Script | null } = {}): string {
+    checkTaskInput(request, 'the fix request');
     const parent = this.state(parentId);
     const input = [
       `[FIX — follow-up from ${parentId}]`,
