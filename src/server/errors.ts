@@ -59,10 +59,14 @@ export function errorResponse(c: Context, error: unknown): Response {
       STATUS_BY_CODE[error.code],
     );
   }
+  // An error troupe did not expect: its message can hold Node's internals, paths on this
+  // machine, file contents; it goes to the server's log, the client learns only that it failed.
+  console.error(`troupe serve: internal error on ${c.req.method} ${c.req.path}: ${messageOf(error)}`);
   if (process.env.TROUPE_DEBUG) console.error(error);
-  // an unexpected error: its message only, never a stack or the environment
-  const message = messageOf(error);
-  return c.json({ error: { code: 'internal', message } }, 500);
+  return c.json(
+    { error: { code: 'internal', message: 'internal error', hint: 'the server log says what went wrong' } },
+    500,
+  );
 }
 
 export function badRequest(message: string): ApiError {
