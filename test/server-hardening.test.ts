@@ -139,7 +139,7 @@ describe('request and input size limits', () => {
     const words = [big.slice(0, 100 * 1024), big.slice(0, 100 * 1024), big.slice(0, 100 * 1024)];
     const cli = await troupe(dir, ['run', '--no-interactive', '--script', 'script.yaml', ...words]);
     expect(cli.code).toBe(2);
-    expect(cli.stderr).toContain('the task input is 300 KiB, over the 256 KiB limit');
+    expect(cli.stderr).toContain('the task input is 307202 bytes, over the 256 KiB limit');
     expect(cli.stderr).not.toContain('    at ');
   });
 });

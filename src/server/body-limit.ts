@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { TooLargeError } from '../core/errors.js';
-import { MAX_TASK_INPUT_BYTES, sizeText } from '../engine/input-limit.js';
+import { MAX_TASK_INPUT_BYTES, sizeText } from '../core/input-limit.js';
 
 /**
  * The most a request body may hold: 1 MiB. Room for a task input at its limit (256 KiB, which

@@ -10,7 +10,7 @@ export const MAX_TASK_INPUT_BYTES = 256 * 1024;
 export function checkTaskInput(text: string, what = 'the task input'): void {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes <= MAX_TASK_INPUT_BYTES) return;
-  throw new TooLargeError(`${what} is ${sizeText(bytes)}, over the ${sizeText(MAX_TASK_INPUT_BYTES)} limit`, {
+  throw new TooLargeError(`${what} is ${bytes} bytes, over the ${sizeText(MAX_TASK_INPUT_BYTES)} limit`, {
     hint: 'put the material in a file in the project and say in the input where it is',
   });
 }
