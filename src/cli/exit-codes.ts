@@ -28,6 +28,7 @@ export const EXIT_BY_CODE = {
   task_busy: Exit.failed,
   pipeline_invalid: Exit.usage,
   script_invalid: Exit.usage,
+  too_large: Exit.usage,
   template_error: Exit.usage,
   condition_invalid: Exit.usage,
   routing_config_invalid: Exit.usage,

@@ -18,8 +18,11 @@ export interface TaskSummary {
   updated: string;
 }
 
+/** Which tasks a list holds; newest first, then `offset` and `limit` (applied after the filters). */
 export interface TaskFilter {
   status?: TaskStatus[];
+  /** Only the tasks of the pipeline of this name. */
+  pipeline?: string;
   limit?: number;
   offset?: number;
 }

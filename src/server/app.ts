@@ -5,6 +5,7 @@ import { projectTaskService } from '../app/project.js';
 import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
 import { guard } from './auth.js';
+import { limitBodies } from './body-limit.js';
 import type { ServerContext } from './context.js';
 import { ApiError, errorResponse } from './errors.js';
 import { EventHub } from './event-hub.js';
@@ -60,6 +61,7 @@ export function createApp(options: AppOptions): TroupeApp {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
   app.use('*', guard({ token: options.token ?? null }));
+  app.use('/api/*', limitBodies());
   app.get('/api/openapi.json', (c) => c.json(openApiDocument));
   app.route('/', taskRoutes(ctx));
   app.route('/', runRoutes(ctx));

@@ -120,6 +120,19 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.tasks({ limit: 1, offset: 1 }).map((t) => t.id)).toEqual([ids[1]]);
     });
 
+    it('lists the tasks of one pipeline, with the status filter and the page applied to them', () => {
+      store = open();
+      const [p1, q1, p2, q2] = ['p', 'q', 'p', 'q'].map(
+        (name) => store.createTask({ ...created, pipeline: name }).taskId,
+      );
+      store.append(q1!, [{ type: 'task_completed' }], { status: 'completed' });
+      expect(store.tasks({ pipeline: 'q' }).map((t) => t.id)).toEqual([q2, q1]);
+      expect(store.tasks({ pipeline: 'p', limit: 1 }).map((t) => t.id)).toEqual([p2]);
+      expect(store.tasks({ pipeline: 'p', limit: 1, offset: 1 }).map((t) => t.id)).toEqual([p1]);
+      expect(store.tasks({ pipeline: 'q', status: ['completed'] }).map((t) => t.id)).toEqual([q1]);
+      expect(store.tasks({ pipeline: 'none' })).toEqual([]);
+    });
+
     it('leases a task to one live process at a time; a dead holder’s lease is free', () => {
       store = open();
       const { taskId } = store.createTask(created);

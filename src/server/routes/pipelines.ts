@@ -18,6 +18,7 @@ import {
   readPipeline,
   writePipeline,
 } from '../pipeline-files.js';
+import { projectFile } from '../project-files.js';
 
 /** Pipelines: list, show (YAML, graph, problems), save with validation, the default, validate text. */
 export function pipelineRoutes(ctx: ServerContext): Hono {
@@ -38,7 +39,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
 
   app.get('/api/pipelines/:name', (c) => {
     const entry = findPipeline(ctx.root, c.req.param('name'));
-    const result = validatePipelineFile(entry.file, { name: entry.name });
+    const result = validatePipelineFile(entry.file, { name: entry.name, within: ctx.root });
     return c.json({
       name: entry.name,
       file: entry.file,
@@ -64,7 +65,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     const content = requiredString(await jsonBody(c), 'content');
     const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
     const file = existing?.file ?? newPipelineFile(ctx.root, name);
-    const check = checkPipelineText(content, file, name);
+    const check = checkPipelineText(ctx.root, content, file, name);
     const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
     if (!check.pipeline) {
       throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics });
@@ -115,7 +116,11 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
       { pipeline: c.req.query('pipeline') },
       loadProjectConfig(ctx.root),
     );
-    return c.json(agentsJson(loadPipeline(found.file, { name: found.name })));
+    return c.json(
+      agentsJson(
+        loadPipeline(projectFile(ctx.root, found.file, 'pipeline'), { name: found.name, within: ctx.root }),
+      ),
+    );
   });
 
   /** Checks pipeline text without saving it: what the editor shows as you type. */
@@ -127,7 +132,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
     const file = existing?.file ?? newPipelineFile(ctx.root, name);
     const text = content ?? (existing ? readPipeline(existing) : '');
-    const check = checkPipelineText(text, file, name);
+    const check = checkPipelineText(ctx.root, text, file, name);
     const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
     const errors = diagnostics.filter((d) => d.severity === 'error');
     const warnings = diagnostics.filter((d) => d.severity === 'warning');
@@ -146,7 +151,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
 
 /** Saves the edited text unless it makes the pipeline invalid (422 with the diagnostics, nothing written). */
 function saveChecked(root: string, entry: { name: string; file: string }, text: string, id: string) {
-  const check = checkPipelineText(text, entry.file, entry.name);
+  const check = checkPipelineText(root, text, entry.file, entry.name);
   const diagnostics = diagnosticsJson(check.diagnostics, root, entry.file);
   if (!check.pipeline) {
     throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics, content: text });

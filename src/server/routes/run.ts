@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { Hono } from 'hono';
 import type { Script } from '../../core/script.js';
 import { parseTaskSize, TASK_SIZES } from '../../core/spec.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
-import { loadScript, parseScript } from '../../runtimes/script.js';
+import { parseScript } from '../../runtimes/script.js';
 import {
   type Body,
   jsonBody,
@@ -15,6 +14,7 @@ import {
   stringMap,
 } from '../context.js';
 import { badRequest } from '../errors.js';
+import { loadProjectScript, projectFile } from '../project-files.js';
 import { mustExist } from './tasks.js';
 
 /** Start work: a run of a pipeline, or a follow-up fix of a finished task. Both run in the background. */
@@ -26,7 +26,11 @@ export function runRoutes(ctx: ServerContext): Hono {
     const input = requiredString(body, 'input', 'description');
     const name = optionalString(body, 'pipeline');
     const found = resolvePipeline(ctx.root, { pipeline: name }, loadProjectConfig(ctx.root));
-    const pipeline = loadPipeline(found.file, { params: stringMap(body, 'params'), name: found.name });
+    const pipeline = loadPipeline(projectFile(ctx.root, found.file, 'pipeline'), {
+      params: stringMap(body, 'params'),
+      name: found.name,
+      within: ctx.root,
+    });
     const agent = optionalString(body, 'agent', 'agent_id');
     const sizeText = optionalString(body, 'size');
     const size = sizeText === undefined ? null : parseTaskSize(sizeText);
@@ -64,7 +68,7 @@ export function runRoutes(ctx: ServerContext): Hono {
 function scriptFrom(ctx: ServerContext, body: Body): Script | null {
   const script = body.script;
   if (script === undefined || script === null) return null;
-  if (typeof script === 'string') return loadScript(path.resolve(ctx.root, script));
+  if (typeof script === 'string') return loadProjectScript(ctx.root, script);
   if (typeof script === 'object' && !Array.isArray(script))
     return parseScript(JSON.stringify(script), '<inline script>');
   throw badRequest('script must be a path or an object');

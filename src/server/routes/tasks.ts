@@ -27,14 +27,13 @@ export function taskRoutes(ctx: ServerContext): Hono {
     const limit = intParam(c.req.query('limit'), 50, 1, 500);
     const offset = intParam(c.req.query('offset'), 0, 0, Number.MAX_SAFE_INTEGER);
     const pipeline = c.req.query('pipeline');
-    const rows = ctx.store
-      .tasks({
-        ...(status ? { status } : {}),
-        limit: pipeline ? -1 : limit + 1,
-        offset: pipeline ? 0 : offset,
-      })
-      .filter((t) => !pipeline || t.pipeline === pipeline);
-    const page = pipeline ? rows.slice(offset, offset + limit + 1) : rows;
+    // one more than the page: whether there is a next one
+    const page = ctx.store.tasks({
+      ...(status ? { status } : {}),
+      ...(pipeline ? { pipeline } : {}),
+      limit: limit + 1,
+      offset,
+    });
     return c.json({
       tasks: page.slice(0, limit).map((t) => taskRow(t, ctx.cache.state(t.id))),
       limit,
