@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
+import type { EventOf, StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
 
 /**
  * The append-only event log every task lives in: the single source of truth. SQLite for one
@@ -36,7 +36,7 @@ export interface SummaryUpdate {
 
 export interface EventStore {
   /** Creates the task with its first event; the id is new (T-XXXXXX). */
-  createTask(event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent;
+  createTask(event: EventOf<'task_created'>): StoredEvent;
   /**
    * Appends events to one task in one transaction, with its new status. Their seqs are
    * consecutive (the executor's poller relies on it to pass over its own events unread).

@@ -1,12 +1,12 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventStore } from '../core/event-store.js';
-import type { TaskEvent } from '../core/events.js';
+import type { EventOf } from '../core/events.js';
 import { agent, pipeline } from '../engine/test-pipelines.js';
 
 /** What every event store must do. SQLite runs it now; PostgreSQL will run the same suite. */
 export function storeContract(name: string, open: () => EventStore) {
-  const created: Extract<TaskEvent, { type: 'task_created' }> = {
+  const created: EventOf<'task_created'> = {
     type: 'task_created',
     pipeline: 'p',
     pipelineFile: 'p.yaml',
