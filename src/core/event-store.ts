@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EventOf, StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
 
@@ -81,4 +82,20 @@ export interface ProviderWindow {
 /** This process, as the holder of a task's lease. */
 export function currentHolder(): LeaseHolder {
   return { pid: process.pid, host: hostname() };
+}
+
+/** A new task id (T-XXXXXX); the store checks it is not taken. */
+export function newTaskId(): string {
+  return `T-${randomBytes(3).toString('hex').toUpperCase()}`;
+}
+
+/** Whether a lease's holder still runs: one on another host is taken to be; on this host, its pid is checked. */
+export function isHolderAlive(holder: LeaseHolder): boolean {
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
