@@ -83,6 +83,9 @@ export type Step =
   | { kind: 'complete' }
   | { kind: 'fail'; reason: string; stage: number | null; errorKind: TaskErrorKind | null };
 
+export type StepKind = Step['kind'];
+export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
+
 export function stepKey(step: Step): string {
   switch (step.kind) {
     case 'start_stage':

@@ -1,7 +1,7 @@
 import type { Chunk } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
-import type { TaskEvent } from '../core/events.js';
+import type { EventOf, TaskEvent } from '../core/events.js';
 import { checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
@@ -73,7 +73,7 @@ export class TaskService {
         hint: `agents: ${pipeline.agents.map((a) => a.id).join(', ')}`,
       });
     }
-    const event: Extract<TaskEvent, { type: 'task_created' }> = {
+    const event: EventOf<'task_created'> = {
       type: 'task_created',
       pipeline: pipeline.name,
       pipelineFile: pipeline.file,

@@ -1,16 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { NotFoundError, StateError } from '../../core/errors.js';
-import type {
-  EventStore,
-  LeaseHolder,
-  ProviderWindow,
-  SummaryUpdate,
-  TaskFilter,
-  TaskSummary,
+import {
+  type EventStore,
+  isHolderAlive,
+  type LeaseHolder,
+  newTaskId,
+  type ProviderWindow,
+  type SummaryUpdate,
+  type TaskFilter,
+  type TaskSummary,
 } from '../../core/event-store.js';
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 
@@ -217,7 +217,7 @@ export function openSqliteStore(file: string): EventStore {
     const row = selectLease.get(taskId);
     if (!row) throw new NotFoundError(`no task ${taskId}`);
     const held = row.lease_pid !== null && !(row.lease_pid === holder.pid && row.lease_host === holder.host);
-    if (held && isAlive({ pid: row.lease_pid!, host: row.lease_host ?? '' })) return false;
+    if (held && isHolderAlive({ pid: row.lease_pid!, host: row.lease_host ?? '' })) return false;
     setLease.run(holder.pid, holder.host, taskId);
     return true;
   });
@@ -264,7 +264,7 @@ export function openSqliteStore(file: string): EventStore {
       const row = selectLease.get(taskId);
       if (!row || row.lease_pid === null) return null;
       const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
-      return isAlive(holder) ? holder : null;
+      return isHolderAlive(holder) ? holder : null;
     },
     closeProvider(provider, resetAt) {
       upsertWindow.run(provider, resetAt);
@@ -296,19 +296,4 @@ function toSummary(row: TaskRow): TaskSummary {
     created: row.created_at,
     updated: row.updated_at,
   };
-}
-
-function newTaskId(): string {
-  return `T-${randomBytes(3).toString('hex').toUpperCase()}`;
-}
-
-/** A holder on another host is taken to be alive; on this host, its pid is checked. */
-function isAlive(holder: LeaseHolder): boolean {
-  if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
