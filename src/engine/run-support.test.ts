@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { limitResetTime } from './run-support.js';
+import { describe, expect, it, vi } from 'vitest';
+import { limitResetTime, sleepUntil } from './run-support.js';
 
 describe('limitResetTime', () => {
   const now = new Date('2026-11-29T12:00:00Z');
@@ -16,5 +16,31 @@ describe('limitResetTime', () => {
     expect(
       [0, 1, 2, 3, 5, 6, 20].map((n) => limitResetTime(undefined, n, now).getTime() - now.getTime()),
     ).toEqual([30_000, 60_000, 120_000, 240_000, 960_000, 1_800_000, 1_800_000]);
+  });
+});
+
+describe('sleepUntil', () => {
+  it('does not wake before the wall clock reaches its time, though its timer fires early', async () => {
+    // timers faked, the clock real: the timer's firing runs a minute ahead of Date.now()
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let woke = false;
+      const until = new Date(Date.now() + 60_000).toISOString();
+      void sleepUntil(until, new AbortController().signal).then(() => {
+        woke = true;
+      });
+      vi.advanceTimersByTime(60_000);
+      await Promise.resolve();
+      expect(woke).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('is aborted by its signal', async () => {
+    const stop = new AbortController();
+    const sleeping = sleepUntil(new Date(Date.now() + 60_000).toISOString(), stop.signal);
+    stop.abort(new Error('stopped'));
+    await expect(sleeping).rejects.toThrow('stopped');
   });
 });

@@ -68,18 +68,26 @@ export function timedOut(ms: number): RuntimeError {
 }
 
 export function sleepUntil(iso: string, signal: AbortSignal): Promise<void> {
-  const ms = Date.parse(iso) - Date.now();
-  if (ms <= 0) return Promise.resolve();
+  const until = Date.parse(iso);
+  if (until - Date.now() <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
+    let timer: NodeJS.Timeout;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    // Timers run on the monotonic clock and may fire a millisecond before the wall clock reaches
+    // `until`; a stage woken then would find its provider still closed and wait all over again.
+    const wake = () => {
+      const ms = until - Date.now();
+      if (ms > 0) timer = setTimeout(wake, ms);
+      else {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    timer = setTimeout(wake, until - Date.now());
   });
 }
 
