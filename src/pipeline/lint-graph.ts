@@ -1,7 +1,7 @@
 import type { Pipeline, PipelineNode } from '../core/pipeline.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import { reachableFrom } from './lang/graph.js';
+import { nodesById, reachableFrom } from './lang/graph.js';
 
 /** Agents no run can get to from the entry agent (with `entry_point: auto` any agent can start). */
 export function warnUnreachable(compiled: CompiledPipeline, sink: DiagnosticSink): void {
@@ -27,19 +27,15 @@ export function warnUnreachable(compiled: CompiledPipeline, sink: DiagnosticSink
  */
 export function warnEndlessRejectLoops(compiled: CompiledPipeline, sink: DiagnosticSink): void {
   const { pipeline } = compiled;
-  const finishing = nodesThatCanFinish(pipeline);
+  const graph = HandoffGraph.of(pipeline);
+  const finishing = nodesThatCanFinish(pipeline, graph);
   for (const node of pipeline.agents) {
     if (node.type !== 'agent' || !node.gate) continue;
     const onReject = node.handoffs.findIndex((h) => h.condition === 'on_reject');
     const retry =
-      onReject >= 0
-        ? targets(
-            pipeline,
-            node.handoffs.filter((h) => h.condition === 'on_reject'),
-          )
-        : [node.id];
+      onReject >= 0 ? graph.targets(node.handoffs.filter((h) => h.condition === 'on_reject')) : [node.id];
     if (retry.some((id) => finishing.has(id))) continue;
-    const loop = pathBetween(pipeline, retry, node.id);
+    const loop = pathBetween(graph, retry, node.id);
     if (!loop) continue;
     sink.warning(
       onReject >= 0
@@ -51,17 +47,62 @@ export function warnEndlessRejectLoops(compiled: CompiledPipeline, sink: Diagnos
   }
 }
 
-/** Nodes from which some run reaches a node that ends the task. */
-function nodesThatCanFinish(pipeline: Pipeline): Set<string> {
-  const finishing = new Set(pipeline.agents.filter(canEnd).map((n) => n.id));
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const node of pipeline.agents) {
-      if (finishing.has(node.id) || !targets(pipeline, node.handoffs).some((id) => finishing.has(id)))
-        continue;
-      finishing.add(node.id);
-      grew = true;
+/**
+ * Handoff edges with `*` kept apart: a node with a `*` target leads to every agent, and expanding
+ * that for each such node would make the checks quadratic.
+ */
+class HandoffGraph {
+  private constructor(
+    readonly pipeline: Pipeline,
+    readonly byId: ReadonlyMap<string, PipelineNode>,
+    /** Nodes with a `*` target. */
+    readonly anywhere: readonly string[],
+  ) {}
+
+  static of(pipeline: Pipeline): HandoffGraph {
+    const anywhere = pipeline.agents.filter((n) => n.handoffs.some((h) => h.to.includes('*')));
+    return new HandoffGraph(
+      pipeline,
+      nodesById(pipeline),
+      anywhere.map((n) => n.id),
+    );
+  }
+
+  /** The ids these handoffs name, `*` expanded. */
+  targets(handoffs: PipelineNode['handoffs']): string[] {
+    return handoffs.some((h) => h.to.includes('*'))
+      ? this.pipeline.agents.map((a) => a.id)
+      : handoffs.flatMap((h) => h.to);
+  }
+
+  /** The ids these handoffs name, without `*`. */
+  named(handoffs: PipelineNode['handoffs']): string[] {
+    return handoffs.flatMap((h) => h.to.filter((t) => t !== '*'));
+  }
+}
+
+/** Nodes from which some run reaches a node that ends the task: a walk back from those nodes. */
+function nodesThatCanFinish(pipeline: Pipeline, graph: HandoffGraph): Set<string> {
+  const predecessors = new Map<string, string[]>();
+  for (const node of pipeline.agents) {
+    for (const target of graph.named(node.handoffs)) {
+      const list = predecessors.get(target);
+      if (list) list.push(node.id);
+      else predecessors.set(target, [node.id]);
     }
+  }
+  const finishing = new Set<string>();
+  const queue: string[] = [];
+  const add = (id: string) => {
+    if (finishing.has(id)) return;
+    finishing.add(id);
+    queue.push(id);
+  };
+  for (const node of pipeline.agents) if (canEnd(node)) add(node.id);
+  for (let head = 0; head < queue.length; head++) {
+    // a `*` node leads to every agent, so to this one
+    if (head === 0) for (const id of graph.anywhere) add(id);
+    for (const id of predecessors.get(queue[head]!) ?? []) add(id);
   }
   return finishing;
 }
@@ -73,27 +114,30 @@ function canEnd(node: PipelineNode): boolean {
   return !node.handoffs.some((h) => sure.includes(h.condition));
 }
 
-function targets(pipeline: Pipeline, handoffs: PipelineNode['handoffs']): string[] {
-  return handoffs.flatMap((h) => (h.to.includes('*') ? pipeline.agents.map((a) => a.id) : h.to));
-}
-
 /** The shortest handoff path from any of `from` to `to`, ending with `to`. */
-function pathBetween(pipeline: Pipeline, from: string[], to: string): string[] | undefined {
+function pathBetween(graph: HandoffGraph, from: string[], to: string): string[] | undefined {
   const previous = new Map<string, string | null>(from.map((id) => [id, null]));
   const queue = [...from];
-  for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+  let everyone = false;
+  const visit = (next: string, id: string) => {
+    if (previous.has(next)) return;
+    previous.set(next, id);
+    queue.push(next);
+  };
+  for (let head = 0; head < queue.length; head++) {
+    const id = queue[head]!;
     if (id === to) {
       const path = [id];
       for (let p = previous.get(id); p; p = previous.get(p)) path.unshift(p);
       return path;
     }
-    const node = pipeline.agents.find((a) => a.id === id);
-    for (const next of node ? targets(pipeline, node.handoffs) : []) {
-      if (!previous.has(next)) {
-        previous.set(next, id);
-        queue.push(next);
-      }
+    const node = graph.byId.get(id);
+    if (!node) continue;
+    if (!everyone && node.handoffs.some((h) => h.to.includes('*'))) {
+      everyone = true;
+      for (const agent of graph.pipeline.agents) visit(agent.id, id);
     }
+    for (const next of graph.named(node.handoffs)) visit(next, id);
   }
   return undefined;
 }
