@@ -45,7 +45,7 @@ describe('templates', () => {
   it('a handoff payload has no context', () => {
     expect(
       lines(
-        'agents:\n  - id: a\n    runtime: scripted\n    handoffs:\n      - to: a\n        payload: "{{ output }} {{ context }}"\n',
+        'agents:\n  - id: a\n    runtime: scripted\n    handoffs:\n      - to: b\n        payload: "{{ output }} {{ context }}"\n  - id: b\n    runtime: scripted\n',
       ),
     ).toEqual([
       'agents.yaml:6:18 warning: `context` is not a variable of a handoff payload of `a` (it renders empty)',

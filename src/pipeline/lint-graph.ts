@@ -48,6 +48,131 @@ export function warnEndlessRejectLoops(compiled: CompiledPipeline, sink: Diagnos
 }
 
 /**
+ * Handoff loops that nothing can stop: every agent on the loop hands on to the next whatever it
+ * writes (`always` or `on_pass`, no gate to reject). Every handoff that holds fires, so a
+ * conditional handoff out of such a loop starts a branch beside it and the loop goes on; only
+ * the runaway guard (the same output three times) or max_stages ends the task.
+ */
+export function warnEndlessLoops(compiled: CompiledPipeline, sink: DiagnosticSink): void {
+  const { pipeline } = compiled;
+  const byId = nodesById(pipeline);
+  const sure = new Map(pipeline.agents.map((node) => [node.id, sureTargets(node, byId)]));
+  for (const loop of cyclesOf(pipeline.agents, sure)) {
+    const members = new Set(loop);
+    const first = pipeline.agents.find((n) => members.has(n.id))!;
+    const back = first.handoffs.findIndex((h) => isSure(first, h) && h.to.some((t) => members.has(t)));
+    const round = cycleThrough(first.id, members, sure);
+    const leaves = loop.some((id) => byId.get(id)?.handoffs.some((h) => h.to.some((t) => !members.has(t))));
+    sink.warning(
+      locate(compiled, first.id, 'handoffs', back, 'to'),
+      `handoff loop has no exit: ${shortPath(round)} hand on whatever the output, so the task never ends`,
+      [
+        `make a handoff of the loop conditional (\`condition: status != done\`) or give one of its agents a gate`,
+        leaves ? 'a handoff out of the loop starts a branch beside it, it does not stop it' : '',
+      ]
+        .filter(Boolean)
+        .join('; '),
+    );
+  }
+}
+
+/** Targets a node surely hands on to, once it has run: no gate can reject, no condition can fail. */
+function sureTargets(node: PipelineNode, byId: ReadonlyMap<string, PipelineNode>): string[] {
+  return node.handoffs.flatMap((h) => (isSure(node, h) ? h.to.filter((t) => byId.has(t)) : []));
+}
+
+function isSure(node: PipelineNode, handoff: PipelineNode['handoffs'][number]): boolean {
+  // a session hands on only on consensus; a gate only on approval
+  if (node.type === 'session' || node.gate) return false;
+  return handoff.condition === 'always' || handoff.condition === 'on_pass';
+}
+
+/**
+ * The strongly connected components of `edges` that hold a cycle (two nodes or more, or one with an
+ * edge to itself), in pipeline order. Tarjan's algorithm, iterative: a pipeline may have tens of
+ * thousands of agents.
+ */
+function cyclesOf(nodes: readonly PipelineNode[], edges: ReadonlyMap<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  let counter = 0;
+  for (const root of nodes) {
+    if (index.has(root.id)) continue;
+    const work: { id: string; next: number }[] = [{ id: root.id, next: 0 }];
+    index.set(root.id, counter);
+    low.set(root.id, counter++);
+    stack.push(root.id);
+    onStack.add(root.id);
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!;
+      const out = edges.get(frame.id) ?? [];
+      if (frame.next < out.length) {
+        const to = out[frame.next++]!;
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          work.push({ id: to, next: 0 });
+        } else if (onStack.has(to)) {
+          low.set(frame.id, Math.min(low.get(frame.id)!, index.get(to)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.id, Math.min(low.get(parent.id)!, low.get(frame.id)!));
+      if (low.get(frame.id) !== index.get(frame.id)) continue;
+      const component: string[] = [];
+      for (let id = stack.pop(); id !== undefined; id = stack.pop()) {
+        onStack.delete(id);
+        component.push(id);
+        if (id === frame.id) break;
+      }
+      if (component.length > 1 || out.includes(frame.id)) found.push(component);
+    }
+  }
+  const order = new Map(nodes.map((n, i) => [n.id, i]));
+  const firstOf = (c: string[]) => c.reduce((min, id) => Math.min(min, order.get(id)!), Infinity);
+  return found.sort((a, b) => firstOf(a) - firstOf(b));
+}
+
+/** A shortest way round from `start` back to it, inside `members`. */
+function cycleThrough(
+  start: string,
+  members: ReadonlySet<string>,
+  edges: ReadonlyMap<string, string[]>,
+): string[] {
+  const previous = new Map<string, string>();
+  const queue = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const id = queue[head]!;
+    for (const next of edges.get(id) ?? []) {
+      if (!members.has(next)) continue;
+      if (next === start) {
+        const path = [start];
+        for (let p: string | undefined = id; p !== undefined && p !== start; p = previous.get(p))
+          path.unshift(p);
+        return [start, ...path];
+      }
+      if (!previous.has(next)) {
+        previous.set(next, id);
+        queue.push(next);
+      }
+    }
+  }
+  return [start, start];
+}
+
+function shortPath(ids: string[]): string {
+  const shown = ids.length > 8 ? [...ids.slice(0, 4), '…', ...ids.slice(-3)] : ids;
+  return shown.map((id) => (id === '…' ? id : `\`${id}\``)).join(' → ');
+}
+
+/**
  * Handoff edges with `*` kept apart: a node with a `*` target leads to every agent, and expanding
  * that for each such node would make the checks quadratic.
  */
