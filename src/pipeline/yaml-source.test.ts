@@ -52,6 +52,15 @@ describe('YAML a pipeline cannot be walked safely', () => {
     expect(parse(`x: ${'['.repeat(MAX_DEPTH - 1)}${']'.repeat(MAX_DEPTH - 1)}\n`).lines).toEqual([]);
   });
 
+  it('a merge key of something that is not a mapping: an error at the `<<` (found by fuzzing)', () => {
+    expect(parse(`base: &b [1, 2]\n${agent}    <<: *b\n`).lines).toEqual([
+      '5:5 error: YAML merge key: merge sources must be maps or map aliases',
+    ]);
+    expect(parse('<<: *x---#"').lines).toEqual([
+      '1:1 error: YAML merge key: merge sources must be maps or map aliases',
+    ]);
+  });
+
   it("prints none of the YAML library's warnings", () => {
     const warn = vi.spyOn(console, 'warn');
     const emit = vi.spyOn(process, 'emitWarning');

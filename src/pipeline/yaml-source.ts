@@ -74,12 +74,23 @@ export class YamlSource {
     try {
       value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
     } catch (error) {
-      if (!(error instanceof ReferenceError)) throw error;
-      sink.error(
-        at(firstAlias(doc) ?? 0),
-        `YAML aliases expand to too many nodes: ${error.message.toLowerCase()}`,
-        `write the values out, or use fewer \`*alias\` references (at most ${MAX_ALIAS_COUNT} expanded nodes)`,
-      );
+      // the YAML library refuses these only when it builds the values
+      const message = error instanceof Error ? error.message : String(error);
+      if (/alias count/i.test(message)) {
+        sink.error(
+          at(firstOffset(doc, 'alias') ?? 0),
+          `YAML aliases expand to too many nodes: ${message.toLowerCase()}`,
+          `write the values out, or use fewer \`*alias\` references (at most ${MAX_ALIAS_COUNT} expanded nodes)`,
+        );
+      } else if (/merge/i.test(message)) {
+        sink.error(
+          at(firstOffset(doc, 'merge') ?? 0),
+          `YAML merge key: ${message.toLowerCase()}`,
+          'merge a mapping: `<<: *name`, where `&name` marks a mapping',
+        );
+      } else {
+        sink.error(at(0), `the YAML cannot be read: ${firstLine(message)}`);
+      }
       return undefined;
     }
     return new YamlSource(file, doc, lines, value);
@@ -191,11 +202,18 @@ function cstChildren(token: CstToken): CstToken[] {
   return token.items.flatMap((item) => [item.key, item.value].filter(Boolean) as CstToken[]);
 }
 
-function firstAlias(doc: Document.Parsed): number | undefined {
+/** Where the first alias (`*x`) or merge key (`<<`) of the document is. */
+function firstOffset(doc: Document.Parsed, kind: 'alias' | 'merge'): number | undefined {
   let found: number | undefined;
   visit(doc, {
     Alias(_, node) {
+      if (kind !== 'alias') return undefined;
       found = node.range?.[0];
+      return visit.BREAK;
+    },
+    Pair(_, pair) {
+      if (kind !== 'merge' || !isScalar(pair.key) || pair.key.source !== '<<') return undefined;
+      found = pair.key.range?.[0];
       return visit.BREAK;
     },
   });
