@@ -49,6 +49,16 @@ export function validatePipelineFile(file: string, opts: ValidateOptions = {}): 
     );
     return { diagnostics: sink.list(), features: [], agentCount: null };
   }
+  return validatePipelineText(text, file, opts, sink);
+}
+
+/** validatePipelineFile for text already read; `file` is where it says the text is from. */
+export function validatePipelineText(
+  text: string,
+  file: string,
+  opts: ValidateOptions = {},
+  sink = new DiagnosticSink(),
+): ValidationResult {
   const compiled = compilePipeline(text, file, { ...opts, requireParams: false }, sink);
   if (compiled && opts.qa === 'strict') checkStrictQa(compiled, sink, opts.gateModel ?? null);
   if (compiled && !sink.hasErrors) lintPipeline(compiled, sink, opts);
