@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DiagnosticSink } from './diagnostics.js';
-import { loadPipelineText } from './load.js';
+import { compilePipeline, loadPipelineText } from './load.js';
 import { MAX_DEPTH, YamlSource } from './yaml-source.js';
 
 afterEach(() => vi.restoreAllMocks());
@@ -59,6 +59,14 @@ describe('YAML a pipeline cannot be walked safely', () => {
     expect(parse('<<: *x---#"').lines).toEqual([
       '1:1 error: YAML merge key: merge sources must be maps or map aliases',
     ]);
+  });
+
+  it('a mapping used as a key is reported on one line (found by fuzzing)', () => {
+    const sink = new DiagnosticSink();
+    compilePipeline('? handoffs: [{to: a}]\t#  *x\n', '/p/agents.yaml', {}, sink);
+    expect(sink.list().map((d) => d.message)).toContain(
+      'unknown field `{ handoffs: [ { to: a } ] #  *x }` in `document`',
+    );
   });
 
   it("prints none of the YAML library's warnings", () => {
