@@ -138,8 +138,8 @@ function plural(n: number, word: string): string {
 async function doctorWarnings(pipeline: Pipeline, file: string): Promise<Diagnostic[]> {
   const { runDoctor } = await import('../../runtimes/doctor-checks.js');
   const report = await runDoctor({ cwd: process.cwd(), pipeline });
-  const at = (agentId: string) =>
-    pipeline.agents.find((a) => a.id === agentId)?.source ?? { file, line: 1, col: 1 };
+  const byId = new Map(pipeline.agents.map((a) => [a.id, a]));
+  const at = (agentId: string) => byId.get(agentId)?.source ?? { file, line: 1, col: 1 };
   const warn = (
     where: { file: string; line: number; col: number },
     message: string,
