@@ -266,9 +266,37 @@ describe('troupe run (the real binary)', () => {
       'p.yaml': 'agents:\n  - id: lonely\n    runtime: claude\n',
       's.yaml': 'agents: {}\n',
     });
-    const { code, json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    const { code, json, stderr } = await troupeJson(dir, [
+      'run',
+      'x',
+      '--file',
+      'p.yaml',
+      '--script',
+      's.yaml',
+    ]);
     expect(code).toBe(1);
     expect(json.error).toContain('agents.lonely');
+    // said before the run too, as a warning: conditions may keep a run away from an agent
+    expect(stderr).toMatch(/^s\.yaml:1:1: warning: no reply for `lonely`/);
+  });
+
+  it('a script key naming no agent stops run and test before any stage, at the key (exit 2)', async () => {
+    const dir = project({
+      'p.yaml':
+        'agents:\n  - id: frontend\n    runtime: claude\n    handoffs: [{ to: backend }]\n  - id: backend\n    runtime: claude\n',
+      's.yaml': 'agents:\n  frontend: [done]\n  backnd: [done]\n',
+    });
+    for (const args of [
+      ['run', 'x', '--file', 'p.yaml'],
+      ['test', '--file', 'p.yaml'],
+    ]) {
+      const result = await troupe(dir, [...args, '--script', 's.yaml']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        'troupe: s.yaml:3:3: agents.backnd: pipeline `p` has no agent `backnd`\n  hint: did you mean `backend`?',
+      );
+    }
+    expect(existsSync(join(dir, '.troupe', 'tasks'))).toBe(false);
   });
 
   it('params reach prompts through the params substitution and --param', async () => {

@@ -187,7 +187,7 @@ describe('output_schema', () => {
 `,
     });
     const result = await troupe(dir, ['validate', 'agents.yaml']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toMatch(
       /agents\.yaml:4:20: error: output_schema file `schemas\/missing\.json` does not exist/,
     );
@@ -211,7 +211,7 @@ describe('qa: strict', () => {
     expect(relaxed.stdout).not.toContain('cross-LLM');
     const strict = project({ 'agents.yaml': sameModel, '.troupe/config.yaml': 'qa: strict\n' });
     const result = await troupe(strict, ['validate', 'agents.yaml']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toContain(
       'agents.yaml:4:33: error: verifier `qa` runs on the same runtime and model as `dev` (claude, default model); qa: strict needs cross-LLM verification',
     );

@@ -17,9 +17,12 @@ describe('troupe validate', () => {
     expect(result.stdout).toBe('✓ valid: 3 agents (1 llm gate, 3 handoffs)');
   });
 
-  it('an invalid pipeline: exit 1, every error as file:line:col with a hint', async () => {
+  it('an invalid pipeline: exit 2 (as `run`), every error as file:line:col with a hint', async () => {
     const result = await validate(fixture('invalid.yaml'));
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
+    expect(
+      (await troupe(repoRoot, ['run', '--no-interactive', '-f', fixture('invalid.yaml'), 'x'])).code,
+    ).toBe(2);
     const file = fixture('invalid.yaml');
     expect(result.stdout).toBe(
       [
@@ -36,15 +39,15 @@ describe('troupe validate', () => {
     );
   });
 
-  it('a YAML syntax error: exit 1 at its position', async () => {
+  it('a YAML syntax error: exit 2 at its position', async () => {
     // written here, not as a fixture: the linter parses the YAML files of the repository
     const dir = project({ 'broken.yaml': 'agents:\n  - id: developer\n    runtime: [scripted\n' });
     const result = await troupe(dir, ['validate', 'broken.yaml']);
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stdout).toMatch(/^broken\.yaml:4:1: error: YAML syntax error: /);
   });
 
-  it('warnings: exit 0, or 1 with --strict', async () => {
+  it('warnings: exit 0, or 2 with --strict', async () => {
     const relaxed = await validate(fixture('warnings.yaml'));
     expect(relaxed.code).toBe(0);
     expect(relaxed.stdout).toContain(
@@ -56,19 +59,20 @@ describe('troupe validate', () => {
     expect(relaxed.stdout).toMatch(/✓ valid: 2 agents, 2 warnings$/);
 
     const strict = await validate(fixture('warnings.yaml'), '--strict');
-    expect(strict.code).toBe(1);
+    expect(strict.code).toBe(2);
     expect(strict.stdout).toMatch(/✗ 0 errors, 2 warnings \(--strict\)$/);
   });
 
   it('--json', async () => {
     const result = await validate(fixture('invalid.yaml'), '--json');
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     const json = JSON.parse(result.stdout);
     expect(json).toMatchObject({
       valid: false,
       file: join(repoRoot, fixture('invalid.yaml')),
       warnings: [],
-      summary: { agent_count: 0 },
+      // every agent written, the broken ones and the duplicate too
+      summary: { agent_count: 3 },
     });
     expect(json.errors[0]).toEqual({
       file: join(repoRoot, fixture('invalid.yaml')),
@@ -81,10 +85,15 @@ describe('troupe validate', () => {
     expect(valid).toMatchObject({ valid: true, errors: [], summary: { agent_count: 3 } });
   });
 
-  it('usage errors exit 2: a PATH that does not exist, an unknown flag, a bad --param', async () => {
+  it('a PATH that does not exist exits 3 (not found), as `run --file` does', async () => {
     const missing = await validate('nope.yaml');
-    expect(missing.code).toBe(2);
+    expect(missing.code).toBe(3);
     expect(missing.stderr).toBe('troupe: no such file or directory: nope.yaml');
+    expect((await validate('--file', 'nope.yaml')).code).toBe(3);
+    expect((await troupe(repoRoot, ['run', '--no-interactive', '-f', 'nope.yaml', 'x'])).code).toBe(3);
+  });
+
+  it('usage errors exit 2: an unknown flag, a bad --param', async () => {
     expect((await validate('--bogus')).code).toBe(2);
     expect((await validate(fixture('valid.yaml'), '--param', 'novalue')).code).toBe(2);
   });
@@ -96,7 +105,7 @@ describe('troupe validate', () => {
       '.troupe/pipelines/ok.yaml': PIPE,
     });
     const found = await troupe(join(dir, '.troupe'), ['validate']);
-    expect(found.code).toBe(1);
+    expect(found.code).toBe(2);
     expect(found.stdout).toContain('pipelines/dev.yaml:4:5: error: unknown field `foo`');
     expect((await troupe(dir, ['validate', '--pipeline', 'ok'])).code).toBe(0);
     expect((await troupe(dir, ['validate', '--file', '.troupe/pipelines/ok.yaml'])).code).toBe(0);
@@ -114,7 +123,7 @@ describe('troupe validate', () => {
     });
     expect((await troupe(dir, ['validate', 'p.yaml', '--param', 'n=3'])).code).toBe(0);
     const bad = await troupe(dir, ['validate', 'p.yaml', '-p', 'n=three']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stdout).toContain('p.yaml:2:3: error: param `n`: expected a number, not "three"');
   });
 });
@@ -131,7 +140,7 @@ describe('troupe schema', () => {
 });
 
 describe('validate --strict runs the doctor checks', () => {
-  it('an openai agent without its key is a warning, and with --strict an exit 1', async () => {
+  it('an openai agent without its key is a warning, and with --strict an exit 2', async () => {
     const dir = project({
       'p.yaml':
         'agents:\n  - id: a\n    runtime: openai\n    model: gpt-4o\n    openai: {api_key_env: TROUPE_TEST_NO_SUCH_KEY}\n',
@@ -140,9 +149,41 @@ describe('validate --strict runs the doctor checks', () => {
     const lax = await validate(file);
     expect(lax.code).toBe(0);
     const strict = await validate(file, '--strict');
-    expect(strict.code).toBe(1);
+    expect(strict.code).toBe(2);
     expect(strict.stdout).toMatch(
       /p\.yaml:2:5: warning: `a` needs TROUPE_TEST_NO_SUCH_KEY in the environment/,
     );
+  });
+});
+
+describe('YAML that would exhaust the parser', () => {
+  const laughs = [
+    'a: &a [x, x, x, x, x, x, x, x, x]',
+    ...'bcde'.split('').map((n, i) => `${n}: &${n} [${Array(9).fill(`*${'abcd'[i]}`).join(', ')}]`),
+    PIPE,
+  ].join('\n');
+  const cases = {
+    'laughs.yaml': [laughs, 'laughs.yaml:2:8', 'YAML aliases expand to too many nodes'],
+    'deep.yaml': [
+      `${PIPE}x: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`,
+      'deep.yaml:4:',
+      'YAML nested more than 100 levels deep',
+    ],
+  } as const;
+
+  it('one line at file:line:col, exit 2, no stack and no library warning, for validate and run', async () => {
+    const dir = project(Object.fromEntries(Object.entries(cases).map(([name, [text]]) => [name, text])));
+    for (const [name, [, where, message]] of Object.entries(cases)) {
+      const validated = await troupe(dir, ['validate', name]);
+      expect(validated.code).toBe(2);
+      expect(validated.stderr).toBe('');
+      expect(validated.stdout.split('\n')[0]).toMatch(new RegExp(`^${where}\\d*:? error: ${message}`));
+      const run = await troupe(dir, ['run', '--no-interactive', '-f', name, 'x']);
+      expect(run.code).toBe(2);
+      const [line, hint, ...rest] = run.stderr.split('\n');
+      expect(line).toMatch(new RegExp(`^troupe: ${where}\\d*:? ${message}`));
+      expect(hint).toMatch(/^ {2}hint: /);
+      expect(rest).toEqual([]);
+    }
   });
 });

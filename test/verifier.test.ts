@@ -59,7 +59,7 @@ describe('worker != tester', () => {
         'agents:\n  - id: dev\n    runtime: claude\n    gate: {type: llm, verifier: qaa}\n  - id: qa\n    runtime: gemini\n',
     });
     const self = await troupe(dir, ['validate', 'self.yaml']);
-    expect(self.code).toBe(1);
+    expect(self.code).toBe(2);
     expect(self.stdout).toContain('`dev` cannot verify its own work');
     const none = await troupe(dir, ['validate', 'none.yaml']);
     expect(none.stdout).toContain('verifier `qaa` does not exist');

@@ -31,3 +31,8 @@ export function loadProjectPipeline(project: Project, options: PipelineOptions):
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+/** A warning that does not stop the command, on stderr (stdout may be JSON). */
+export function printWarning(line: string, hint?: string): void {
+  process.stderr.write(`${line}\n${hint ? `  hint: ${hint}\n` : ''}`);
+}

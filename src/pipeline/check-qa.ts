@@ -1,6 +1,6 @@
-import { findNode } from '../core/pipeline.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
+import { nodesById } from './lang/graph.js';
 
 /**
  * `qa: strict` (project config): worker != tester is not enough, the tester must also be another
@@ -15,7 +15,7 @@ export function checkStrictQa(
 ): void {
   for (const node of compiled.pipeline.agents) {
     if (node.type !== 'agent' || !node.gate?.verifier || node.gate.verifier === node.id) continue;
-    const verifier = findNode(compiled.pipeline, node.gate.verifier);
+    const verifier = nodesById(compiled.pipeline).get(node.gate.verifier);
     if (verifier?.type !== 'agent') continue; // reported by check-references
     const model = node.gate.model ?? verifier.model ?? configGateModel;
     if (verifier.runtime !== node.runtime || model !== node.model) continue;

@@ -1,5 +1,5 @@
 import type { Handoff, PipelineNode, SessionNode, SourcePosition } from '../core/pipeline.js';
-import { closest, didYouMean } from './closest.js';
+import { closest, didYouMean, listed } from './closest.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { parseCondition } from './lang/conditions.js';
@@ -30,7 +30,7 @@ export function checkReferences(compiled: CompiledPipeline, sink: DiagnosticSink
       sink.error(
         at,
         `${role} \`${id}\` does not exist`,
-        didYouMean(id, nodes.keys()) ?? `agents: ${[...nodes.keys()].join(', ')}`,
+        didYouMean(id, nodes.keys()) ?? `agents: ${listed(nodes.keys())}`,
       );
     }
     return false;

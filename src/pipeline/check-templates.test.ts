@@ -11,6 +11,33 @@ describe('templates', () => {
     expect(line).toMatch(/^agents\.yaml:4:20 error: template syntax error in the system_prompt of `a`: /);
   });
 
+  it('what would fail at run time is an error at validate time: unknown filters and tests, refused keys', () => {
+    const result = validateYaml(
+      'agents:\n  - id: a\n    runtime: scripted\n    system_prompt: "{{ input | nosuchfilter }}{{ input | uper }}"\n    handoffs:\n      - to: b\n        payload: "{% if output is nosuchtest %}x{% endif %}"\n  - id: b\n    runtime: scripted\n    gate: { type: llm, prompt: "{{ output.constructor }}{{ input[\'__proto__\'] }}" }\n',
+    );
+    expect(result.lines).toEqual([
+      'agents.yaml:4:20 error: template error in the system_prompt of `a`: line 1, column 12: unknown filter `nosuchfilter`',
+      'agents.yaml:4:20 error: template error in the system_prompt of `a`: line 1, column 38: unknown filter `uper`',
+      'agents.yaml:7:18 error: template error in a handoff payload of `a`: line 1, column 17: unknown test `nosuchtest`',
+      'agents.yaml:10:32 error: template error in the gate prompt of `b`: line 1, column 11: access to `constructor` is refused by the sandbox',
+      'agents.yaml:10:32 error: template error in the gate prompt of `b`: line 1, column 34: access to `__proto__` is refused by the sandbox',
+    ]);
+    expect(result.diagnostics[1]?.hint).toBe('did you mean `upper`?');
+  });
+
+  it('a refused key in a simple `{{ a.b }}` tag too, and known filters and tests pass', () => {
+    expect(
+      lines('agents:\n  - id: a\n    runtime: scripted\n    system_prompt: "{{ input.constructor }}"\n'),
+    ).toEqual([
+      'agents.yaml:4:20 error: template error in the system_prompt of `a`: line 1, column 10: access to `constructor` is refused by the sandbox',
+    ]);
+    expect(
+      lines(
+        'agents:\n  - id: a\n    runtime: scripted\n    system_prompt: "{{ input | upper | truncate(5) }}{% if input is string %}{{ input.length }}{% endif %}"\n',
+      ),
+    ).toEqual([]);
+  });
+
   it('every variable a system_prompt is given is accepted, loop variables too', () => {
     expect(
       lines(
@@ -45,7 +72,7 @@ describe('templates', () => {
   it('a handoff payload has no context', () => {
     expect(
       lines(
-        'agents:\n  - id: a\n    runtime: scripted\n    handoffs:\n      - to: a\n        payload: "{{ output }} {{ context }}"\n',
+        'agents:\n  - id: a\n    runtime: scripted\n    handoffs:\n      - to: b\n        payload: "{{ output }} {{ context }}"\n  - id: b\n    runtime: scripted\n',
       ),
     ).toEqual([
       'agents.yaml:6:18 warning: `context` is not a variable of a handoff payload of `a` (it renders empty)',

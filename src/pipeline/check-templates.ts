@@ -2,7 +2,7 @@ import type { PipelineNode } from '../core/pipeline.js';
 import { didYouMean } from './closest.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import { referencedVariables, templateSyntaxError } from './lang/template.js';
+import { referencedVariables, templateProblems, templateSyntaxError } from './lang/template.js';
 import type { Path } from './yaml-source.js';
 
 /** What each kind of template is rendered with (engine/template.ts callers). */
@@ -22,7 +22,8 @@ const PAYLOAD_VARIABLES = ['output', 'input', 'reject_reason', 'gate_result', 'b
 const GATE_VARIABLES = ['output', 'input', 'params', 'spec'];
 
 /**
- * A template that does not parse is an error (better at load than after four paid stages); a
+ * A template that does not parse, or would fail to render whatever its input (an unknown filter,
+ * a key the sandbox refuses), is an error (better at load than after four paid stages); a
  * variable the template will never be given is a warning, since it renders as "".
  */
 export function checkTemplates(compiled: CompiledPipeline, sink: DiagnosticSink): void {
@@ -40,6 +41,9 @@ export function checkTemplates(compiled: CompiledPipeline, sink: DiagnosticSink)
           'check that every `{{` has its `}}` and every `{% if %}`/`{% for %}` its end tag',
         );
         return;
+      }
+      for (const problem of templateProblems(template)) {
+        sink.error(at, `template error in ${what}: ${problem.message}`, problem.hint);
       }
       for (const name of referencedVariables(template)) {
         if (available.includes(name)) continue;

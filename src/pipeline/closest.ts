@@ -4,6 +4,8 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   let best: string | undefined;
   let bestDistance = limit + 1;
   for (const candidate of candidates) {
+    // the distance is at least the difference in length: most candidates need no more than that
+    if (Math.abs(candidate.length - word.length) >= bestDistance) continue;
     const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
     // a distance as long as the shorter word is a different word, not a typo ("x" and "s")
     if (distance < bestDistance && distance < Math.min(word.length, candidate.length)) {
@@ -31,4 +33,11 @@ function editDistance(a: string, b: string): number {
     previous = current;
   }
   return previous[b.length]!;
+}
+
+/** `a, b, c` — or, for a long list, its first `max` and how many more. */
+export function listed(items: Iterable<string>, max = 10): string {
+  const all = [...items];
+  const more = all.length - max;
+  return more > 0 ? `${all.slice(0, max).join(', ')}, … (${more} more)` : all.join(', ');
 }

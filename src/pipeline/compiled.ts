@@ -12,6 +12,8 @@ export interface CompiledPipeline {
   abstractIds: ReadonlySet<string>;
   /** Ids of agents already reported as broken: references to them are not errors of their own. */
   invalidIds: ReadonlySet<string>;
+  /** The agents written (not abstract), usable or not: what a summary counts when there are errors. */
+  writtenAgents: number;
 }
 
 /** Where a field of node `id` was written (inherited fields point into the parent). */

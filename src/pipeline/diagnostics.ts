@@ -42,7 +42,10 @@ export class DiagnosticSink {
     return this.list().filter((d) => d.severity === 'error');
   }
 
-  #add(severity: Diagnostic['severity'], at: SourcePosition, message: string, hint?: string): void {
+  #add(severity: Diagnostic['severity'], at: SourcePosition, text: string, hintText?: string): void {
+    // one line each, whatever the file put into them (a mapping used as a key prints on several)
+    const message = oneLine(text);
+    const hint = hintText === undefined ? undefined : oneLine(hintText);
     const key = `${severity}\0${at.file}\0${at.line}\0${at.col}\0${message}`;
     if (this.#seen.has(key)) return;
     this.#seen.add(key);
@@ -55,6 +58,10 @@ export class DiagnosticSink {
       ...(hint ? { hint } : {}),
     });
   }
+}
+
+function oneLine(text: string): string {
+  return text.includes('\n') ? text.replace(/\s*\n\s*/g, ' ') : text;
 }
 
 /** A path as people want to read it: relative to the working directory when inside it. */

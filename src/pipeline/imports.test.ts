@@ -61,7 +61,7 @@ describe('imports', () => {
 
   it('resolves `from` relative to the importing file, through nested imports', () => {
     const result = validateYaml(
-      'imports:\n  - from: lib/team.yaml\nagents:\n  - id: dev\n    runtime: scripted\n    handoffs: [{ to: lead }]\n',
+      'imports:\n  - from: lib/team.yaml\nagents:\n  - id: dev\n    runtime: scripted\n    handoffs: [{ to: lead, condition: "review == yes" }]\n',
       {
         files: {
           'lib/team.yaml':

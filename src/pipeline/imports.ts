@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { containedPath } from '../core/contained-path.js';
-import { didYouMean } from './closest.js';
+import { didYouMean, listed } from './closest.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { collectAgents, isMapping, type LocatedAgent } from './located-agent.js';
 import { substituteParams } from './params.js';
@@ -75,12 +75,13 @@ function importAgents(
     const wanted = spec.agents ?? [];
     if (wanted.length === 0) return available;
     const ids = available.map((a) => a.raw.id);
+    const known = new Set(ids);
     wanted.forEach((id, j) => {
-      if (!ids.includes(id) && !context.invalid.has(id)) {
+      if (!known.has(id) && !context.invalid.has(id)) {
         context.sink.error(
           at('agents', j),
           `"${spec.from}" has no agent "${id}"`,
-          didYouMean(id, ids) ?? `it has: ${ids.join(', ')}`,
+          didYouMean(id, ids) ?? `it has: ${listed(ids)}`,
         );
       }
     });

@@ -127,3 +127,57 @@ describe('fields that do nothing where they are', () => {
     ).toEqual(['agents.yaml:4:33 warning: `command` is ignored on a gate of type llm']);
   });
 });
+
+describe('handoff loops with no exit', () => {
+  const endless = (yaml: string) => warnings(yaml).filter((line) => line.includes('handoff loop'));
+  const agent = (id: string, handoffs: string, extra = '') =>
+    `  - id: ${id}\n    runtime: scripted\n${extra}    handoffs: ${handoffs}\n`;
+
+  it('warns for an `always` self-loop, at its handoff', () => {
+    const result = validateYaml(`agents:\n${agent('a', '[{ to: a }]')}`);
+    expect(result.lines).toEqual([
+      'agents.yaml:4:22 warning: handoff loop has no exit: `a` → `a` hand on whatever the output, so the task never ends',
+    ]);
+    expect(result.diagnostics[0]?.hint).toMatch(/conditional/);
+  });
+
+  it('warns once for a two-agent cycle with `always` handoffs and no way out', () => {
+    expect(
+      endless(
+        `agents:\n${agent('a', '[{ to: b, condition: always }]')}${agent('b', '[{ to: a, condition: on_pass }]')}`,
+      ),
+    ).toEqual([
+      'agents.yaml:4:22 warning: handoff loop has no exit: `a` → `b` → `a` hand on whatever the output, so the task never ends',
+    ]);
+  });
+
+  it('a handoff out of the loop does not stop it: every handoff that holds fires', () => {
+    const result = validateYaml(
+      `agents:\n${agent('a', '[{ to: b }]')}${agent('b', '[{ to: a }, { to: c, condition: "status == done" }]')}  - id: c\n    runtime: scripted\n`,
+    );
+    expect(result.lines.filter((l) => l.includes('handoff loop'))).toHaveLength(1);
+    expect(result.diagnostics[0]?.hint).toMatch(/beside it/);
+  });
+
+  it('is quiet when a handoff of the loop is conditional', () => {
+    expect(
+      endless(
+        `agents:\n${agent('a', '[{ to: b }]')}${agent('b', '[{ to: a, condition: "status != done" }, { to: c, condition: "status == done" }]')}  - id: c\n    runtime: scripted\n`,
+      ),
+    ).toEqual([]);
+    expect(endless(`agents:\n${agent('a', '[{ to: a, condition: auto }]')}`)).toEqual([]);
+  });
+
+  it('is quiet when an agent of the loop has a gate, and for sessions', () => {
+    expect(
+      endless(
+        `agents:\n${agent('a', '[{ to: b }]')}${agent('b', '[{ to: a }]', '    gate: { type: llm }\n')}`,
+      ),
+    ).toEqual([]);
+    expect(
+      endless(
+        'agents:\n  - id: s\n    type: session\n    participants: [p]\n    handoffs: [{ to: s }]\n  - id: p\n    runtime: scripted\n',
+      ),
+    ).toEqual([]);
+  });
+});

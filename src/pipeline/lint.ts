@@ -1,7 +1,7 @@
 import type { RuntimeName } from '../core/pipeline.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
-import { warnEndlessRejectLoops, warnUnreachable } from './lint-graph.js';
+import { warnEndlessLoops, warnEndlessRejectLoops, warnUnreachable } from './lint-graph.js';
 import { isOnPath } from './on-path.js';
 import type { RawAgent } from './schema.js';
 
@@ -54,6 +54,7 @@ export function lintPipeline(
 ): void {
   warnUnreachable(compiled, sink);
   warnEndlessRejectLoops(compiled, sink);
+  warnEndlessLoops(compiled, sink);
   warnIgnoredFields(compiled, sink);
   warnMissingClis(compiled, sink, options.pathEnv);
   if (options.routingTiers) warnUnroutable(compiled, sink, options.routingTiers);

@@ -143,6 +143,11 @@ export function compilePipeline(
     definitions: definitionsById,
     abstractIds,
     invalidIds,
+    writtenAgents:
+      agents.filter((a) => a.at.source !== source && !a.hidden && !a.raw.abstract).length +
+      (Array.isArray(substituted.agents)
+        ? substituted.agents.filter((a) => !isMapping(a) || a.abstract !== true).length
+        : 0),
   };
   checkReferences(compiled, sink);
   checkTemplates(compiled, sink);

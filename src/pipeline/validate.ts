@@ -25,6 +25,8 @@ export interface ValidationResult {
   diagnostics: Diagnostic[];
   /** What the pipeline uses, for the summary line ("2 llm gates", "1 session", …). */
   features: string[];
+  /** The agents of the pipeline; with errors, the agents written; null when the file cannot be read as a pipeline. */
+  agentCount: number | null;
 }
 
 /**
@@ -45,15 +47,27 @@ export function validatePipelineFile(file: string, opts: ValidateOptions = {}): 
       `cannot read the pipeline file (${reason})`,
       'check the path and its permissions',
     );
-    return { diagnostics: sink.list(), features: [] };
+    return { diagnostics: sink.list(), features: [], agentCount: null };
   }
+  return validatePipelineText(text, file, opts, sink);
+}
+
+/** validatePipelineFile for text already read; `file` is where it says the text is from. */
+export function validatePipelineText(
+  text: string,
+  file: string,
+  opts: ValidateOptions = {},
+  sink = new DiagnosticSink(),
+): ValidationResult {
   const compiled = compilePipeline(text, file, { ...opts, requireParams: false }, sink);
   if (compiled && opts.qa === 'strict') checkStrictQa(compiled, sink, opts.gateModel ?? null);
   if (compiled && !sink.hasErrors) lintPipeline(compiled, sink, opts);
+  const valid = compiled && !sink.hasErrors;
   return {
-    ...(compiled && !sink.hasErrors ? { pipeline: compiled.pipeline } : {}),
+    ...(valid ? { pipeline: compiled.pipeline } : {}),
     diagnostics: sink.list(),
     features: compiled ? features(compiled) : [],
+    agentCount: valid ? compiled.pipeline.agents.length : (compiled?.writtenAgents ?? null),
   };
 }
 

@@ -1,4 +1,16 @@
-import { type Document, isCollection, isMap, isScalar, LineCounter, type Node, parseDocument } from 'yaml';
+import {
+  type CST,
+  type Document,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  LineCounter,
+  type Node,
+  Parser,
+  parseDocument,
+  visit,
+} from 'yaml';
 import type { SourcePosition } from '../core/pipeline.js';
 import type { DiagnosticSink } from './diagnostics.js';
 
@@ -12,35 +24,81 @@ export class YamlSource {
   readonly #doc: Document.Parsed;
   readonly #lines: LineCounter;
 
+  readonly #value: unknown;
+
   private constructor(
     readonly file: string,
     doc: Document.Parsed,
     lines: LineCounter,
+    value: unknown,
   ) {
     this.#doc = doc;
     this.#lines = lines;
+    this.#value = value;
   }
 
-  /** Parses `text`; syntax errors go to `sink` and yield undefined. */
+  /**
+   * Parses `text`; syntax errors go to `sink` and yield undefined. So do files the checks could not
+   * walk safely: nested deeper than MAX_DEPTH, or with aliases that expand to too many nodes.
+   */
   static parse(file: string, text: string, sink: DiagnosticSink): YamlSource | undefined {
     const lines = new LineCounter();
+    const at = (offset: number) => ({ file, ...lines.linePos(offset) });
     // merge: PyYAML (which aqm uses) honours `<<` merge keys, so aqm files may rely on them.
-    const doc = parseDocument(text, { lineCounter: lines, merge: true, prettyErrors: false });
-    const source = new YamlSource(file, doc, lines);
-    for (const error of doc.errors) {
-      sink.error(
-        source.#at(error.pos[0]),
-        `YAML syntax error: ${firstLine(error.message)}`,
-        yamlHint(error.code),
-      );
+    // logLevel: the library would print its warnings on stderr (a collection used as a key, which
+    // the schema check then reports as an unknown field)
+    const doc = parseDocument(text, {
+      lineCounter: lines,
+      merge: true,
+      prettyErrors: false,
+      logLevel: 'error',
+    });
+    if (doc.errors.some((e) => e.code === 'RESOURCE_EXHAUSTION')) {
+      // the parser ran out of stack: say where the nesting got too deep, not where it gave up
+      const deep = firstTooDeep(cstDocuments(text), cstChildren, (t) => t.offset);
+      sink.error(at(deep ?? doc.errors[0]!.pos[0]), tooDeepMessage, tooDeepHint);
+      return undefined;
     }
-    for (const warning of doc.warnings) sink.warning(source.#at(warning.pos[0]), firstLine(warning.message));
-    return doc.errors.length > 0 ? undefined : source;
+    for (const error of doc.errors) {
+      sink.error(at(error.pos[0]), `YAML syntax error: ${firstLine(error.message)}`, yamlHint(error.code));
+    }
+    for (const warning of doc.warnings) sink.warning(at(warning.pos[0]), firstLine(warning.message));
+    if (doc.errors.length > 0) return undefined;
+    const root = doc.contents as Node | null;
+    const deep = root ? firstTooDeep([root], nodeChildren, (n) => n.range?.[0] ?? 0) : undefined;
+    if (deep !== undefined) {
+      sink.error(at(deep), tooDeepMessage, tooDeepHint);
+      return undefined;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (error) {
+      // the YAML library refuses these only when it builds the values
+      const message = error instanceof Error ? error.message : String(error);
+      if (/alias count/i.test(message)) {
+        sink.error(
+          at(firstOffset(doc, 'alias') ?? 0),
+          `YAML aliases expand to too many nodes: ${message.toLowerCase()}`,
+          `write the values out, or use fewer \`*alias\` references (at most ${MAX_ALIAS_COUNT} expanded nodes)`,
+        );
+      } else if (/merge/i.test(message)) {
+        sink.error(
+          at(firstOffset(doc, 'merge') ?? 0),
+          `YAML merge key: ${message.toLowerCase()}`,
+          'merge a mapping: `<<: *name`, where `&name` marks a mapping',
+        );
+      } else {
+        sink.error(at(0), `the YAML cannot be read: ${firstLine(message)}`);
+      }
+      return undefined;
+    }
+    return new YamlSource(file, doc, lines, value);
   }
 
   /** The document as plain data (null for an empty file). */
   value(): unknown {
-    return this.#doc.toJS({ maxAliasCount: 1000 });
+    return this.#value;
   }
 
   /** Where the value at `path` was written, or its nearest written ancestor (for missing keys). */
@@ -94,4 +152,70 @@ function yamlHint(code: string): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Pipelines need a handful of levels; the YAML library and the checks recurse, so a limit well below the stack's. */
+export const MAX_DEPTH = 100;
+const MAX_ALIAS_COUNT = 1000;
+const tooDeepMessage = `YAML nested more than ${MAX_DEPTH} levels deep`;
+const tooDeepHint = 'a pipeline needs a few levels of nesting; check for runaway brackets or indentation';
+
+/**
+ * The offset of the first collection nested deeper than MAX_DEPTH, walking without recursion
+ * (the point is to survive files that overflow the stack).
+ */
+function firstTooDeep<T>(
+  roots: T[],
+  children: (node: T) => T[],
+  offset: (node: T) => number,
+): number | undefined {
+  const stack = roots.map((node) => ({ node, depth: 0 }));
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const kids = children(item.node);
+    if (kids.length === 0) continue;
+    if (item.depth >= MAX_DEPTH) return offset(item.node);
+    for (const node of kids) stack.push({ node, depth: item.depth + 1 });
+  }
+  return undefined;
+}
+
+function nodeChildren(node: Node): Node[] {
+  if (!isCollection(node)) return [];
+  return node.items.flatMap((item) =>
+    isPair(item) ? ([item.key, item.value].filter(Boolean) as Node[]) : [item as Node],
+  );
+}
+
+type CstToken = CST.Token & {
+  items?: { key?: CST.Token | null; value?: CST.Token | null }[];
+  value?: CST.Token;
+};
+
+function cstDocuments(text: string): CstToken[] {
+  return [...new Parser().parse(text)].flatMap((token) =>
+    token.type === 'document' && token.value ? [token.value as CstToken] : [],
+  );
+}
+
+function cstChildren(token: CstToken): CstToken[] {
+  if (!Array.isArray(token.items)) return [];
+  return token.items.flatMap((item) => [item.key, item.value].filter(Boolean) as CstToken[]);
+}
+
+/** Where the first alias (`*x`) or merge key (`<<`) of the document is. */
+function firstOffset(doc: Document.Parsed, kind: 'alias' | 'merge'): number | undefined {
+  let found: number | undefined;
+  visit(doc, {
+    Alias(_, node) {
+      if (kind !== 'alias') return undefined;
+      found = node.range?.[0];
+      return visit.BREAK;
+    },
+    Pair(_, pair) {
+      if (kind !== 'merge' || !isScalar(pair.key) || pair.key.source !== '<<') return undefined;
+      found = pair.key.range?.[0];
+      return visit.BREAK;
+    },
+  });
+  return found;
 }

@@ -46,7 +46,7 @@ export function registerRun(program: Command): void {
     .action(
       action(async (words: string[], options: RunOptions) => {
         const { openProject } = await import('../../app/project.js');
-        const { loadProjectPipeline } = await import('../options.js');
+        const { loadProjectPipeline, printWarning } = await import('../options.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { runForeground } = await import('../foreground.js');
         const { UsageError } = await import('../../core/errors.js');
@@ -57,7 +57,13 @@ export function registerRun(program: Command): void {
         if (size && options.from) throw new UsageError('--size applies to one input, not to --from');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
-        const script = options.script ? loadScript(resolve(options.script)) : null;
+        const script = options.script
+          ? loadScript(resolve(options.script), {
+              pipeline,
+              ...(options.agent ? { start: options.agent } : {}),
+              warn: printWarning,
+            })
+          : null;
         if (options.from) {
           const { runBatchCommand } = await import('../batch-run.js');
           return runBatchCommand(

@@ -26,17 +26,22 @@ export function registerTest(program: Command): void {
     .action(
       action(async (options: TestOptions) => {
         const { openProject } = await import('../../app/project.js');
-        const { loadProjectPipeline, printJson } = await import('../options.js');
+        const { loadProjectPipeline, printJson, printWarning } = await import('../options.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { taskJson } = await import('../../app/task-view.js');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
         const scriptFile = options.script ? resolve(options.script) : defaultScript(pipeline.file);
+        const script = loadScript(scriptFile, {
+          pipeline,
+          ...(options.agent ? { start: options.agent } : {}),
+          warn: printWarning,
+        });
         const id = project.tasks.start({
           pipeline,
           input: options.input,
           ...(options.agent ? { agent: options.agent } : {}),
-          script: loadScript(scriptFile),
+          script,
           cwd: process.cwd(),
         });
         const state = await project.tasks.continue(id);

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../../core/errors.js';
+import { NotFoundError, UsageError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import { displayPath } from '../../pipeline/diagnostics.js';
 import type { PipelineLocation } from '../../pipeline/discover.js';
@@ -25,7 +25,7 @@ export function registerValidate(program: Command): void {
     .argument('[path]', 'pipeline file, or project directory to find it in (default: discover from here)')
     .option('-f, --file <path>', 'pipeline file (the same as PATH, as in the other commands)')
     .option('-P, --pipeline <name>', 'pipeline name (.troupe/pipelines/<name>.yaml)')
-    .option('--strict', 'treat warnings as errors (exit 1)')
+    .option('--strict', 'treat warnings as errors (exit 2)')
     .option('--json', 'print {valid, errors, warnings, summary} as JSON')
     .option(
       '-p, --param <key=value>',
@@ -62,7 +62,8 @@ export function registerValidate(program: Command): void {
             ? asJson(found.file, valid, errors, warnings, result)
             : asText(valid, errors, warnings, result, flags),
         );
-        return valid ? Exit.ok : Exit.failed;
+        // an invalid pipeline exits as `run` does with it (README: 2)
+        return valid ? Exit.ok : Exit.usage;
       }),
     );
 }
@@ -77,7 +78,7 @@ async function locatePipeline(
   let root = findProjectRoot(process.cwd());
   if (target !== undefined) {
     const stat = statSync(target, { throwIfNoEntry: false });
-    if (!stat) throw new UsageError(`no such file or directory: ${target}`);
+    if (!stat) throw new NotFoundError(`no such file or directory: ${target}`);
     if (stat.isFile()) {
       if (pipeline !== undefined) throw new UsageError('give a pipeline file or --pipeline, not both');
       return { ...resolvePipeline(root, { file: target }, { default_pipeline: null }), root };
@@ -121,7 +122,7 @@ function asJson(
   result: ValidationResult,
 ): string {
   const strip = ({ severity: _, ...rest }: Diagnostic) => rest;
-  const summary = { agent_count: result.pipeline?.agents.length ?? 0, features: result.features };
+  const summary = { agent_count: result.agentCount, features: result.features };
   return `${JSON.stringify({ valid, file, errors: errors.map(strip), warnings: warnings.map(strip), summary }, null, 2)}\n`;
 }
 
@@ -137,8 +138,8 @@ function plural(n: number, word: string): string {
 async function doctorWarnings(pipeline: Pipeline, file: string): Promise<Diagnostic[]> {
   const { runDoctor } = await import('../../runtimes/doctor-checks.js');
   const report = await runDoctor({ cwd: process.cwd(), pipeline });
-  const at = (agentId: string) =>
-    pipeline.agents.find((a) => a.id === agentId)?.source ?? { file, line: 1, col: 1 };
+  const byId = new Map(pipeline.agents.map((a) => [a.id, a]));
+  const at = (agentId: string) => byId.get(agentId)?.source ?? { file, line: 1, col: 1 };
   const warn = (
     where: { file: string; line: number; col: number },
     message: string,

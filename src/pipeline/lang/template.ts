@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Nunjucks from 'nunjucks';
 import { TroupeError } from '../../core/errors.js';
+import { didYouMean } from '../closest.js';
 
 /**
  * Jinja2 templates (prompts, payloads, gate prompts) rendered with nunjucks the way aqm's
@@ -45,6 +46,60 @@ export function templateSyntaxError(template: string): string | null {
   } catch (error) {
     return describe(error);
   }
+}
+
+/**
+ * What would fail when the template renders though it parses: a filter or a test nunjucks does not
+ * know, a lookup of a key the sandbox refuses (`x.constructor`). Each as "line l, column c: …"
+ * (in the template), with a did-you-mean where there is one.
+ */
+export function templateProblems(template: string): { message: string; hint?: string }[] {
+  const simple = simpleParts(template);
+  if (simple && !simple.some((part, i) => i % 2 === 1 && part.split('.').some((k) => UNSAFE_KEYS.has(k))))
+    return [];
+  let root: AstNode;
+  try {
+    root = nunjucks().internals.parser.parse(jinjaSource(template), [], {});
+  } catch {
+    return []; // templateSyntaxError reports it
+  }
+  const { env } = nunjucks();
+  const known = (table: 'filters' | 'tests') =>
+    Object.keys((env as unknown as Record<typeof table, Record<string, unknown>>)[table]).filter(
+      (name) => !name.startsWith('__troupe'),
+    );
+  const problems: { message: string; hint?: string }[] = [];
+  const at = (node: AstNode) => `line ${node.lineno + 1}, column ${node.colno + 1}`;
+  const visit = (node: AstNode) => {
+    forEachChild(node, visit);
+    if (node.typename === 'Filter' || node.typename === 'FilterAsync') {
+      const name = node.name as AstNode;
+      const filter = String(name.value);
+      if (!known('filters').includes(filter))
+        problems.push({
+          message: `${at(name)}: unknown filter \`${filter}\``,
+          hint: didYouMean(filter, known('filters')) ?? `filters: ${known('filters').join(', ')}`,
+        });
+    } else if (node.typename === 'Is') {
+      const right = node.right as AstNode;
+      const name = (right.typename === 'FunCall' ? right.name : right) as AstNode;
+      const test = String(name.value);
+      if (name.typename === 'Symbol' && !known('tests').includes(test))
+        problems.push({
+          message: `${at(name)}: unknown test \`${test}\``,
+          hint: didYouMean(test, known('tests')) ?? `tests: ${known('tests').join(', ')}`,
+        });
+    } else if (node.typename === 'LookupVal') {
+      const key = node.val as AstNode;
+      if (key.typename === 'Literal' && UNSAFE_KEYS.has(String(key.value)))
+        problems.push({
+          message: `${at(key)}: access to \`${String(key.value)}\` is refused by the sandbox`,
+          hint: 'templates cannot read constructor, __proto__, prototype, __defineGetter__ or __defineSetter__',
+        });
+    }
+  };
+  visit(root);
+  return problems;
 }
 
 /**
