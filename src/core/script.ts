@@ -6,6 +6,14 @@ import { z } from 'zod';
  * docs/scripted-runtime.md; keep both in step. Reading a script file is runtimes/script.ts.
  */
 
+/**
+ * The script keys of troupe's own model calls, which are no agent of the pipeline: the
+ * `entry_point: auto` router and the routing tier router.
+ */
+export const ENTRY_ROUTER_ID = '_router';
+export const TIER_ROUTER_ID = '_tier_router';
+export const ROUTER_IDS: readonly string[] = [ENTRY_ROUTER_ID, TIER_ROUTER_ID];
+
 const UsageShape = z.strictObject({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),

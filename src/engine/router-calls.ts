@@ -1,11 +1,12 @@
 import type { EventOf } from '../core/events.js';
 import type { AgentNode } from '../core/pipeline.js';
 import { RuntimeError } from '../core/runtime.js';
+import { ENTRY_ROUTER_ID, TIER_ROUTER_ID } from '../core/script.js';
 import type { RouterAdvice } from '../scheduler/route.js';
 import type { CallContext } from './call-context.js';
 import { invokeRuntime } from './run-support.js';
 import { concreteModel, earlierAdvice } from './stage-route.js';
-import { parseTierAdvice, TIER_ROUTER_ID, tierRouterPrompt } from './tier-router.js';
+import { parseTierAdvice, tierRouterPrompt } from './tier-router.js';
 
 /** The two model calls that route work rather than do it: which agent starts, which tier runs. */
 
@@ -54,7 +55,7 @@ export async function askEntryRouter(ctx: CallContext): Promise<EventOf<'entry_r
   let answer: string;
   try {
     if (!runner) throw new RuntimeError('crashed', 'no agent to route with');
-    answer = (await routerCall(ctx, runner, '_router', prompt)).trim();
+    answer = (await routerCall(ctx, runner, ENTRY_ROUTER_ID, prompt)).trim();
   } catch (error) {
     if (ctx.signal.aborted) throw error;
     answer = `router failed: ${(error as Error).message}`;

@@ -9,8 +9,6 @@ import type { TaskState } from './task-state.js';
  * the agent id `_tier_router` (the script's entry under --script).
  */
 
-export const TIER_ROUTER_ID = '_tier_router';
-
 export function tierRouterPrompt(state: TaskState, node: AgentNode, routing: RoutingConfig): string {
   const tiers = Object.entries(routing.tiers).map(
     ([name, t]) =>

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { messageOf, NotFoundError, ScriptError } from '../core/errors.js';
 import type { Pipeline } from '../core/pipeline.js';
-import { type Script, ScriptSchema } from '../core/script.js';
+import { ROUTER_IDS, type Script, ScriptSchema } from '../core/script.js';
 import { didYouMean, listed } from '../pipeline/closest.js';
 import { DiagnosticSink, displayPath } from '../pipeline/diagnostics.js';
 import { nodesById, reachableFrom } from '../pipeline/lang/graph.js';
@@ -68,7 +68,7 @@ function checkAgainst(script: Script, source: YamlSource, { pipeline, start, war
   const nodes = nodesById(pipeline);
   for (const section of ['agents', 'gates', 'human'] as const) {
     for (const id of Object.keys(script[section])) {
-      if (nodes.has(id)) continue;
+      if (nodes.has(id) || (section === 'agents' && ROUTER_IDS.includes(id))) continue;
       throw scriptError(
         source.keyPosition([section], id),
         `${section}.${id}: pipeline \`${pipeline.name}\` has no agent \`${id}\``,
