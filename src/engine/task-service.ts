@@ -1,7 +1,7 @@
 import type { Chunk } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
-import type { TaskEvent } from '../core/events.js';
+import { awaitsPerson, isTerminal, type TaskEvent } from '../core/events.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import type { SizeRecord } from '../core/spec.js';
@@ -235,7 +235,7 @@ export class TaskService {
 
   cancel(taskId: string, reason: string): void {
     const state = this.state(taskId);
-    if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') {
+    if (isTerminal(state.status)) {
       throw new StateError(`task ${taskId} has already ended (${state.status})`);
     }
     this.store.append(taskId, [{ type: 'task_cancelled', reason }], { status: 'cancelled' });
@@ -247,7 +247,7 @@ export class TaskService {
    */
   takeMailReplies(taskId: string): boolean {
     const status = this.store.task(taskId)?.status;
-    if (status !== 'awaiting_gate' && status !== 'awaiting_human_input') return false;
+    if (!status || !awaitsPerson(status)) return false;
     const state = this.state(taskId);
     const waiting = waitingFor(state);
     if (!waiting) return false;

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { TaskStatus } from '../../core/events.js';
+import { AWAITING_PERSON_STATUSES, isTaskStatus, TASK_STATUSES, type TaskStatus } from '../../core/events.js';
 import { usesChunks } from '../../engine/chunks.js';
 import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
 import { ApiError, badRequest } from '../errors.js';
@@ -7,23 +7,15 @@ import { sessionsOf } from '../sessions-json.js';
 import { eventStream, startSeq } from '../sse.js';
 import { taskDetail, taskRow } from '../task-json.js';
 
-const STATUSES: TaskStatus[] = [
-  'pending',
-  'running',
-  'awaiting_gate',
-  'awaiting_human_input',
-  'completed',
-  'failed',
-  'cancelled',
-];
-const WAITING: TaskStatus[] = ['awaiting_gate', 'awaiting_human_input'];
-
 /** Tasks: list, detail, context, a person's decisions, cancel, restart, and each task's events. */
 export function taskRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
   app.get('/api/tasks', (c) => {
-    const status = c.req.query('waiting') === 'true' ? WAITING : parseStatuses(c.req.query('status'));
+    const status =
+      c.req.query('waiting') === 'true'
+        ? [...AWAITING_PERSON_STATUSES]
+        : parseStatuses(c.req.query('status'));
     const limit = intParam(c.req.query('limit'), 50, 1, 500);
     const offset = intParam(c.req.query('offset'), 0, 0, Number.MAX_SAFE_INTEGER);
     const pipeline = c.req.query('pipeline');
@@ -164,10 +156,11 @@ export function mustExist(ctx: ServerContext, id: string): string {
 
 function parseStatuses(value: string | undefined): TaskStatus[] | undefined {
   if (!value) return undefined;
-  const list = value.split(',').map((s) => s.trim()) as TaskStatus[];
-  const unknown = list.filter((s) => !STATUSES.includes(s));
-  if (unknown.length) throw badRequest(`unknown status ${unknown.join(', ')}; one of ${STATUSES.join(', ')}`);
-  return list;
+  const list = value.split(',').map((s) => s.trim());
+  const unknown = list.filter((s) => !isTaskStatus(s));
+  if (unknown.length)
+    throw badRequest(`unknown status ${unknown.join(', ')}; one of ${TASK_STATUSES.join(', ')}`);
+  return list as TaskStatus[];
 }
 
 function intParam(value: string | undefined, fallback: number, min: number, max: number): number {
