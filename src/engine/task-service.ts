@@ -197,6 +197,8 @@ export class TaskService {
   }
 
   /** A person's change to a task's chunks; a running task sees it on its next turn. */
+  editChunks(taskId: string, edit: { add: string }): Chunk;
+  editChunks(taskId: string, edit: { add: string } | { done: string } | { remove: string }): Chunk | null;
   editChunks(taskId: string, edit: { add: string } | { done: string } | { remove: string }): Chunk | null {
     const state = this.state(taskId);
     if (!usesChunks(state.definition)) {

@@ -84,20 +84,6 @@ export function eventStream(hub: EventHub, store: EventStore, options: StreamOpt
   return new Response(body, { headers: HEADERS });
 }
 
-/** Where a stream starts: Last-Event-ID, else `?after=`, else the given default. */
-export function startSeq(
-  lastEventId: string | undefined,
-  after: string | undefined,
-  fallback: number,
-): number {
-  for (const value of [lastEventId, after]) {
-    if (value === undefined || value.trim() === '') continue;
-    const n = Number(value);
-    if (Number.isInteger(n) && n >= 0) return n;
-  }
-  return fallback;
-}
-
 /** Whether the task has no event after `seq`. (Left unfinished, the store's iterator would keep its statement busy.) */
 function nothingAfter(store: EventStore, taskId: string, seq: number): boolean {
   for (const _ of store.events(taskId, seq)) return false;
