@@ -29,6 +29,9 @@ export const GraphEdge = named(
 
 /** The pipeline as the dashboard draws it: agents and sessions, handoffs and participants. */
 export const Graph = named('Graph', z.strictObject({ nodes: z.array(GraphNode), edges: z.array(GraphEdge) }));
+export type GraphNode = z.infer<typeof GraphNode>;
+export type GraphEdge = z.infer<typeof GraphEdge>;
+export type Graph = z.infer<typeof Graph>;
 
 export const Diagnostic = named(
   'Diagnostic',
