@@ -233,6 +233,24 @@ describe('every route answers what it declares', () => {
     await call('POST', `/api/tasks/${id}/cancel`, { reason: 'enough' });
   });
 
+  it('a bad request is a one-line 400 that names the field', async () => {
+    const error = async (method: string, url: string, body?: unknown) => {
+      const { status, data } = await call<{ error: { code: string; message: string } }>(method, url, body);
+      expect(status).toBe(400);
+      expect(data.error.code).toBe('bad_request');
+      return data.error.message;
+    };
+    expect(await error('POST', '/api/run', {})).toBe('input: is required');
+    expect(await error('POST', '/api/run', { input: 'x', size: 'huge' })).toMatch(
+      /^size: .*"S"\|"M"\|"L"\|"XL"$/,
+    );
+    expect(await error('POST', '/api/run', [])).toBe(
+      'the body: Invalid input: expected object, received array',
+    );
+    expect(await error('GET', '/api/tasks?status=running,bogus')).toMatch(/^\?status: .*"waiting"/);
+    expect(await error('GET', '/api/tasks?limit=0')).toMatch(/^\?limit: /);
+  });
+
   it('takes every value its query parameters declare', async () => {
     const doc = openApiDocument() as {
       paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: Schema }[] }>>;

@@ -37,9 +37,9 @@ export function handle<R extends Route>(
 ): void {
   app.on(route.method.toUpperCase(), route.path, async (c) => {
     const input = {
-      params: parse(route.params, c.req.param(), 'path'),
-      query: parse(route.query, present(c.req.query()), 'query'),
-      headers: parse(route.headers, c.req.header(), 'header'),
+      params: route.params ? parse(route.params, c.req.param(), 'path') : {},
+      query: route.query ? parse(route.query, present(c.req.query()), 'query') : {},
+      headers: route.headers ? parse(route.headers, c.req.header(), 'header') : {},
       body: route.body ? parse(route.body, await jsonBody(c), 'body') : {},
       reply: (status: number, body: unknown) => c.json(body, status as ContentfulStatusCode),
     };
@@ -49,8 +49,7 @@ export function handle<R extends Route>(
 
 type Place = 'path' | 'query' | 'header' | 'body';
 
-function parse(schema: z.ZodType | undefined, value: unknown, place: Place): unknown {
-  if (!schema) return {};
+function parse(schema: z.ZodType, value: unknown, place: Place): unknown {
   const result = schema.safeParse(value, {
     error: (issue) => (issue.input === undefined ? 'is required' : undefined),
   });
