@@ -105,8 +105,8 @@ describe('bad input', () => {
     expect(readdirSync(newDir)).toEqual([`${goodId}.md`]);
   });
 
-  it('a message over 10 MiB: refused on send (exit 2), dead-lettered on drain', async () => {
-    const { dir, env, newDir, goodId } = await mailboxWithGoodMail();
+  it('a message over 10 MiB: refused on send (exit 2), dead-lettered on drain; its dead letter is listed, read truncated, and its retry refused (exit 1)', async () => {
+    const { dir, env, newDir, goodId, box } = await mailboxWithGoodMail();
     const big = join(dir, 'big.txt');
     writeFileSync(big, Buffer.alloc(10 * 1024 * 1024 + 1, 'a'));
     const send = await troupe(
@@ -117,13 +117,48 @@ describe('bad input', () => {
     expect(send.code).toBe(2);
     expect(send.stderr).toMatch(/10 MiB/);
     expect(readdirSync(newDir)).toEqual([`${goodId}.md`]);
-    writeFileSync(
-      join(newDir, BAD),
-      Buffer.concat([Buffer.from(`---json\n${header()}\n---\n`), readFileSync(big)]),
-    );
+    // 11 MiB, as the report had it: its envelope is well past what a message may be
+    const original = Buffer.concat([
+      Buffer.from(`---json\n${header()}\n---\n`),
+      Buffer.alloc(11 * 1024 * 1024, 'a'),
+    ]);
+    writeFileSync(join(newDir, BAD), original);
     const drain = await troupe(dir, ['bus', 'drain', '--me', 'codex', '--json'], env);
     const { drained } = JSON.parse(drain.stdout) as { drained: Array<{ parse_error?: string }> };
     expect(drained.find((d) => d.parse_error)?.parse_error).toMatch(/over the 10 MiB limit/);
+
+    const list = await troupe(dir, ['bus', 'dlq', 'list', '--me', 'codex', '--json'], env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stderr).toBe('');
+    const [letter] = JSON.parse(list.stdout) as Array<{ id: string; original_file: string }>;
+    expect(letter?.original_file).toBe(BAD);
+    const envelopeFile = join(box, 'dlq', 'new', `${letter!.id}.md`);
+    const envelope = readFileSync(envelopeFile);
+
+    const read = await troupe(
+      dir,
+      ['bus', 'dlq', 'read', '--me', 'codex', '--id', letter!.id, '--json'],
+      env,
+    );
+    expect(read.code, read.stderr).toBe(0);
+    expect(read.stderr).toMatch(
+      `original is ${original.length} bytes, over a message's 10 MiB limit: showing its first 10485760;`,
+    );
+    const shown = JSON.parse(read.stdout) as { original: string; original_bytes: number; truncated: boolean };
+    expect([shown.original.length, shown.original_bytes, shown.truncated]).toEqual([
+      10 * 1024 * 1024,
+      original.length,
+      true,
+    ]);
+
+    const retry = await troupe(dir, ['bus', 'dlq', 'retry', '--me', 'codex', '--id', letter!.id], env);
+    expect(retry.code).toBe(1);
+    expect(retry.stderr).toContain(
+      `its original is ${original.length} bytes, over the 10 MiB limit of a message`,
+    );
+    // read only moved it to cur/ (inspected); retry changed nothing: the same bytes, AMQ's format
+    expect(readFileSync(join(box, 'dlq', 'cur', `${letter!.id}.md`)).equals(envelope)).toBe(true);
+    expect(readdirSync(newDir)).toEqual([]); // drained before, and nothing redelivered
   });
 
   it('a symlink or FIFO in new/ is dead-lettered without being followed or read, and never hangs', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -9,6 +9,10 @@ import { example, project } from './support/troupe.js';
 /** The dashboard in Debian's Chromium (never a downloaded browser), against a real server. */
 
 const CHROMIUM = '/usr/bin/chromium';
+// Without Debian's chromium (`apt-get install chromium`) a developer's `npm test` skips these, and
+// says so; CI never does: .ci/run installs the browser, and a missing one there is a failure.
+const noBrowser = !existsSync(CHROMIUM) && !process.env.CI;
+if (noBrowser) console.warn(`dashboard tests skipped: no browser at ${CHROMIUM} (apt-get install chromium)`);
 const shots = mkdtempSync(path.join(tmpdir(), 'troupe-dashboard-'));
 
 const writerPipeline = `agents:
@@ -51,6 +55,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
+  if (noBrowser) return;
   dir = project({
     '.troupe/pipelines/write.yaml': writerPipeline,
     '.troupe/pipelines/deploy.yaml': readFileSync(example('human-deploy'), 'utf8'),
@@ -97,7 +102,7 @@ afterAll(async () => {
 
 const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
-describe('the dashboard', () => {
+describe.skipIf(noBrowser)('the dashboard', () => {
   it('starts a scripted run from the page and shows it complete, live', async () => {
     await page.goto(server.url);
     await page.getByTestId('run-input').fill('Write the release notes');
@@ -174,7 +179,7 @@ describe('the dashboard', () => {
   });
 });
 
-describe('the dashboard: sessions, chunks and the agent form', () => {
+describe.skipIf(noBrowser)('the dashboard: sessions, chunks and the agent form', () => {
   const run = async (body: Record<string, unknown>) => {
     const started = await fetch(new URL('/api/run', server.url), {
       method: 'POST',

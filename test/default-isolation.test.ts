@@ -109,6 +109,7 @@ describe('default isolation', () => {
     });
     const shown = (await troupe(repo, ['status', json.id])).stdout;
     expect(shown).toContain('not merged into main');
+    expect(shown).toContain('with uncommitted changes to README.md; troupe will not touch it');
     expect(shown).toContain(`troupe merge ${json.id}`);
     expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
     expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
@@ -122,5 +123,46 @@ describe('default isolation', () => {
     expect(edit.stdout).toContain('worktree in a git repo (agent dev edits code)');
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('read_only') });
     expect((await troupe(repo, ['validate'])).stdout).not.toContain('worktree');
+  });
+});
+
+describe('a fresh repository', () => {
+  const outside = project({ 'script.yaml': script });
+
+  it('after troupe init, the first task that edits code merges: troupe’s own files do not count as changes', async () => {
+    const repo = await tmpRepo();
+    const init = await troupe(repo, ['init']);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain('created .troupe/.gitignore');
+    // the user makes the starter team edit code
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('edit') });
+    const { code, json } = await troupeJson(repo, [
+      'run',
+      'add /health',
+      '--script',
+      join(outside, 'script.yaml'),
+    ]);
+    expect([code, json.error]).toEqual([0, null]);
+    expect(eventLog(repo, json.id).find((e) => e.type === 'workspace_merged')?.data).toMatchObject({
+      into: 'main',
+    });
+    expect(read(repo, 'src/health.ts')).toBe('export const ok = true;\n');
+    // what is left to commit is what people write; the task store and task files are ignored
+    await sh(repo, 'add', '-A');
+    expect((await sh(repo, 'diff', '--cached', '--name-only')).split('\n')).toEqual([
+      '.troupe/.gitignore',
+      '.troupe/config.yaml',
+      '.troupe/pipelines/default.yaml',
+    ]);
+  });
+
+  it('without a first commit, the task fails saying to make one', async () => {
+    const repo = project({ '.troupe/pipelines/default.yaml': pipeline('edit') });
+    await sh(repo, 'init', '-q', '--initial-branch=master');
+    const run = await troupe(repo, ['run', 'add /health', '--script', join(outside, 'script.yaml')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /✘ failed T-[0-9A-F]{6}: master in .* has no commit yet, and a task's worktree starts from one: make a first commit, then run again/,
+    );
   });
 });

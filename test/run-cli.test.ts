@@ -140,6 +140,52 @@ describe('troupe run (the real binary)', () => {
     expect(types.indexOf('stage_started:sec')).toBeLessThan(firstDone);
   });
 
+  it('runs a fan-out’s branches at the same time when the join can send the work back to the agent that fanned out', async () => {
+    // each branch marks that it started, then waits (up to 10 s) for the other's mark and takes it
+    // away: a branch can only finish while the other one runs
+    const rendezvous = (me: string, other: string) =>
+      JSON.stringify([
+        'node',
+        '-e',
+        `const fs = require('fs'); const end = Date.now() + 10000; const t = setInterval(() => { if (fs.existsSync('${other}.started')) { clearInterval(t); fs.rmSync('${other}.started'); } else if (Date.now() > end) { console.error('${other} did not run while ${me} ran'); process.exit(1); } }, 20);`,
+      ]);
+    const branch = (me: string, other: string) =>
+      `  ${me}:\n    - reply: "${me} done"\n      write: {${me}.started: ""}\n      run: ${rendezvous(me, other)}\n`;
+    const dir = project({
+      'p.yaml': `agents:
+  - id: architect
+    runtime: claude
+    handoffs: [{ to: "frontend, backend" }]
+  - id: frontend
+    runtime: claude
+    handoffs: [{ to: reviewer }]
+  - id: backend
+    runtime: claude
+    handoffs: [{ to: reviewer }]
+  - id: reviewer
+    runtime: claude
+    gate: { type: llm }
+    handoffs: [{ to: architect, condition: on_reject }]
+`,
+      's.yaml': `agents:\n  architect: ["split it"]\n${branch('frontend', 'backend')}${branch('backend', 'frontend')}  reviewer: ["reviewed"]\ngates:\n  reviewer: [{decision: rejected, reason: "again"}, approved]\n`,
+    });
+    const { code, json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect([code, json.error]).toEqual([0, null]);
+    const agents = ['architect', 'frontend', 'backend', 'reviewer'];
+    expect(json.stages.map((s) => s.agent).sort()).toEqual([...agents, ...agents].sort());
+    // in each round, both branches start before either completes
+    const log = eventLog(dir, json.id).filter(
+      (e) => e.data.agent === 'frontend' || e.data.agent === 'backend',
+    );
+    const rounds = log
+      .filter((e) => e.type === 'stage_started' || e.type === 'stage_completed')
+      .map((e) => e.type);
+    expect(rounds).toEqual([
+      ...['stage_started', 'stage_started', 'stage_completed', 'stage_completed'],
+      ...['stage_started', 'stage_started', 'stage_completed', 'stage_completed'],
+    ]);
+  });
+
   it('{{ branches }} on its own prints each branch as text; a handoff payload reads it too', async () => {
     const dir = project({
       'p.yaml': `agents:

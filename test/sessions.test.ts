@@ -147,17 +147,21 @@ ${participant('pm')}${participant('dev')}`,
   - id: build
     type: session
     participants: [dev]
-    max_rounds: 5
+    max_rounds: 100
     consensus: {require_chunks_done: true}
     chunks:
       initial: ["only chunk"]
 ${participant('dev')}`,
+      // Until the chunk from the other shell is in its prompt, dev keeps working without a vote
+      // (a new output each turn, or the runaway guard would stop it), so the session cannot end
+      // before the chunk arrives, however slow that shell is.
       's.yaml': `agents:
   dev:
     - when: "C-002 \\\\| ⬜ pending \\\\| urgent"
       reply: "saw the urgent chunk. CHUNK_DONE: C-002\\nVOTE: AGREE"
-    - {reply: "working. CHUNK_DONE: C-001\\nVOTE: AGREE", delay_ms: 700}
+${Array.from({ length: 90 }, (_, i) => `    - {reply: "working, pass ${i + 1}. CHUNK_DONE: C-001", delay_ms: 100}`).join('\n')}
 `,
+      '.troupe/config.yaml': 'pipeline: {max_stages: 200}\n',
     });
     const child = spawnTroupe(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
     let stderr = '';

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { commitStage } from '../src/workspace/commit.js';
 import { ensureTaskWorktree } from '../src/workspace/task-worktree.js';
 import { rev, sh, tmpRepo, writeFiles } from './support/git-repo.js';
-import { project, troupe } from './support/troupe.js';
+import { project, spawnTroupe, troupe, waitFor } from './support/troupe.js';
 
 /** `troupe worktrees`, `merge` and `pr` through the built binary, on real temporary repositories. */
 
@@ -57,7 +57,13 @@ interface Row {
 }
 interface Prune {
   dryRun: boolean;
-  actions: Array<{ task: string; action: string; reasons: string[]; archivedAs: string | null }>;
+  actions: Array<{
+    task: string;
+    action: string;
+    reasons: string[];
+    archivedAs: string | null;
+    running: boolean;
+  }>;
 }
 
 describe('troupe worktrees / merge (the real binary)', () => {
@@ -114,13 +120,57 @@ describe('troupe worktrees / merge (the real binary)', () => {
     expect(await rev(repo, `troupe/${unmerged.id}`)).toBe(unmerged.sha);
   });
 
+  it('prune --force keeps the worktree of a task that is running, and says why', async () => {
+    const repo = await tmpRepo();
+    const release = join(project(), 'release');
+    // an editing agent that has written its work and goes on until the test releases it
+    const agent = `require('fs').writeFileSync('work.txt', 'work\\n'); const t = setInterval(() => { if (require('fs').existsSync(process.argv[1])) { clearInterval(t); console.log('done'); } }, 20);`;
+    const dir = project({
+      'pipeline.yaml': `agents:\n  - id: developer\n    runtime: command\n    permissions: edit\n    command: [node, -e, ${JSON.stringify(agent)}, ${JSON.stringify(release)}]\n`,
+    });
+    const child = spawnTroupe(repo, ['run', 'edit', '--file', join(dir, 'pipeline.yaml')]);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
+    try {
+      const worktree = join(repo, '.troupe', 'worktrees', id);
+      await waitFor(() => (existsSync(join(worktree, 'work.txt')) ? true : undefined));
+
+      const forced = await json<Prune>(repo, ['worktrees', 'prune', '--force']);
+      expect(forced.actions).toMatchObject([
+        {
+          task: id,
+          action: 'keep',
+          running: true,
+          reasons: [`task is running (process ${child.pid})`, 'uncommitted changes'],
+        },
+      ]);
+      const human = await troupe(repo, ['worktrees', 'prune', '--force']);
+      expect(human.stdout).toContain(
+        `kept          ${id}  .troupe/worktrees/${id} [troupe/${id}]: task is running`,
+      );
+      expect(human.stdout).toContain(
+        `1 kept because its task is running, even with --force: wait for ${id} to end`,
+      );
+      expect(existsSync(join(worktree, 'work.txt'))).toBe(true);
+    } finally {
+      writeFileSync(release, '');
+    }
+    const run = await child;
+    expect([run.exitCode, stderr]).toEqual([0, expect.stringContaining('completed')]);
+    expect(await sh(repo, 'show', `troupe/${id}:work.txt`)).toBe('work');
+  });
+
   it('merge refuses a dirty main checkout that has the base checked out', async () => {
     const repo = await tmpRepo();
     const task = await completedTask(repo, 'x.txt');
     writeFiles(repo, { 'README.md': 'my edit\n' });
     const result = await troupe(repo, ['merge', task.id]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('with uncommitted changes; troupe will not touch it');
+    expect(result.stderr).toContain('with uncommitted changes to README.md; troupe will not touch it');
+    expect(result.stderr).toContain(`hint: commit or stash them there, then run \`troupe merge ${task.id}\``);
     expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('my edit\n');
   });
 

@@ -59,14 +59,14 @@ describe('DLQ', () => {
       // the redelivered message was dead-lettered again: back to ready, inbox emptied
       rmSync(join(box.inboxNew, 'm.md'));
       const entry = listDlq(box).entries[0]!;
-      writeFileSync(entry.file, formatEnvelope({ ...entry.envelope, retry_state: 'ready' }, entry.original));
+      writeFileSync(entry.file, formatEnvelope({ ...entry.envelope, retry_state: 'ready' }, original));
     };
     for (let i = 1; i <= 3; i++) {
       expect(retryDlq(box, envelope.id)).toMatchObject({ state: 'delivered', retry_count: i });
       expect(readFileSync(join(box.inboxNew, 'm.md'))).toEqual(original);
       expect(retryDlq(box, envelope.id).already).toBe(true); // delivered is terminal and idempotent
       const entry = listDlq(box).entries[0]!;
-      writeFileSync(entry.file, formatEnvelope({ ...entry.envelope, retry_state: 'ready' }, entry.original));
+      writeFileSync(entry.file, formatEnvelope({ ...entry.envelope, retry_state: 'ready' }, original));
       if (i < 3) expect(() => retryDlq(box, envelope.id)).toThrow(/already in codex's inbox/);
       failAgain();
     }

@@ -8,6 +8,7 @@ import {
   fsyncDir,
   publishNoReplace,
   readRegularFile,
+  readRegularFileStart,
   writeExclusive,
   writeFileAtomic,
 } from './durable.js';
@@ -38,11 +39,25 @@ export interface Envelope {
   source_dir: 'new' | 'cur';
 }
 
+/** The envelope JSON and its `---` lines fit in this; the original message follows it. */
+const ENVELOPE_HEAD_BYTES = 64 * 1024;
+
 export interface DlqEntry {
   envelope: Envelope;
+  /**
+   * The original message's bytes, as many as were read: all of them when it is within a
+   * message's 10 MiB limit (`read`, `retry`); see `originalBytes` and isTruncated.
+   */
   original: Buffer;
+  /** The original's whole size on disk: over 10 MiB for a message dead-lettered for its size. */
+  originalBytes: number;
   box: 'new' | 'cur';
   file: string;
+}
+
+/** Whether `original` holds less than the envelope file does (an oversized message, or `list`). */
+export function isTruncated(entry: DlqEntry): boolean {
+  return entry.original.length < entry.originalBytes;
 }
 
 /** `---` (not `---json`), the envelope in Go's key order, `---`, then the original bytes verbatim. */
@@ -158,13 +173,20 @@ function dlqNames(dir: string): string[] {
   }
 }
 
-function readEntry(box: Mailbox, where: 'new' | 'cur', name: string): DlqEntry {
+/**
+ * An envelope and up to `originalUpTo` bytes of its original. An envelope can be bigger than a
+ * message may be (it wraps one dead-lettered for its size), so it is never refused for its size:
+ * only the part needed is read.
+ */
+function readEntry(box: Mailbox, where: 'new' | 'cur', name: string, originalUpTo: number): DlqEntry {
   const file = join(where === 'new' ? box.dlqNew : box.dlqCur, name);
-  const { envelope, original } = parseEnvelope(readRegularFile(file, MAX_MESSAGE_BYTES + 64 * 1024));
-  return { envelope, original, box: where, file };
+  const { bytes, size } = readRegularFileStart(file, ENVELOPE_HEAD_BYTES + originalUpTo);
+  const { envelope, original } = parseEnvelope(bytes);
+  const originalBytes = original.length + size - bytes.length;
+  return { envelope, original: original.subarray(0, originalUpTo), originalBytes, box: where, file };
 }
 
-/** Envelopes in `dlq/new`, `dlq/cur` or both; a name in both is the `cur` one. */
+/** Envelopes in `dlq/new`, `dlq/cur` or both (without their originals); a name in both is the `cur` one. */
 export function listDlq(
   box: Mailbox,
   which: 'new' | 'cur' | 'all' = 'all',
@@ -177,7 +199,7 @@ export function listDlq(
     for (const name of dlqNames(where === 'new' ? box.dlqNew : box.dlqCur)) {
       if (where === 'new' && cur.has(name)) continue;
       try {
-        entries.push(readEntry(box, where, name));
+        entries.push(readEntry(box, where, name, 0));
       } catch (error) {
         warnings.push(`${name}: ${messageOf(error)}`);
       }
@@ -195,8 +217,8 @@ function dlqFilename(id: string): string {
 
 function findEntry(box: Mailbox, id: string): DlqEntry {
   const name = dlqFilename(id);
-  if (exists(join(box.dlqCur, name))) return readEntry(box, 'cur', name);
-  if (exists(join(box.dlqNew, name))) return readEntry(box, 'new', name);
+  if (exists(join(box.dlqCur, name))) return readEntry(box, 'cur', name, MAX_MESSAGE_BYTES);
+  if (exists(join(box.dlqNew, name))) return readEntry(box, 'new', name, MAX_MESSAGE_BYTES);
   throw new NotFoundError(`no DLQ message '${id}' for ${box.handle}`);
 }
 
@@ -253,6 +275,12 @@ export function retryDlq(box: Mailbox, id: string, force = false): RetryResult {
   });
 
   if (env.retry_state === 'delivered') return result('delivered', true);
+  if (isTruncated(entry)) {
+    throw new DlqRetryError(
+      `DLQ message ${env.id}: its original is ${entry.originalBytes} bytes, over the 10 MiB limit of a message; redelivered, it would be dead-lettered again`,
+      { hint: `read it with \`dlq read --id ${env.id}\`, have it sent again smaller, then \`dlq purge\` it` },
+    );
+  }
   if (env.retry_state === 'pending' || env.retry_state === 'indeterminate') {
     if (
       sameBytes(inNew, entry.original) ||
@@ -347,7 +375,7 @@ export function purgeDlq(
 
 function failedAt(file: string): number {
   try {
-    const { envelope } = parseEnvelope(readRegularFile(file, MAX_MESSAGE_BYTES + 64 * 1024));
+    const { envelope } = parseEnvelope(readRegularFileStart(file, ENVELOPE_HEAD_BYTES).bytes);
     const ns = parseRfc3339(envelope.failure_time);
     if (ns !== undefined) return Number(ns / 1_000_000n);
   } catch {

@@ -137,6 +137,20 @@ export function writeFileAtomic(dir: string, name: string, bytes: Buffer, sync =
  * FIFO or device is refused without blocking on it. Over `maxBytes` is a parse error.
  */
 export function readRegularFile(path: string, maxBytes: number): Buffer {
+  return withRegularFile(path, (fd, size) => {
+    if (size > maxBytes) {
+      throw new MessageInvalidError('parse_error', `message is ${size} bytes, over the 10 MiB limit`);
+    }
+    return readUpTo(fd, size);
+  });
+}
+
+/** The first `maxBytes` of a file readRegularFile would read, whatever its size, and that size. */
+export function readRegularFileStart(path: string, maxBytes: number): { bytes: Buffer; size: number } {
+  return withRegularFile(path, (fd, size) => ({ bytes: readUpTo(fd, Math.min(size, maxBytes)), size }));
+}
+
+function withRegularFile<T>(path: string, read: (fd: number, size: number) => T): T {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -147,20 +161,21 @@ export function readRegularFile(path: string, maxBytes: number): Buffer {
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new MessageInvalidError('parse_error', `not a regular file: ${fileKind(stat)}`);
-    if (stat.size > maxBytes) {
-      throw new MessageInvalidError('parse_error', `message is ${stat.size} bytes, over the 10 MiB limit`);
-    }
-    const buf = Buffer.allocUnsafe(stat.size);
-    let off = 0;
-    while (off < stat.size) {
-      const n = readSync(fd, buf, off, stat.size - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return off === stat.size ? buf : buf.subarray(0, off);
+    return read(fd, stat.size);
   } finally {
     closeSync(fd);
   }
+}
+
+function readUpTo(fd: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let off = 0;
+  while (off < length) {
+    const n = readSync(fd, buf, off, length - off, off);
+    if (n === 0) break;
+    off += n;
+  }
+  return off === length ? buf : buf.subarray(0, off);
 }
 
 export function fileKind(stat: {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   AmqrcError,
   BusTimeoutError,
@@ -19,6 +19,7 @@ import {
   ScriptError,
   StateError,
   TaskBusyError,
+  TooLargeError,
   type TroupeError,
   UsageError,
 } from '../core/errors.js';
@@ -29,7 +30,7 @@ import { ConditionError } from '../pipeline/lang/conditions.js';
 import { TemplateError } from '../pipeline/lang/template.js';
 import { RoutingConfigError } from '../pipeline/routing-config.js';
 import { ApiError, errorResponse, STATUS_BY_CODE } from '../server/errors.js';
-import { GitError, MergeConflictError } from '../workspace/errors.js';
+import { GitError, MergeConflictError, NoCommitError } from '../workspace/errors.js';
 import { ScriptedEffectError } from '../workspace/scripted-effects.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 
@@ -43,6 +44,7 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   NotFoundError: [new NotFoundError('x'), 3, 404],
   StateError: [new StateError('x'), 1, 409],
   TaskBusyError: [new TaskBusyError('x'), 1, 409],
+  TooLargeError: [new TooLargeError('x'), 2, 413],
   PipelineError: [new PipelineError('p.yaml', 1, 1, 'x'), 2, 422],
   ScriptError: [new ScriptError('x'), 2, 422],
   TemplateError: [new TemplateError('prompt', 'x'), 2, 422],
@@ -61,6 +63,7 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   GitError: [new GitError(['status'], 128, 'fatal: not a git repository'), 1, 500],
   MergeConflictError: [new MergeConflictError('b', 'main', ['a.ts']), 1, 409],
   BranchInUseError: [new BranchInUseError('troupe/T-1--a'), 1, 409],
+  NoCommitError: [new NoCommitError('/repo', 'master'), 1, 409],
   ScriptedEffectError: [new ScriptedEffectError('x'), 2, 422],
   ApiError: [new ApiError(409, 'agent_exists', 'x'), 1, 409],
 };
@@ -103,7 +106,9 @@ describe('error codes', () => {
       throw new ApiError(422, 'pipeline_invalid', 'bad', { diagnostics: [] });
     });
     app.get('/bug', () => {
-      throw new TypeError('oops');
+      throw new TypeError(
+        "The argument 'path' must be a string without null bytes. Received '/opt/troupe/x'",
+      );
     });
     app.onError((error, c) => errorResponse(c, error));
     const amqrc = await app.request('/amqrc');
@@ -120,8 +125,14 @@ describe('error codes', () => {
     expect(await api.json()).toEqual({
       error: { code: 'pipeline_invalid', message: 'bad', diagnostics: [] },
     });
+    // an unexpected error: a generic answer; what Node said (paths, internals) goes to the log only
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
     const bug = await app.request('/bug');
     expect(bug.status).toBe(500);
-    expect(await bug.json()).toEqual({ error: { code: 'internal', message: 'oops' } });
+    expect(await bug.json()).toEqual({
+      error: { code: 'internal', message: 'internal error', hint: 'the server log says what went wrong' },
+    });
+    expect(log.mock.calls.flat().join(' ')).toContain("Received '/opt/troupe/x'");
+    log.mockRestore();
   });
 });

@@ -12,6 +12,7 @@ export type TroupeErrorCode =
   | 'task_busy'
   | 'pipeline_invalid'
   | 'script_invalid'
+  | 'too_large'
   // the pipeline language and the project config (pipeline/)
   | 'template_error'
   | 'condition_invalid'
@@ -31,6 +32,7 @@ export type TroupeErrorCode =
   | 'git_failed'
   | 'merge_conflict'
   | 'branch_in_use'
+  | 'repo_without_commits'
   | 'scripted_effect_invalid'
   // only the HTTP API answers these (server/errors.ts ApiError)
   | 'bad_request'
@@ -79,6 +81,11 @@ export class PipelineError extends TroupeError {
 /** A script file for the scripted runtime that cannot be used. */
 export class ScriptError extends TroupeError {
   readonly code = 'script_invalid';
+}
+
+/** A request body or a task's input over its size limit (docs/server.md, Limits). */
+export class TooLargeError extends TroupeError {
+  readonly code = 'too_large';
 }
 
 /** Another process holds the task (it is running there). */

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
+import type { EventOf, StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
 
 /**
  * The append-only event log every task lives in: the single source of truth. SQLite for one
@@ -18,8 +19,11 @@ export interface TaskSummary {
   updated: string;
 }
 
+/** Which tasks a list holds; newest first, then `offset` and `limit` (applied after the filters). */
 export interface TaskFilter {
   status?: TaskStatus[];
+  /** Only the tasks of the pipeline of this name. */
+  pipeline?: string;
   limit?: number;
   offset?: number;
 }
@@ -36,7 +40,7 @@ export interface SummaryUpdate {
 
 export interface EventStore {
   /** Creates the task with its first event; the id is new (T-XXXXXX). */
-  createTask(event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent;
+  createTask(event: EventOf<'task_created'>): StoredEvent;
   /**
    * Appends events to one task in one transaction, with its new status. Their seqs are
    * consecutive (the executor's poller relies on it to pass over its own events unread).
@@ -81,4 +85,20 @@ export interface ProviderWindow {
 /** This process, as the holder of a task's lease. */
 export function currentHolder(): LeaseHolder {
   return { pid: process.pid, host: hostname() };
+}
+
+/** A new task id (T-XXXXXX); the store checks it is not taken. */
+export function newTaskId(): string {
+  return `T-${randomBytes(3).toString('hex').toUpperCase()}`;
+}
+
+/** Whether a lease's holder still runs: one on another host is taken to be; on this host, its pid is checked. */
+export function isHolderAlive(holder: LeaseHolder): boolean {
+  if (holder.host !== hostname()) return true;
+  try {
+    process.kill(holder.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -2,7 +2,7 @@ import { TroupeError } from '../core/errors.js';
 import type { TaskEvent } from '../core/events.js';
 import { findNode } from '../core/pipeline.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
-import type { Step } from './plan.js';
+import type { StepOf } from './plan.js';
 import { branchLineage, type TaskState, workspaceSettings } from './task-state.js';
 
 /**
@@ -104,7 +104,7 @@ export class BranchWorkspaces {
   }
 
   /** Merges a join's branches (or, at the end, every branch no join collected) into its worktree. */
-  async merge(step: Extract<Step, { kind: 'merge_branches' }>): Promise<MergeOutcome> {
+  async merge(step: StepOf<'merge_branches'>): Promise<MergeOutcome> {
     const state = this.state();
     const events: TaskEvent[] = [];
     let path = state.workspace!.path;

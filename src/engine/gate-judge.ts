@@ -3,7 +3,7 @@ import type { AgentNode } from '../core/pipeline.js';
 import type { RuntimeRequest } from '../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../pipeline/lang/gate-decision.js';
 import type { CallContext } from './call-context.js';
-import type { Step } from './plan.js';
+import type { StepOf } from './plan.js';
 import { gatePrompt } from './prompt.js';
 import { asRuntimeError, invokeRuntime } from './run-support.js';
 import { concreteEffort, concreteModel } from './stage-route.js';
@@ -21,7 +21,7 @@ export interface Judged {
  */
 export async function judgeOutput(
   ctx: CallContext,
-  step: Extract<Step, { kind: 'evaluate_gate' }>,
+  step: StepOf<'evaluate_gate'>,
   node: AgentNode,
   verifier: AgentNode | null,
   cwd: string,

@@ -520,6 +520,71 @@ describe('planner: fan-out and join', () => {
   });
 });
 
+describe('planner: fan-out whose join can send the work back to the agent that fanned out', () => {
+  // a reviewer's on_reject to the planner: through it, each branch "can reach" the other
+  const p = pipeline(
+    agent('architect', { handoffs: [handoff('frontend, backend')] }),
+    agent('frontend', { handoffs: [handoff('reviewer')] }),
+    agent('backend', { handoffs: [handoff('reviewer')] }),
+    agent('reviewer', { handoffs: [handoff('architect', 'on_reject')] }),
+  );
+  const frontendRunning = () =>
+    new Log(p).stage(1, 'a1', 'architect', 'plan').add(
+      {
+        type: 'handoff',
+        stage: 1,
+        activation: 'a1',
+        targets: [
+          { agent: 'frontend', input: 'plan', condition: 'always' },
+          { agent: 'backend', input: 'plan', condition: 'always' },
+        ],
+      },
+      { type: 'stage_started', stage: 2, activation: 'a2', agent: 'frontend', input: 'plan', attempt: 1 },
+    );
+
+  it('starts the other branch while the first one runs', () => {
+    expect(only(frontendRunning())).toMatchObject({ kind: 'start_stage', agent: 'backend', stage: 3 });
+  });
+
+  it('the join still waits for the branch that is running', () => {
+    const log = frontendRunning()
+      .add({ type: 'stage_started', stage: 3, activation: 'a3', agent: 'backend', input: 'plan', attempt: 1 })
+      .add({
+        type: 'stage_completed',
+        stage: 2,
+        activation: 'a2',
+        agent: 'frontend',
+        output: 'form',
+        usage: { input_tokens: 1, output_tokens: 1 },
+        durationMs: 1,
+      })
+      .add({
+        type: 'handoff',
+        stage: 2,
+        activation: 'a2',
+        targets: [{ agent: 'reviewer', input: 'form', condition: 'always' }],
+      });
+    expect(nextSteps(log.state)).toEqual([]);
+    log
+      .add({
+        type: 'stage_completed',
+        stage: 3,
+        activation: 'a3',
+        agent: 'backend',
+        output: 'api',
+        usage: { input_tokens: 1, output_tokens: 1 },
+        durationMs: 1,
+      })
+      .add({
+        type: 'handoff',
+        stage: 3,
+        activation: 'a3',
+        targets: [{ agent: 'reviewer', input: 'api', condition: 'always' }],
+      });
+    expect(only(log)).toEqual({ kind: 'join', agent: 'reviewer', activations: ['a4', 'a5'] });
+  });
+});
+
 describe('planner: sessions', () => {
   const p = (extra = {}) =>
     pipeline(

@@ -1,7 +1,13 @@
 import { type HandoffTarget, isTerminal, type SessionTurn, type TaskErrorKind } from '../core/events.js';
-import { type AgentNode, findNode, type PipelineNode, type SessionNode } from '../core/pipeline.js';
+import {
+  type AgentNode,
+  findNode,
+  type Pipeline,
+  type PipelineNode,
+  type SessionNode,
+} from '../core/pipeline.js';
 import { parseHumanInputQuestions } from '../pipeline/lang/directives.js';
-import { canReach } from '../pipeline/lang/graph.js';
+import { canReach, successors } from '../pipeline/lang/graph.js';
 import { TemplateError } from '../pipeline/lang/template.js';
 import { resolveHandoffs } from './handoffs.js';
 import { planSession } from './session-plan.js';
@@ -76,6 +82,9 @@ export type Step =
   | { kind: 'verify_final'; sha: string; agent: string }
   | { kind: 'complete' }
   | { kind: 'fail'; reason: string; stage: number | null; errorKind: TaskErrorKind | null };
+
+export type StepKind = Step['kind'];
+export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
 
 export function stepKey(step: Step): string {
   switch (step.kind) {
@@ -258,17 +267,15 @@ function defaultBeforeQuestion(node: PipelineNode, input: string): string {
 function planJoin(state: TaskState, activation: Activation, open: Activation[]): Step | null | 'go' {
   const group = activation.group!;
   const here = activation.agent;
-  const pipeline = state.definition;
+  const reaches = branchReach(state, group);
   const others = open.filter((a) => a !== activation && lineageIn(state, a, group) !== activation.lineage);
   const inGroup = others.filter((a) => lineageIn(state, a, group) !== null);
   const working = inGroup.filter((a) => a.status !== 'ready');
-  if (working.some((a) => canReach(pipeline, a.agent, here))) return null;
+  if (working.some((a) => reaches(a.agent, here))) return null;
   const readyElsewhere = inGroup.filter((a) => a.status === 'ready' && a.agent !== here);
   const blocked = readyElsewhere.some(
     (a) =>
-      canReach(pipeline, a.agent, here) &&
-      !canReach(pipeline, here, a.agent) &&
-      !working.some((w) => canReach(pipeline, w.agent, a.agent)),
+      reaches(a.agent, here) && !reaches(here, a.agent) && !working.some((w) => reaches(w.agent, a.agent)),
   );
   if (blocked) return null;
   const arrived = inGroup.filter((a) => a.status === 'ready' && a.agent === here && a.stage === null);
@@ -277,6 +284,51 @@ function planJoin(state: TaskState, activation: Activation, open: Activation[]):
   // one join per agent: only the earliest arrival proposes it
   if (parts[0] !== activation) return null;
   return { kind: 'join', agent: here, activations: parts.map((a) => a.id) };
+}
+
+/**
+ * Where a branch of `group` can still go as that branch: through handoffs, but not back through
+ * the agent that fanned out. Going back there (a reviewer's `on_reject` to the planner) is a new
+ * fan-out after this one has joined, not this branch arriving somewhere — counted as arriving,
+ * it made every branch wait for the others to finish, so they ran one after another.
+ */
+function branchReach(state: TaskState, group: string): (from: string, to: string) => boolean {
+  const pipeline = state.definition;
+  const source = fanOutAgent(state, group);
+  if (source === null) return (from, to) => canReach(pipeline, from, to);
+  return (from, to) => reachableInBranch(pipeline, source, from).has(to);
+}
+
+const branchReachCache = new WeakMap<Pipeline, Map<string, Set<string>>>();
+
+/** Every agent reachable from `from` (itself included) without going on from `source`. */
+function reachableInBranch(pipeline: Pipeline, source: string, from: string): Set<string> {
+  const perPipeline = branchReachCache.get(pipeline) ?? new Map<string, Set<string>>();
+  branchReachCache.set(pipeline, perPipeline);
+  const key = `${source}\0${from}`;
+  const cached = perPipeline.get(key);
+  if (cached) return cached;
+  const seen = new Set([from]);
+  const queue = [from];
+  for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+    if (id === source && id !== from) continue;
+    const node = findNode(pipeline, id);
+    for (const next of node ? successors(pipeline, node) : []) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      queue.push(next);
+    }
+  }
+  perPipeline.set(key, seen);
+  return seen;
+}
+
+/** The agent whose handoff opened `group`: the origin of the group's first activation. */
+function fanOutAgent(state: TaskState, group: string): string | null {
+  for (const a of state.activations.values()) {
+    if (a.group === group) return a.origin?.agent ?? null;
+  }
+  return null;
 }
 
 function planSettling(state: TaskState, activation: Activation, node: AgentNode): Step | null {

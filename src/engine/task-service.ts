@@ -1,7 +1,8 @@
 import type { Chunk } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
-import { awaitsPerson, isTerminal, type TaskEvent } from '../core/events.js';
+import { awaitsPerson, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
+import { checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import type { SizeRecord } from '../core/spec.js';
@@ -62,6 +63,8 @@ export class TaskService {
     size?: SizeRecord;
   }): string {
     const { pipeline } = options;
+    // a fix's input carries its parent's context: only the request in it is the person's (fix)
+    if (options.kind !== 'fix') checkTaskInput(options.input);
     this.checkRouting(pipeline, options.tier ?? null);
     const routed = options.agent === undefined && pipeline.entry_point === 'auto';
     const startAgent = options.agent ?? pipeline.agents[0]?.id;
@@ -70,7 +73,7 @@ export class TaskService {
         hint: `agents: ${pipeline.agents.map((a) => a.id).join(', ')}`,
       });
     }
-    const event: Extract<TaskEvent, { type: 'task_created' }> = {
+    const event: EventOf<'task_created'> = {
       type: 'task_created',
       pipeline: pipeline.name,
       pipelineFile: pipeline.file,
@@ -174,6 +177,7 @@ export class TaskService {
 
   /** Starts a follow-up task carrying a finished task's context, linked to it. */
   fix(parentId: string, request: string, options: { agent?: string; script?: Script | null } = {}): string {
+    checkTaskInput(request, 'the fix request');
     const parent = this.state(parentId);
     const input = [
       `[FIX — follow-up from ${parentId}]`,

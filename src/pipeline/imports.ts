@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { containedPath } from '../core/contained-path.js';
 import { didYouMean } from './closest.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { collectAgents, isMapping, type LocatedAgent } from './located-agent.js';
@@ -9,11 +10,15 @@ import { AgentListSchema, ImportSchema, PipelineSchema } from './schema.js';
 import { checkSchema } from './schema-issues.js';
 import { type Path, YamlSource } from './yaml-source.js';
 
+export const OUTSIDE_HINT = 'a pipeline sent through the API can only name files inside the project';
+
 export interface ImportContext {
   /** The importing pipeline's resolved params: imported agents are substituted with them too. */
   params: Record<string, unknown>;
   sink: DiagnosticSink;
   invalid: Set<string>;
+  /** Files outside this directory cannot be imported (LoadOptions.within). */
+  within?: string;
 }
 
 /**
@@ -52,6 +57,10 @@ function importAgents(
     if (chain.includes(file)) {
       const cycle = [...chain, file].map((f) => path.basename(f)).join(' → ');
       context.sink.error(at('from'), `import cycle: ${cycle}`, 'a file cannot import a file that imports it');
+      return [];
+    }
+    if (context.within && containedPath(context.within, file).kind === 'outside') {
+      context.sink.error(at('from'), `cannot import "${spec.from}": it is outside the project`, OUTSIDE_HINT);
       return [];
     }
     if (!existsSync(file)) {

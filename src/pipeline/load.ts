@@ -29,6 +29,11 @@ export interface LoadOptions {
   paramsFile?: string;
   /** The pipeline's name; defaults to the file name without extension. */
   name?: string;
+  /**
+   * Set for pipelines that come through the HTTP API: the files they name (`imports`,
+   * `output_schema`) must be inside this directory, the project's.
+   */
+  within?: string;
 }
 
 export interface CompileOptions extends LoadOptions {
@@ -99,7 +104,12 @@ export function compilePipeline(
     sink,
   );
   const invalidIds = new Set<string>();
-  const { agents, substituted } = documentAgents(document, source, { params, sink, invalid: invalidIds });
+  const { agents, substituted } = documentAgents(document, source, {
+    params,
+    sink,
+    invalid: invalidIds,
+    ...(opts.within ? { within: opts.within } : {}),
+  });
   const written = uniqueIds(agents, sink);
   const extended = resolveExtends(written, sink, invalidIds);
   const abstractIds = new Set(extended.filter((a) => a.raw.abstract).map((a) => a.raw.id));
@@ -136,7 +146,7 @@ export function compilePipeline(
   };
   checkReferences(compiled, sink);
   checkTemplates(compiled, sink);
-  resolveOutputSchemas(compiled, sink);
+  resolveOutputSchemas(compiled, sink, opts.within);
   return compiled;
 }
 

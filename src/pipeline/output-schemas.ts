@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { containedPath } from '../core/contained-path.js';
 import { messageOf } from '../core/errors.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
+import { OUTSIDE_HINT } from './imports.js';
 import { schemaProblem } from './lang/json-schema-check.js';
 
 /**
@@ -11,7 +13,11 @@ import { schemaProblem } from './lang/json-schema-check.js';
  * in; JSON or YAML) and the schema put inline on the node, so a task carries it in its
  * definition; a missing file or a schema ajv cannot compile is an error where it was written.
  */
-export function resolveOutputSchemas(compiled: CompiledPipeline, sink: DiagnosticSink): void {
+export function resolveOutputSchemas(
+  compiled: CompiledPipeline,
+  sink: DiagnosticSink,
+  within?: string,
+): void {
   for (const node of compiled.pipeline.agents) {
     const located = compiled.definitions.get(node.id);
     const raw = located?.raw.output_schema;
@@ -21,6 +27,10 @@ export function resolveOutputSchemas(compiled: CompiledPipeline, sink: Diagnosti
     if (typeof raw === 'string') {
       const origin = located.inherited.output_schema ?? located.at;
       const file = path.resolve(path.dirname(origin.source.file), raw);
+      if (within && containedPath(within, file).kind === 'outside') {
+        sink.error(at, `output_schema file \`${raw}\` is outside the project`, OUTSIDE_HINT);
+        continue;
+      }
       try {
         schema = parseYaml(readFileSync(file, 'utf8'));
       } catch (error) {

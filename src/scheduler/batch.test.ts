@@ -25,6 +25,16 @@ describe('parseBatch', () => {
     expect(parseBatch({ tasks: [{ input: 'x' }] }, 't.json')).toHaveLength(1);
   });
 
+  it('refuses the whole batch when one input is over the task input limit, before any starts', () => {
+    const big = 'x'.repeat(256 * 1024 + 1);
+    expect(() => parseBatch([{ input: 'a' }, { input: big }], 't.json')).toThrow(
+      expect.objectContaining({
+        code: 'too_large',
+        message: 't.json: task 2: the input is 262145 bytes, over the 256 KiB limit',
+      }),
+    );
+  });
+
   it('refuses duplicates, unknown dependencies and cycles with one clear line', () => {
     expect(() =>
       parseBatch(

@@ -1,5 +1,6 @@
 import { messageOf, UsageError } from '../core/errors.js';
 import type { TaskStatus } from '../core/events.js';
+import { checkTaskInput } from '../core/input-limit.js';
 import { parseTaskSize, TASK_SIZES, type TaskSize } from '../core/spec.js';
 
 /** One task of a batch (`troupe run --from tasks.json`). */
@@ -33,6 +34,8 @@ export function parseBatch(raw: unknown, file: string): BatchSpec[] {
     const e = entry as Record<string, unknown>;
     const where = `${file}: task ${i + 1}`;
     if (typeof e?.input !== 'string' || !e.input.trim()) throw new UsageError(`${where}: needs an input`);
+    // before any task starts: a batch is refused whole, not half run
+    checkTaskInput(e.input, `${where}: the input`);
     const deps = e.depends_on ?? [];
     if (!Array.isArray(deps) || deps.some((d) => typeof d !== 'string')) {
       throw new UsageError(`${where}: depends_on is a list of task ids`);

@@ -6,7 +6,7 @@ import { example, waitFor } from '../../test/support/troupe.js';
 import { TASK_STATUSES } from '../core/events.js';
 import { loadProjectConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { Route } from './api/define.js';
+import { errorStatuses, type Route } from './api/define.js';
 import { apiRoutes, ErrorBody } from './api/routes.js';
 import { createApp, type TroupeApp } from './app.js';
 import { openApiDocument } from './openapi.js';
@@ -92,7 +92,7 @@ async function call<T = Record<string, unknown>>(
   const status = response.status;
   const declared =
     route.responses[status] ??
-    (route.errors?.some((s) => s === status) ? { description: 'error', json: ErrorBody } : undefined);
+    (errorStatuses(route).some((s) => s === status) ? { description: 'error', json: ErrorBody } : undefined);
   if (!declared) expect.fail(`${method} ${url} answered ${status}, undeclared: ${await response.text()}`);
   if (!('json' in declared)) {
     if (declared.content) expect(response.headers.get('content-type')).toContain(declared.content);
@@ -249,6 +249,7 @@ describe('every route answers what it declares', () => {
     );
     expect(await error('GET', '/api/tasks?status=running,bogus')).toMatch(/^\?status: .*"waiting"/);
     expect(await error('GET', '/api/tasks?limit=0')).toMatch(/^\?limit: /);
+    expect((await call('POST', '/api/run', { input: 'x'.repeat(300 * 1024) })).status).toBe(413);
   });
 
   it('takes every value its query parameters declare', async () => {

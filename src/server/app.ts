@@ -6,6 +6,7 @@ import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
 import { serverApi } from './api/events.js';
 import { guard } from './auth.js';
+import { limitBodies } from './body-limit.js';
 import type { ServerContext } from './context.js';
 import { ApiError, errorResponse } from './errors.js';
 import { EventHub } from './event-hub.js';
@@ -62,6 +63,7 @@ export function createApp(options: AppOptions): TroupeApp {
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
   app.use('*', guard({ token: options.token ?? null }));
+  app.use('/api/*', limitBodies());
   handle(app, serverApi.openapi, ({ reply }) => reply(200, openApiDocument()));
   app.route('/', taskRoutes(ctx));
   app.route('/', runRoutes(ctx));

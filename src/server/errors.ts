@@ -17,9 +17,9 @@ export class ApiError extends TroupeError {
 /**
  * troupe's error codes as HTTP statuses: the one mapping, as exit-codes.ts is for the CLI.
  * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
- * or mailbox), 422 a pipeline, config, script or message that cannot be used, 500 a failure on
- * this machine (git, the bus's config or disk), 502 the agent's CLI or provider, 504 a wait
- * that ran out.
+ * or mailbox), 413 a body or input over its limit, 422 a pipeline, config, script or message
+ * that cannot be used, 500 a failure on this machine (git, the bus's config or disk), 502 the
+ * agent's CLI or provider, 504 a wait that ran out.
  */
 export const STATUS_BY_CODE = {
   usage: 400,
@@ -33,6 +33,7 @@ export const STATUS_BY_CODE = {
   bus_dlq_retry_refused: 409,
   merge_conflict: 409,
   branch_in_use: 409,
+  repo_without_commits: 409,
   pipeline_invalid: 422,
   script_invalid: 422,
   template_error: 422,
@@ -41,6 +42,7 @@ export const STATUS_BY_CODE = {
   routing_unavailable: 422,
   scripted_effect_invalid: 422,
   bus_message_invalid: 422,
+  too_large: 413,
   git_failed: 500,
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
@@ -58,10 +60,14 @@ export function errorResponse(c: Context, error: unknown): Response {
       STATUS_BY_CODE[error.code],
     );
   }
+  // An error troupe did not expect: its message can hold Node's internals, paths on this
+  // machine, file contents; it goes to the server's log, the client learns only that it failed.
+  console.error(`troupe serve: internal error on ${c.req.method} ${c.req.path}: ${messageOf(error)}`);
   if (process.env.TROUPE_DEBUG) console.error(error);
-  // an unexpected error: its message only, never a stack or the environment
-  const message = messageOf(error);
-  return c.json({ error: { code: 'internal', message } }, 500);
+  return c.json(
+    { error: { code: 'internal', message: 'internal error', hint: 'the server log says what went wrong' } },
+    500,
+  );
 }
 
 export function badRequest(message: string): ApiError {

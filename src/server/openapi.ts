@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { components, type ErrorStatus, type Route } from './api/define.js';
+import { components, type ErrorStatus, errorStatuses, type Route } from './api/define.js';
 import { apiRoutes, ErrorBody } from './api/routes.js';
 
 /**
@@ -17,6 +17,7 @@ const ERROR_TEXT: Record<ErrorStatus, string> = {
   400: 'bad request (a missing or malformed field, parameter or body)',
   404: 'no such task, pipeline or agent',
   409: 'the task is not in a state that allows this (or: an agent with that id exists)',
+  413: 'the body, or a text in it, is over its limit',
   422: 'the pipeline or script is invalid (agent edits: `diagnostics` of the result, nothing saved)',
 };
 
@@ -60,7 +61,7 @@ export function generate(routes: readonly Route[]): Record<string, unknown> {
           ]),
         ),
         ...Object.fromEntries(
-          (route.errors ?? []).map((status) => [
+          errorStatuses(route).map((status) => [
             String(status),
             {
               description: ERROR_TEXT[status],

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { containedPath } from '../core/contained-path.js';
 import type { Pipeline } from '../core/pipeline.js';
 import { loadProjectConfig } from '../pipeline/config.js';
 import { type Diagnostic, DiagnosticSink } from '../pipeline/diagnostics.js';
@@ -13,8 +14,11 @@ import { ApiError } from './errors.js';
 
 const NAME = /^[\w][\w.-]*$/;
 
+/** The project's pipelines, less any that is a symlink to a file outside it. */
 export function pipelineEntries(root: string): PipelineEntry[] {
-  return listPipelines(root, loadProjectConfig(root));
+  return listPipelines(root, loadProjectConfig(root)).filter(
+    (p) => containedPath(root, p.file).kind === 'inside',
+  );
 }
 
 export function findPipeline(root: string, name: string): PipelineEntry {
@@ -43,10 +47,13 @@ export interface TextCheck {
   diagnostics: Diagnostic[];
 }
 
-/** Every problem of pipeline text as if it were the file `file` (imports resolve beside it). */
-export function checkPipelineText(text: string, file: string, name: string): TextCheck {
+/**
+ * Every problem of pipeline text as if it were the file `file` (imports resolve beside it, and
+ * must be inside the project, as every file a pipeline of the API names).
+ */
+export function checkPipelineText(root: string, text: string, file: string, name: string): TextCheck {
   const sink = new DiagnosticSink();
-  const compiled = compilePipeline(text, file, { requireParams: false, name }, sink);
+  const compiled = compilePipeline(text, file, { requireParams: false, name, within: root }, sink);
   if (compiled && !sink.hasErrors) lintPipeline(compiled, sink);
   return {
     ...(compiled && !sink.hasErrors ? { pipeline: compiled.pipeline } : {}),

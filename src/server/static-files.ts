@@ -28,6 +28,8 @@ export function serveDashboard(root: string) {
     } catch {
       return c.text('bad path', 400);
     }
+    // no file name holds a NUL, and the file system calls would throw on it
+    if (rel.includes('\0')) return c.text('not found', 404);
     const file = path.resolve(base, `.${path.posix.normalize(`/${rel}`)}`);
     if (file !== base && !file.startsWith(`${base}${path.sep}`)) return c.text('not found', 404);
     const found = isFile(file) ? file : path.extname(rel) ? null : path.join(base, 'index.html');

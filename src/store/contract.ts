@@ -1,12 +1,13 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { NotFoundError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
-import type { TaskEvent } from '../core/events.js';
+import type { EventOf } from '../core/events.js';
 import { agent, pipeline } from '../engine/test-pipelines.js';
 
-/** What every event store must do. SQLite runs it now; PostgreSQL will run the same suite. */
+/** What every event store must do: SQLite and the in-memory store run it; PostgreSQL will run the same suite. */
 export function storeContract(name: string, open: () => EventStore) {
-  const created: Extract<TaskEvent, { type: 'task_created' }> = {
+  const created: EventOf<'task_created'> = {
     type: 'task_created',
     pipeline: 'p',
     pipelineFile: 'p.yaml',
@@ -120,6 +121,94 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.tasks({ limit: 1, offset: 1 }).map((t) => t.id)).toEqual([ids[1]]);
     });
 
+    it('lists the tasks of one pipeline, with the status filter and the page applied to them', () => {
+      store = open();
+      const [p1, q1, p2, q2] = ['p', 'q', 'p', 'q'].map(
+        (name) => store.createTask({ ...created, pipeline: name }).taskId,
+      );
+      store.append(q1!, [{ type: 'task_completed' }], { status: 'completed' });
+      expect(store.tasks({ pipeline: 'q' }).map((t) => t.id)).toEqual([q2, q1]);
+      expect(store.tasks({ pipeline: 'p', limit: 1 }).map((t) => t.id)).toEqual([p2]);
+      expect(store.tasks({ pipeline: 'p', limit: 1, offset: 1 }).map((t) => t.id)).toEqual([p1]);
+      expect(store.tasks({ pipeline: 'q', status: ['completed'] }).map((t) => t.id)).toEqual([q1]);
+      expect(store.tasks({ pipeline: 'none' })).toEqual([]);
+    });
+
+    it('hands back events of its own: changing one that was read changes nothing stored', () => {
+      store = open();
+      const { taskId } = store.createTask(created);
+      const [read] = [...store.events(taskId)];
+      if (read?.type !== 'task_created') throw new Error('no task_created read back');
+      read.input = 'changed';
+      read.definition.agents.length = 0;
+      const [again] = [...store.events(taskId)];
+      expect(again).toMatchObject({ type: 'task_created', input: 'do it' });
+      expect(again?.type === 'task_created' && again.definition.agents.map((a) => a.id)).toEqual(['a']);
+    });
+
+    it('refuses an append to a task it does not have', () => {
+      store = open();
+      expect(() => store.append('T-000000', [{ type: 'task_completed' }], { status: 'completed' })).toThrow(
+        NotFoundError,
+      );
+      expect([...store.events('T-000000')]).toEqual([]);
+      expect(store.task('T-000000')).toBeUndefined();
+    });
+
+    it('restarts a task from a seq: later events are set aside, even after the task ended', () => {
+      store = open();
+      const { taskId } = store.createTask(created);
+      const started = (stage: number, agent: string) =>
+        ({ type: 'stage_started', stage, activation: 'a1', agent, input: 'x', attempt: 1 }) as const;
+      const [, second] = store.append(taskId, [started(1, 'a'), started(2, 'b')], { status: 'running' });
+      store.append(taskId, [{ type: 'task_failed', reason: 'no', stage: 2, errorKind: null }], {
+        status: 'failed',
+      });
+      const restarted = store.restart(
+        taskId,
+        second!.seq,
+        { type: 'task_restarted', fromStage: 2 },
+        {
+          status: 'running',
+        },
+      );
+      expect(restarted.seq).toBeGreaterThan(second!.seq);
+      expect([...store.events(taskId)].map((e) => e.type)).toEqual([
+        'task_created',
+        'stage_started',
+        'task_restarted',
+      ]);
+      expect(store.task(taskId)).toMatchObject({ status: 'running', currentAgent: 'a' });
+      expect(store.eventsSince(0, 100).filter((e) => e.taskId === taskId)).toHaveLength(3);
+      expect([...store.eventsOfTypes(['stage_started'])].filter((e) => e.taskId === taskId)).toHaveLength(1);
+    });
+
+    it('reads all tasks’ events after a global seq, at most `limit` of them', () => {
+      store = open();
+      const a = store.createTask(created);
+      const b = store.createTask(created);
+      store.append(a.taskId, [{ type: 'task_completed' }], { status: 'completed' });
+      const since = store.eventsSince(a.seq, 10);
+      expect(since.map((e) => e.taskId)).toEqual([b.taskId, a.taskId]);
+      expect(store.eventsSince(a.seq, 1).map((e) => e.seq)).toEqual([b.seq]);
+    });
+
+    it('closes a provider until its reset; a later reset wins, an earlier one does not shorten it', () => {
+      store = open();
+      const now = new Date('2026-11-29T12:00:00Z');
+      store.closeProvider('gemini', '2026-11-29T12:10:00Z');
+      store.closeProvider('claude', '2026-11-29T12:05:00Z');
+      store.closeProvider('claude', '2026-11-29T12:01:00Z');
+      expect(store.closedProviders(now)).toEqual([
+        { provider: 'claude', resetAt: '2026-11-29T12:05:00Z' },
+        { provider: 'gemini', resetAt: '2026-11-29T12:10:00Z' },
+      ]);
+      store.closeProvider('claude', '2026-11-29T12:20:00Z');
+      expect(store.closedProviders(new Date('2026-11-29T12:15:00Z'))).toEqual([
+        { provider: 'claude', resetAt: '2026-11-29T12:20:00Z' },
+      ]);
+    });
+
     it('leases a task to one live process at a time; a dead holder’s lease is free', () => {
       store = open();
       const { taskId } = store.createTask(created);
@@ -132,6 +221,17 @@ export function storeContract(name: string, open: () => EventStore) {
       // that pid does not exist: the lease counts as free
       expect(store.leaseHolder(taskId)).toBeNull();
       expect(store.tryLease(taskId, me)).toBe(true);
+    });
+
+    it('releases a lease only for its holder, and leases no task it does not have', () => {
+      store = open();
+      const { taskId } = store.createTask(created);
+      const me = { pid: process.pid, host: hostname() };
+      expect(store.tryLease(taskId, me)).toBe(true);
+      store.releaseLease(taskId, { pid: process.pid, host: 'another-host' });
+      expect(store.leaseHolder(taskId)).toEqual(me);
+      expect(store.tryLease(taskId, { pid: process.pid, host: 'another-host' })).toBe(false);
+      expect(() => store.tryLease('T-000000', me)).toThrow(NotFoundError);
     });
   });
 }

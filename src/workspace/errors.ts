@@ -1,4 +1,4 @@
-import { TroupeError } from '../core/errors.js';
+import { StateError, TroupeError } from '../core/errors.js';
 
 /** A git command troupe ran failed for a reason troupe does not handle itself; carries git's words. */
 export class GitError extends TroupeError {
@@ -27,4 +27,42 @@ export class MergeConflictError extends TroupeError {
   ) {
     super(`merging ${branch} into ${into} conflicts in ${files.join(', ')}`, hint ? { hint } : undefined);
   }
+}
+
+/** A task's worktree starts from a commit, and the repository (or its base branch) has none yet. */
+export class NoCommitError extends TroupeError {
+  readonly code = 'repo_without_commits';
+  constructor(
+    readonly repo: string,
+    readonly branch: string,
+  ) {
+    // the fix is in the message too: a task that fails on it reports the message alone
+    super(
+      `${branch} in ${repo} has no commit yet, and a task's worktree starts from one: make a first commit, then run again`,
+      {
+        hint: 'commit what is there (git add -A && git commit -m "first commit"), or start from nothing (git commit --allow-empty -m "first commit")',
+      },
+    );
+  }
+}
+
+/** The base is checked out in a checkout with uncommitted changes: merging there could mix them in. */
+export class DirtyCheckoutError extends StateError {
+  constructor(
+    readonly base: string,
+    readonly path: string,
+    readonly files: readonly string[],
+    taskId: string,
+  ) {
+    super(
+      `${base} is checked out in ${path} with uncommitted changes to ${someOf(files)}; troupe will not touch it`,
+      { hint: `commit or stash them there, then run \`troupe merge ${taskId}\`` },
+    );
+  }
+}
+
+/** `a, b, c and 4 more`. */
+function someOf(files: readonly string[], shown = 3): string {
+  if (files.length <= shown + 1) return files.join(', ');
+  return `${files.slice(0, shown).join(', ')} and ${files.length - shown} more`;
 }

@@ -1,5 +1,5 @@
 export { commitStage, type StageCommitInfo, stageCommitMessage } from './commit.js';
-export { GitError, MergeConflictError } from './errors.js';
+export { DirtyCheckoutError, GitError, MergeConflictError, NoCommitError } from './errors.js';
 export { assertAgentId, assertTaskId } from './ids.js';
 export {
   type MergeBranchesResult,
@@ -10,7 +10,7 @@ export {
 } from './merge.js';
 export { type PruneAction, type PruneOptions, pruneWorktrees } from './prune.js';
 export { type PullRequestOptions, type PullRequestResult, pullRequest } from './pull-request.js';
-export { currentBranch, ensureExcluded, findRepo, isDirty } from './repo.js';
+export { currentBranch, ensureExcluded, findRepo, isDirty, uncommittedFiles } from './repo.js';
 export {
   applyScriptedEffects,
   ScriptedEffectError,

@@ -131,6 +131,47 @@ describe('mergeIntoBase', () => {
     expect(read(repo, 'README.md')).toBe('mine\n');
   });
 
+  it('names the uncommitted files it refused for: a few, then how many more', async () => {
+    const repo = await tmpRepo();
+    await taskWithCommit(repo);
+    writeFiles(repo, { 'README.md': 'mine\n', 'a.txt': '', 'b.txt': '', 'c.txt': '', 'd.txt': '' });
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toThrow(
+      /with uncommitted changes to README.md, a.txt, b.txt and 2 more; troupe will not touch it$/,
+    );
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'mine');
+    writeFiles(repo, { 'README.md': 'more\n' });
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toMatchObject({
+      name: 'DirtyCheckoutError',
+      files: ['README.md'],
+      hint: 'commit or stash them there, then run `troupe merge T-1`',
+    });
+  });
+
+  it("troupe's untracked files under .troupe/ (troupe init's pipeline) do not hold the merge", async () => {
+    const repo = await tmpRepo();
+    const { sha } = await taskWithCommit(repo);
+    writeFiles(repo, {
+      '.troupe/.gitignore': '/*\n!/pipelines/\n',
+      '.troupe/pipelines/default.yaml': 'agents: []\n',
+      '.troupe/config.yaml': 'default_pipeline: default\n',
+    });
+    const before = await status(repo);
+    expect(before).toContain('?? .troupe/');
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toMatchObject({ merged: 'fast-forward', sha });
+    expect(await status(repo)).toBe(before);
+  });
+
+  it('an untracked file under .troupe/ that the merge would write still holds it', async () => {
+    const repo = await tmpRepo();
+    await taskWithCommit(repo, '.troupe/pipelines/default.yaml', 'from the task\n');
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': 'mine\n' });
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toThrow(
+      /uncommitted changes to .troupe\/pipelines\/default.yaml; troupe will not touch it/,
+    );
+    expect(read(repo, '.troupe/pipelines/default.yaml')).toBe('mine\n');
+  });
+
   it('a conflict with base is reported and base stays where it was', async () => {
     const repo = await tmpRepo({ 'README.md': 'hi\n' });
     await taskWithCommit(repo, 'README.md', 'task version\n');

@@ -3,10 +3,10 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { Conflict } from '../core/task-workspace.js';
-import { GitError } from './errors.js';
+import { DirtyCheckoutError, GitError } from './errors.js';
 import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
-import { ensureExcluded, isDirty, scratchDir } from './repo.js';
+import { ensureExcluded, isDirty, scratchDir, type UncommittedFile, uncommittedFiles } from './repo.js';
 import { branchBase, DEFAULT_BRANCH_PREFIX, taskBranch } from './task-worktree.js';
 import { worktreeEntries } from './worktree-list.js';
 
@@ -84,12 +84,8 @@ export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<Merg
 
   if (checkedOut) {
     // moving the branch under a checkout would leave its files behind: merge in that checkout
-    if (await isDirty(checkedOut.path)) {
-      throw new StateError(
-        `${base} is checked out in ${checkedOut.path} with uncommitted changes; troupe will not touch it`,
-        { hint: `commit or stash them there, then run \`troupe merge ${options.taskId}\`` },
-      );
-    }
+    const dirty = await blockingChanges(checkedOut.path, baseTip, tip);
+    if (dirty.length > 0) throw new DirtyCheckoutError(base, checkedOut.path, dirty, options.taskId);
     const ff = await isAncestor(repo, baseTip, tip);
     if (ff) {
       await gitOk(checkedOut.path, ['merge', '--ff-only', '--quiet', `refs/heads/${branch}`], { env });
@@ -118,6 +114,22 @@ export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<Merg
   } finally {
     await git(repo, ['worktree', 'remove', '--force', '--force', scratch]);
   }
+}
+
+/**
+ * The uncommitted changes in a checkout that keep troupe from merging there. Untracked files under
+ * `.troupe/` do not count: they are troupe's (`troupe init`'s pipeline and config, not yet
+ * committed; its state is ignored anyway) and a merge leaves them alone — unless it would write
+ * one of them.
+ */
+async function blockingChanges(checkout: string, baseTip: string, tip: string): Promise<string[]> {
+  const files = await uncommittedFiles(checkout);
+  const troupes = (f: UncommittedFile) => f.untracked && f.path.startsWith('.troupe/');
+  if (!files.some(troupes)) return files.map((f) => f.path);
+  const incoming = (await gitOk(checkout, ['diff', '--name-only', '-z', `${baseTip}...${tip}`]))
+    .split('\0')
+    .filter(Boolean);
+  return files.filter((f) => !troupes(f) || incoming.includes(f.path)).map((f) => f.path);
 }
 
 /** Merges; on a conflict aborts and returns the conflicting files; null when merged. */

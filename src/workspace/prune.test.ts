@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rev, sh, tmpRepo, writeFiles } from '../../test/support/git-repo.js';
+import { rev, sh, status, tmpRepo, writeFiles } from '../../test/support/git-repo.js';
 import { commitStage } from './commit.js';
 import { mergeBranches, mergeIntoBase } from './merge.js';
 import { pruneWorktrees } from './prune.js';
@@ -98,7 +98,7 @@ describe('pruneWorktrees', () => {
     expect(await listWorktrees(repo)).toEqual([]);
   });
 
-  it('keeps a running task and a dirty worktree; force commits the uncommitted changes before archiving', async () => {
+  it('keeps an unended task and a dirty worktree (a running one even with force); force commits the uncommitted changes before archiving', async () => {
     const repo = await tmpRepo();
     const { wt } = await taskWithCommit(repo);
     await mergeIntoBase({ repo, taskId: 'T-1' });
@@ -107,6 +107,11 @@ describe('pruneWorktrees', () => {
     expect(await pruneWorktrees(repo, { endedTasks: ended() })).toMatchObject([
       { action: 'keep', reasons: ['task has not ended', 'uncommitted changes'] },
     ]);
+    const runningTask = (task: string) => (task === 'T-1' ? 'task is running (process 7)' : null);
+    expect(await pruneWorktrees(repo, { endedTasks: ended(), force: true, runningTask })).toMatchObject([
+      { action: 'keep', running: true, reasons: ['task is running (process 7)', 'uncommitted changes'] },
+    ]);
+    expect(await status(wt.path)).toBe('?? late.txt');
     const [forced] = await pruneWorktrees(repo, { endedTasks: ended(), force: true });
     expect(forced).toMatchObject({ action: 'remove', archivedAs: 'troupe/archive/T-1' });
     expect(await sh(repo, 'show', `${forced!.committed}:late.txt`)).toBe('late edit');

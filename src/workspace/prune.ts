@@ -10,6 +10,11 @@ export interface PruneOptions {
   force?: boolean;
   /** Tasks that have ended (completed, failed, cancelled). */
   endedTasks: ReadonlySet<string>;
+  /**
+   * Why a task is running right now (a live process holds its lease), or null. Asked for each
+   * worktree just before it is removed; a running task's worktrees are kept even with `force`.
+   */
+  runningTask?: (task: string) => string | null;
 }
 
 export interface PruneAction {
@@ -25,12 +30,14 @@ export interface PruneAction {
   archivedAs: string | null;
   /** The commit made of its uncommitted changes before removing it (force only). */
   committed: string | null;
+  /** Kept because its task is running (force does not remove it). */
+  running: boolean;
 }
 
 /**
  * Removes worktrees (and their branches) whose task ended and whose commits are merged into
- * base or pushed. Anything else is kept, with the reasons, unless `force`; even then no commit is
- * lost: uncommitted changes are committed, and an unmerged branch is kept as tag
+ * base or pushed. Anything else is kept, with the reasons, unless `force` — and a running task's
+ * worktrees are kept even then. With `force` no commit is lost: uncommitted changes are committed, and an unmerged branch is kept as tag
  * `troupe/archive/<name>` before it is deleted. Fan-out branches go before task branches, so a
  * fan-out merged into its task branch counts as merged.
  */
@@ -42,17 +49,20 @@ export async function pruneWorktrees(repo: string, options: PruneOptions): Promi
   const items = (await listWorktrees(root)).sort((a, b) => rank(a) - rank(b));
   const actions: PruneAction[] = [];
   for (const item of items) {
-    const reasons = unsafeReasons(item, options.endedTasks);
+    // removing a running task's worktree pulls its directory out from under the agent
+    const running = options.endedTasks.has(item.task) ? null : (options.runningTask?.(item.task) ?? null);
+    const reasons = unsafeReasons(item, options.endedTasks, running);
     const action: PruneAction = {
       task: item.task,
       agent: item.agent,
       kind: item.kind,
       path: item.path,
       branch: item.branch,
-      action: reasons.length === 0 || options.force ? 'remove' : 'keep',
+      action: running === null && (reasons.length === 0 || options.force) ? 'remove' : 'keep',
       reasons,
       archivedAs: null,
       committed: null,
+      running: running !== null,
     };
     actions.push(action);
     if (action.action === 'keep') continue;
@@ -91,9 +101,10 @@ async function tipOf(repo: string, item: WorktreeInfo): Promise<string | null> {
   return item.head;
 }
 
-function unsafeReasons(item: WorktreeInfo, ended: ReadonlySet<string>): string[] {
+function unsafeReasons(item: WorktreeInfo, ended: ReadonlySet<string>, running: string | null): string[] {
   const reasons: string[] = [];
-  if (!ended.has(item.task)) reasons.push('task has not ended');
+  if (running !== null) reasons.push(running);
+  else if (!ended.has(item.task)) reasons.push('task has not ended');
   if (item.dirty) reasons.push('uncommitted changes');
   if (!item.merged && !item.pushed) {
     reasons.push(

@@ -27,6 +27,26 @@ export async function isDirty(path: string): Promise<boolean> {
   return status.length > 0;
 }
 
+export interface UncommittedFile {
+  /** Relative to the checkout. */
+  path: string;
+  untracked: boolean;
+}
+
+/** What `isDirty` sees, file by file (an untracked directory's files one by one), in git's order. */
+export async function uncommittedFiles(path: string): Promise<UncommittedFile[]> {
+  const records = (await gitOk(path, ['status', '--porcelain', '-z', '--untracked-files=all'])).split('\0');
+  const files: UncommittedFile[] = [];
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    if (record.length < 4) continue;
+    files.push({ path: record.slice(3), untracked: record.startsWith('??') });
+    // a rename or copy is followed by the path it came from
+    if (/^[RC]|^.[RC]/.test(record)) i++;
+  }
+  return files;
+}
+
 /** The branch a checkout has checked out (short name), or null when detached. */
 export async function currentBranch(path: string): Promise<string | null> {
   const result = await git(path, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
@@ -51,6 +71,7 @@ export function scratchDir(repo: string): string {
  */
 export const EXCLUDED = [
   '/.troupe/*',
+  '!/.troupe/.gitignore',
   '!/.troupe/pipelines/',
   '!/.troupe/config.yaml',
   '!/.troupe/params.yaml',

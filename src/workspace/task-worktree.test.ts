@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { read, rev, sh, status, tmpRepo, writeFiles } from '../../test/support/git-repo.js';
@@ -142,6 +143,19 @@ describe('ensureTaskWorktree', () => {
   it('an unknown base is a not-found error', async () => {
     const repo = await tmpRepo();
     await expect(ensureTaskWorktree({ repo, taskId: 'T-1', base: 'nope' })).rejects.toThrow(/not a commit/);
+  });
+
+  it('a repository without a commit (git init only) says to make a first commit', async () => {
+    const repo = mkdtempSync(join(tmpdir(), 'troupe-empty-'));
+    await sh(repo, 'init', '-q', '--initial-branch=master');
+    await expect(ensureTaskWorktree({ repo, taskId: 'T-1' })).rejects.toMatchObject({
+      name: 'NoCommitError',
+      code: 'repo_without_commits',
+      message: expect.stringMatching(
+        /^master in .* has no commit yet, .*make a first commit, then run again$/,
+      ),
+      hint: expect.stringContaining('git commit --allow-empty -m "first commit"'),
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError } from '../core/errors.js';
-import { GitError } from './errors.js';
+import { GitError, NoCommitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
 import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';
 import { currentBranch, ensureExcluded, worktreesDir } from './repo.js';
@@ -141,6 +141,11 @@ export async function defaultBase(repo: string): Promise<string> {
   return head;
 }
 
+/** A branch checked out (in the main checkout) that has no commit yet: a fresh `git init`. */
+async function isUnborn(repo: string, branch: string): Promise<boolean> {
+  return (await currentBranch(repo)) === branch && !(await refExists(repo, `refs/heads/${branch}`));
+}
+
 export async function branchBase(repo: string, branch: string): Promise<string | null> {
   const result = await git(repo, ['config', '--get', `branch.${branch}.troupeBase`]);
   return result.code === 0 && result.stdout.trim() ? result.stdout.trim() : null;
@@ -193,7 +198,10 @@ async function ensureWorktree(
     return { path, branch, base: (await branchBase(repo, branch)) ?? base, created: false };
   }
   const start = await resolveCommit(repo, base);
-  if (!start) throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
+  if (!start) {
+    if (await isUnborn(repo, base)) throw new NoCommitError(repo, base);
+    throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
+  }
   await gitOk(repo, ['worktree', 'add', '--no-track', '-b', branch, path, start]);
   await recordMeta(repo, branch, meta);
   return { path, branch, base, created: true };

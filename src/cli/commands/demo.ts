@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { action } from '../action.js';
 
@@ -23,15 +23,22 @@ export function registerDemo(program: Command): void {
           cwd: process.cwd(),
         });
         const code = await runForeground(project, id, { json: false });
+        const { troupeCommand, shorter } = await import('../self-command.js');
+        const troupe = troupeCommand();
+        const here = (path: string) => `${shorter(relative(process.cwd(), path), path)}/`;
+        const look: Array<[string, string]> = [
+          [`${troupe} status ${id}`, 'stages, gate verdicts, tokens'],
+          [`${troupe} context ${id}`, 'the shared context the agents saw'],
+          [here(join(project.root, '.troupe', 'tasks', id)), "context.md and each agent's notes"],
+          [here(join(packageRoot(), 'examples')), 'the pipelines and scripts to copy'],
+        ];
+        const width = Math.max(...look.map(([what]) => what.length)) + 2;
         process.stdout.write(
           [
             '',
             `The demo team (developer → reviewer with an llm gate → deployer) ran offline as task ${id}.`,
             'Look at:',
-            `  troupe status ${id}          stages, gate verdicts, tokens`,
-            `  troupe context ${id}         the shared context the agents saw`,
-            `  .troupe/tasks/${id}/         context.md and each agent's notes`,
-            '  examples/                       the pipelines and scripts to copy',
+            ...look.map(([what, why]) => `  ${what.padEnd(width)}${why}`),
             '',
           ].join('\n'),
         );

@@ -41,10 +41,13 @@ export function registerInit(program: Command): void {
         }
         mkdirSync(dir, { recursive: true });
         writeFileSync(file, starterPipeline(answers.runtime));
+        const ignore = join(root, '.troupe', '.gitignore');
+        const writesIgnore = !existsSync(ignore);
+        if (writesIgnore) writeFileSync(ignore, STATE_GITIGNORE);
         const { saveDefaultPipeline } = await import('../../pipeline/config.js');
         saveDefaultPipeline(root, answers.name);
         process.stdout.write(
-          `created .troupe/pipelines/${answers.name}.yaml (default pipeline)\nnext: troupe validate && troupe run "your task"\n`,
+          `created .troupe/pipelines/${answers.name}.yaml (default pipeline)\n${writesIgnore ? "created .troupe/.gitignore (keeps troupe's state out of git)\n" : ''}next: troupe validate && troupe run "your task"\n`,
         );
         return 0;
       }),
@@ -64,6 +67,18 @@ async function wizard(options: InitOptions): Promise<InitOptions> {
     rl.close();
   }
 }
+
+/**
+ * troupe's state stays out of commits however the project is committed (inside a worktree task
+ * troupe also excludes it in .git/info/exclude, docs/workspaces.md); what people write stays in.
+ */
+const STATE_GITIGNORE = `# troupe's state: task store, task files, worktrees, scratch checkouts (written by troupe init)
+/*
+!/.gitignore
+!/pipelines/
+!/config.yaml
+!/params.yaml
+`;
 
 function starterPipeline(runtime: string): string {
   return `# A starter team: a planner hands a plan to an executor. Edit freely; \`troupe validate\` checks it.

@@ -33,7 +33,7 @@ export function registerWorktrees(program: Command): void {
           throw new UsageError(
             'not inside a git repository: troupe keeps worktrees only in git repositories',
           );
-        const statusOf = await taskStatuses();
+        const { statusOf, runningTask } = await taskStatuses();
         const rel = (path: string | null) => (path ? relative(repo, path) || '.' : '-');
 
         if (what === 'list') {
@@ -77,6 +77,7 @@ export function registerWorktrees(program: Command): void {
         );
         const actions = await pruneWorktrees(repo, {
           endedTasks: ended,
+          runningTask,
           ...(options.dryRun ? { dryRun: true } : {}),
           ...(options.force ? { force: true } : {}),
         });
@@ -97,7 +98,14 @@ export function registerWorktrees(program: Command): void {
             process.stdout.write(`${verb.padEnd(13)} ${name}  ${where}${forced}${kept}\n`);
           }
         }
-        const kept = actions.filter((a) => a.action === 'keep').length;
+        const running = actions.filter((a) => a.running);
+        if (running.length > 0) {
+          const ids = [...new Set(running.map((a) => a.task))];
+          process.stdout.write(
+            `${running.length} kept because ${ids.length === 1 ? 'its task is' : 'their tasks are'} running, even with --force: wait for ${ids.join(', ')} to end, or \`troupe cancel ${ids[0]}\` first\n`,
+          );
+        }
+        const kept = actions.filter((a) => a.action === 'keep' && !a.running).length;
         if (kept > 0) {
           process.stdout.write(
             `${kept} kept; \`troupe worktrees prune --force\` removes them too (unmerged commits are kept as tags troupe/archive/<task>)\n`,
@@ -108,11 +116,25 @@ export function registerWorktrees(program: Command): void {
     );
 }
 
-/** A task's status from the store; `unknown` when the store does not know it. */
-async function taskStatuses(): Promise<(task: string) => string> {
+/**
+ * A task's status from the store (`unknown` when the store does not know it), and why it is
+ * running right now: not ended, and its lease held by a live process.
+ */
+async function taskStatuses() {
+  const { hostname } = await import('node:os');
   const { openProject } = await import('../../app/project.js');
+  const { isTerminal } = await import('../../core/events.js');
   const { store } = openProject();
-  return (task) => store.task(task)?.status ?? 'unknown';
+  const statusOf = (task: string) => store.task(task)?.status ?? 'unknown';
+  const runningTask = (task: string): string | null => {
+    const status = store.task(task)?.status;
+    if (status === undefined || isTerminal(status)) return null;
+    const holder = store.leaseHolder(task);
+    if (!holder) return null;
+    const where = holder.host === hostname() ? '' : ` on ${holder.host}`;
+    return `task is running (process ${holder.pid}${where})`;
+  };
+  return { statusOf, runningTask };
 }
 
 function formatTable(rows: string[][]): string {

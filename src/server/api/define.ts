@@ -27,7 +27,7 @@ export interface OtherResponse {
   content?: string;
 }
 
-export type ErrorStatus = 400 | 404 | 409 | 422;
+export type ErrorStatus = 400 | 404 | 409 | 413 | 422;
 
 export interface Route {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -42,6 +42,11 @@ export interface Route {
   responses: Record<number, JsonResponse | OtherResponse>;
   /** The statuses of the errors it answers on purpose, each `{error: {code, message}}`. */
   errors?: readonly ErrorStatus[];
+}
+
+/** The errors a route answers: its own, and 413 for a body over the limit (server/body-limit.ts). */
+export function errorStatuses(route: Route): ErrorStatus[] {
+  return [...(route.errors ?? []), ...(route.body ? [413 as const] : [])];
 }
 
 /** The JSON a route answers with `status` (for the dashboard's types). */

@@ -20,6 +20,7 @@ import {
   readPipeline,
   writePipeline,
 } from '../pipeline-files.js';
+import { projectFile } from '../project-files.js';
 
 /** Pipelines: list, show (YAML, graph, problems), save with validation, the default, validate text. */
 export function pipelineRoutes(ctx: ServerContext): Hono {
@@ -40,7 +41,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
 
   handle(app, pipelineApi.show, ({ params, reply }) => {
     const entry = findPipeline(ctx.root, params.name);
-    const result = validatePipelineFile(entry.file, { name: entry.name });
+    const result = validatePipelineFile(entry.file, { name: entry.name, within: ctx.root });
     return reply(200, {
       name: entry.name,
       file: entry.file,
@@ -64,7 +65,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     checkName(name);
     const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
     const file = existing?.file ?? newPipelineFile(ctx.root, name);
-    const check = checkPipelineText(content, file, name);
+    const check = checkPipelineText(ctx.root, content, file, name);
     const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
     if (!check.pipeline) {
       throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics });
@@ -112,7 +113,8 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
 
   handle(app, pipelineApi.aqmAgents, ({ query, reply }) => {
     const found = resolvePipeline(ctx.root, { pipeline: query.pipeline }, loadProjectConfig(ctx.root));
-    return reply(200, agentsJson(loadPipeline(found.file, { name: found.name })));
+    const file = projectFile(ctx.root, found.file, 'pipeline');
+    return reply(200, agentsJson(loadPipeline(file, { name: found.name, within: ctx.root })));
   });
 
   /** Checks pipeline text without saving it: what the editor shows as you type. */
@@ -122,7 +124,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
     const file = existing?.file ?? newPipelineFile(ctx.root, name);
     const text = content ?? (existing ? readPipeline(existing) : '');
-    const check = checkPipelineText(text, file, name);
+    const check = checkPipelineText(ctx.root, text, file, name);
     const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
     const errors = diagnostics.filter((d) => d.severity === 'error');
     const warnings = diagnostics.filter((d) => d.severity === 'warning');
@@ -141,7 +143,7 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
 
 /** Saves the edited text unless it makes the pipeline invalid (422 with the diagnostics, nothing written). */
 function saveChecked(root: string, entry: { name: string; file: string }, text: string, id: string) {
-  const check = checkPipelineText(text, entry.file, entry.name);
+  const check = checkPipelineText(root, text, entry.file, entry.name);
   const diagnostics = diagnosticsJson(check.diagnostics, root, entry.file);
   if (!check.pipeline) {
     throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics, content: text });

@@ -1,14 +1,14 @@
-import path from 'node:path';
 import { Hono } from 'hono';
 import type { Script } from '../../core/script.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
-import { loadScript, parseScript } from '../../runtimes/script.js';
+import { parseScript } from '../../runtimes/script.js';
 import { type FixRequest, type RunRequest, runApi } from '../api/run.js';
 import type { ServerContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { handle } from '../handle.js';
+import { loadProjectScript, projectFile } from '../project-files.js';
 import { mustExist } from './tasks.js';
 
 /** Start work: a run of a pipeline, or a follow-up fix of a finished task. Both run in the background. */
@@ -18,7 +18,11 @@ export function runRoutes(ctx: ServerContext): Hono {
   handle(app, runApi.run, ({ body, reply }) => {
     const { input, agent, size } = body;
     const found = resolvePipeline(ctx.root, { pipeline: body.pipeline }, loadProjectConfig(ctx.root));
-    const pipeline = loadPipeline(found.file, { params: body.params ?? {}, name: found.name });
+    const pipeline = loadPipeline(projectFile(ctx.root, found.file, 'pipeline'), {
+      params: body.params ?? {},
+      name: found.name,
+      within: ctx.root,
+    });
     const id = ctx.tasks.start({
       pipeline,
       ...(size ? { size: { size, by: 'api' } } : {}),
@@ -50,7 +54,7 @@ export function runRoutes(ctx: ServerContext): Hono {
 function scriptFrom(ctx: ServerContext, body: RunRequest | FixRequest): Script | null {
   const script = body.script;
   if (script === undefined || script === null) return null;
-  if (typeof script === 'string') return loadScript(path.resolve(ctx.root, script));
+  if (typeof script === 'string') return loadProjectScript(ctx.root, script);
   if (typeof script === 'object' && !Array.isArray(script))
     return parseScript(JSON.stringify(script), '<inline script>');
   throw badRequest('script must be a path or an object');

@@ -16,14 +16,13 @@ export function taskRoutes(ctx: ServerContext): Hono {
   handle(app, taskApi.list, ({ query, reply }) => {
     const { limit, offset, pipeline } = query;
     const status = query.waiting === 'true' ? [...AWAITING_PERSON_STATUSES] : query.status;
-    const rows = ctx.store
-      .tasks({
-        ...(status ? { status } : {}),
-        limit: pipeline ? -1 : limit + 1,
-        offset: pipeline ? 0 : offset,
-      })
-      .filter((t) => !pipeline || t.pipeline === pipeline);
-    const page = pipeline ? rows.slice(offset, offset + limit + 1) : rows;
+    // one more than the page: whether there is a next one
+    const page = ctx.store.tasks({
+      ...(status ? { status } : {}),
+      ...(pipeline ? { pipeline } : {}),
+      limit: limit + 1,
+      offset,
+    });
     return reply(200, {
       tasks: page.slice(0, limit).map((t) => taskRow(t, ctx.cache.state(t.id))),
       limit,

@@ -1,9 +1,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import type { TaskFilter } from '../../core/event-store.js';
 import { storeContract } from '../contract.js';
-import { openSqliteStore } from './sqlite-store.js';
+import { openSqliteStore, taskListSql } from './sqlite-store.js';
 
 storeContract('sqlite', () =>
   openSqliteStore(join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db')),
@@ -34,6 +36,41 @@ describe('sqlite store: provider windows across connections', () => {
     } finally {
       mine.close();
       other.close();
+    }
+  });
+});
+
+describe('sqlite store: a task list costs the same whatever the store holds', () => {
+  it('picks the page through an index first, and summarises only its rows', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');
+    openSqliteStore(file).close();
+    const db = new Database(file, { readonly: true });
+    const plan = (filter: TaskFilter) => {
+      const { sql, params } = taskListSql(filter);
+      return db
+        .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...params)
+        .map((row) => row.detail);
+    };
+    try {
+      for (const filter of [
+        { limit: 50 },
+        { limit: 50, offset: 100 },
+        { status: ['completed' as const], limit: 50 },
+        { pipeline: 'p', limit: 50 },
+      ]) {
+        const steps = plan(filter);
+        // the page is a co-routine of its own, read from an index in list order (no sort of all tasks)...
+        expect(steps.slice(0, 2), JSON.stringify(filter)).toEqual([
+          'CO-ROUTINE t',
+          expect.stringMatching(/^(SCAN|SEARCH) tasks USING (COVERING )?INDEX tasks_by_/),
+        ]);
+        expect(steps, JSON.stringify(filter)).not.toContain('USE TEMP B-TREE FOR ORDER BY');
+        // ...and the per-task subqueries on events run over its rows only
+        expect(steps.indexOf('SCAN t')).toBeLessThan(steps.indexOf('CORRELATED SCALAR SUBQUERY 1'));
+      }
+    } finally {
+      db.close();
     }
   });
 });

@@ -1,23 +1,23 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { NotFoundError, StateError } from '../../core/errors.js';
-import type {
-  EventStore,
-  LeaseHolder,
-  ProviderWindow,
-  SummaryUpdate,
-  TaskFilter,
-  TaskSummary,
+import {
+  type EventStore,
+  isHolderAlive,
+  type LeaseHolder,
+  newTaskId,
+  type ProviderWindow,
+  type SummaryUpdate,
+  type TaskFilter,
+  type TaskSummary,
 } from '../../core/event-store.js';
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page
 -- of WAL each time): the summary reads the current agent and the updated time from the task's
--- events (SUMMARY below); current_agent is left from older versions
+-- events (summaryOf below); current_agent is left from older versions
 CREATE TABLE IF NOT EXISTS tasks (
   id TEXT PRIMARY KEY,
   status TEXT NOT NULL,
@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS tasks (
   lease_host TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks(status, created_at);
+CREATE INDEX IF NOT EXISTS tasks_by_created ON tasks(created_at);
+CREATE INDEX IF NOT EXISTS tasks_by_pipeline ON tasks(pipeline, created_at);
 CREATE TABLE IF NOT EXISTS events (
   -- not AUTOINCREMENT: events are never deleted, so the rowid only grows, and each commit
   -- is spared the write to sqlite_sequence
@@ -50,14 +52,39 @@ CREATE TABLE IF NOT EXISTS provider_windows (
 
 /**
  * A task's summary row, with its live current agent (the agent of its last stage_started) and
- * updated time (its last event), read from the events through events_by_task.
+ * updated time (its last event), read from the events through events_by_task. `from` is the
+ * rows to summarise: the subqueries run once per row of it, so a list passes it the page alone.
  */
-const SUMMARY = `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
+const summaryOf = (from: string) => `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
   (SELECT json_extract(e.data, '$.agent') FROM events e
    WHERE e.task_id = t.id AND e.type = 'stage_started' AND e.superseded_by IS NULL
    ORDER BY e.seq DESC LIMIT 1) AS current_agent,
   coalesce((SELECT e.at FROM events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS updated_at
-  FROM tasks t`;
+  FROM ${from} t`;
+
+/**
+ * The list query: the page is chosen first, newest first, through tasks_by_created (or
+ * tasks_by_status, tasks_by_pipeline), and only its rows are summarised, so a list costs the
+ * same with 10 tasks in the store or 10,000.
+ */
+export function taskListSql(filter: TaskFilter): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.status?.length) {
+    where.push(`status IN (${filter.status.map(() => '?').join(', ')})`);
+    params.push(...filter.status);
+  }
+  if (filter.pipeline !== undefined) {
+    where.push('pipeline = ?');
+    params.push(filter.pipeline);
+  }
+  const page = `(SELECT rowid AS rid, * FROM tasks ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?)`;
+  return {
+    sql: `${summaryOf(page)} ORDER BY t.created_at DESC, t.rid DESC`,
+    params: [...params, filter.limit ?? -1, filter.offset ?? 0],
+  };
+}
 
 interface TaskRow {
   id: string;
@@ -91,7 +118,7 @@ export function openSqliteStore(file: string): EventStore {
     'INSERT INTO tasks (id, status, pipeline, input, current_agent, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
   );
   const insertEvent = db.prepare('INSERT INTO events (task_id, type, at, data) VALUES (?, ?, ?, ?)');
-  const selectTask = db.prepare<[string], TaskRow>(`${SUMMARY} WHERE t.id = ?`);
+  const selectTask = db.prepare<[string], TaskRow>(`${summaryOf('tasks')} WHERE t.id = ?`);
   const selectStatus = db.prepare<[string], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
   const updateTask = db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?');
   const selectEvents = db.prepare<[string, number], EventRow>(
@@ -190,7 +217,7 @@ export function openSqliteStore(file: string): EventStore {
     const row = selectLease.get(taskId);
     if (!row) throw new NotFoundError(`no task ${taskId}`);
     const held = row.lease_pid !== null && !(row.lease_pid === holder.pid && row.lease_host === holder.host);
-    if (held && isAlive({ pid: row.lease_pid!, host: row.lease_host ?? '' })) return false;
+    if (held && isHolderAlive({ pid: row.lease_pid!, host: row.lease_host ?? '' })) return false;
     setLease.run(holder.pid, holder.host, taskId);
     return true;
   });
@@ -223,15 +250,11 @@ export function openSqliteStore(file: string): EventStore {
       return row ? toSummary(row) : undefined;
     },
     tasks(filter: TaskFilter = {}) {
-      const where = filter.status?.length
-        ? `WHERE t.status IN (${filter.status.map(() => '?').join(', ')})`
-        : '';
-      const rows = db
-        .prepare<unknown[], TaskRow>(
-          `${SUMMARY} ${where} ORDER BY t.created_at DESC, t.rowid DESC LIMIT ? OFFSET ?`,
-        )
-        .all(...(filter.status ?? []), filter.limit ?? -1, filter.offset ?? 0);
-      return rows.map(toSummary);
+      const { sql, params } = taskListSql(filter);
+      return db
+        .prepare<unknown[], TaskRow>(sql)
+        .all(...params)
+        .map(toSummary);
     },
     tryLease: (taskId, holder) => tryLease.immediate(taskId, holder),
     releaseLease(taskId, holder) {
@@ -241,7 +264,7 @@ export function openSqliteStore(file: string): EventStore {
       const row = selectLease.get(taskId);
       if (!row || row.lease_pid === null) return null;
       const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
-      return isAlive(holder) ? holder : null;
+      return isHolderAlive(holder) ? holder : null;
     },
     closeProvider(provider, resetAt) {
       upsertWindow.run(provider, resetAt);
@@ -273,19 +296,4 @@ function toSummary(row: TaskRow): TaskSummary {
     created: row.created_at,
     updated: row.updated_at,
   };
-}
-
-function newTaskId(): string {
-  return `T-${randomBytes(3).toString('hex').toUpperCase()}`;
-}
-
-/** A holder on another host is taken to be alive; on this host, its pid is checked. */
-function isAlive(holder: LeaseHolder): boolean {
-  if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -3,6 +3,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { openBus } from '../../../bus/bus.js';
 import { cleanupTmp } from '../../../bus/cleanup.js';
+import { isTruncated } from '../../../bus/dlq.js';
 import { doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
 import { DEFAULT_DIR, gitTop, resolveRoot } from '../../../bus/root.js';
@@ -75,8 +76,19 @@ export async function dlqList(flags: BusFlags): Promise<number> {
 export async function dlqRead(flags: BusFlags): Promise<number> {
   const { bus } = openFromFlags(flags);
   const entry = bus.dlqRead(me(flags), flags.id!);
-  if (flags.json) printJson({ envelope: entry.envelope, original: entry.original.toString('utf8') });
-  else {
+  const truncated = isTruncated(entry);
+  if (truncated) {
+    warn(
+      `the original is ${entry.originalBytes} bytes, over a message's 10 MiB limit: showing its first ${entry.original.length}; the whole of it stays in ${entry.file}`,
+    );
+  }
+  if (flags.json) {
+    printJson({
+      envelope: entry.envelope,
+      original: entry.original.toString('utf8'),
+      ...(truncated ? { original_bytes: entry.originalBytes, truncated } : {}),
+    });
+  } else {
     const e = entry.envelope;
     process.stdout.write(
       `DLQ ${e.id}: ${e.original_file}\n${e.failure_reason}: ${e.failure_detail}\nfailed ${e.failure_time}, retries ${e.retry_count} (${e.retry_state})\n---\n${entry.original.toString('utf8')}`,

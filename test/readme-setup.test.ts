@@ -1,0 +1,77 @@
+import { copyFileSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { project, repoRoot } from './support/troupe.js';
+
+/**
+ * The README's set-up, as a new user types it, then the commands it and the demo point to —
+ * offline, with npm's global prefix in a temp folder.
+ */
+
+/** The commands of the README's "Start here" block, comments dropped. */
+function startHere(): string[] {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const block = /## Start here\s+```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  return block
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean);
+}
+
+/** This process's environment without what npm or npx put in it, and with `extra`. */
+function userEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !/^npm_/i.test(key)) env[key] = value;
+  }
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+describe('the README set-up (npm link into a temp prefix)', () => {
+  it('puts troupe on PATH; the demo then prints commands that run as printed', async () => {
+    expect(startHere()).toEqual(['npm ci', 'npm link', 'troupe demo', 'npm test']);
+    // a clone in which `npm ci` already ran: this checkout's build and dependencies, behind links
+    // (npm is never given the shared node_modules to write in)
+    const tmp = project();
+    const clone = join(tmp, 'troupe');
+    mkdirSync(clone);
+    copyFileSync(join(repoRoot, 'package.json'), join(clone, 'package.json'));
+    for (const dir of ['bin', 'dist']) symlinkSync(join(repoRoot, dir), join(clone, dir));
+    const prefix = join(tmp, 'prefix');
+    const npm = userEnv({
+      npm_config_prefix: prefix,
+      npm_config_cache: join(tmp, 'npm-cache'),
+      npm_config_offline: 'true',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+      // `prepare` would build again, rewriting dist/ under the other tests; npm ci built it
+      npm_config_ignore_scripts: 'true',
+    });
+    const link = await execa('npm', ['link'], { cwd: clone, env: npm, extendEnv: false, reject: false });
+    expect(link.exitCode, String(link.stderr)).toBe(0);
+
+    const user = userEnv({ PATH: `${join(prefix, 'bin')}:${process.env.PATH}` });
+    const elsewhere = project();
+    const demo = await execa('troupe', ['demo'], { cwd: elsewhere, env: user, extendEnv: false });
+    const status = /^ {2}(troupe status T-[0-9A-F]{6})\s/m.exec(String(demo.stdout))?.[1];
+    expect(status, String(demo.stdout)).toBeDefined();
+    const shown = await execa('sh', ['-c', status!], { cwd: elsewhere, env: user, extendEnv: false });
+    expect(String(shown.stdout)).toContain('completed');
+  });
+
+  it('without troupe on PATH, the demo prints how it was started: node bin/troupe.js', async () => {
+    const user = userEnv({ PATH: `${dirname(process.execPath)}:/usr/bin:/bin` });
+    const elsewhere = project();
+    const demo = await execa('node', [join(repoRoot, 'bin', 'troupe.js'), 'demo'], {
+      cwd: elsewhere,
+      env: user,
+      extendEnv: false,
+    });
+    const status = /^ {2}(node \S+ status T-[0-9A-F]{6})\s/m.exec(String(demo.stdout))?.[1];
+    expect(status, String(demo.stdout)).toBeDefined();
+    const shown = await execa('sh', ['-c', status!], { cwd: elsewhere, env: user, extendEnv: false });
+    expect(String(shown.stdout)).toContain('completed');
+  });
+});
