@@ -71,6 +71,8 @@ beforeAll(async () => {
     'write-script.yaml': writeScript,
     'no-human.yaml': noHuman,
     '.troupe/pipelines/chunky.yaml': chunkyPipeline,
+    // its own provider: its closed window holds up no other task
+    '.troupe/pipelines/limited.yaml': 'agents:\n  - id: solo\n    runtime: codex\n',
     '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
     'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
   });
@@ -186,6 +188,23 @@ describe.skipIf(noBrowser)('the dashboard: sessions, chunks and the agent form',
     });
     return ((await started.json()) as { task_id: string }).task_id;
   };
+
+  it('labels a task waiting for a provider to reset, in its detail and in the list', async () => {
+    const id = await run({
+      input: 'limited',
+      pipeline: 'limited',
+      script: { agents: { solo: [{ error: 'rate_limit', reset_after_s: 600 }, 'done'] } },
+    });
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    await expectText(page.getByTestId('detail-status'), 'rate-limited');
+    await page.getByTestId('nav-tasks').click();
+    await expectText(page.getByTestId('task-table'), 'rate-limited');
+    await fetch(new URL(`/api/tasks/${id}/cancel`, server.url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+  });
 
   it('shows the tier a routed stage ran on, and why', async () => {
     const id = await run({ input: 'fix it', pipeline: 'routed', script: 'routed-script.yaml' });

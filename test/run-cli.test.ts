@@ -81,6 +81,14 @@ describe('troupe run (the real binary)', () => {
     expect((await troupe(dir, ['list', '--bogus'])).code).toBe(2);
   });
 
+  it('list --status takes every task status and refuses the others, naming them', async () => {
+    const dir = project();
+    expect((await troupeJson<unknown[]>(dir, ['list', '--status', 'waiting,running'])).json).toEqual([]);
+    const bad = await troupe(dir, ['list', '--status', 'waiting,bogus']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown status bogus; one of pending, running, waiting,');
+  });
+
   it('routes on a field of the output and runs a fan-out’s branches at the same time, then joins them', async () => {
     const dir = project({
       'p.yaml': `agents:

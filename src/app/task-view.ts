@@ -12,7 +12,7 @@ export function taskJson(state: TaskState) {
     stages: state.stages.map((s) => ({
       n: s.n,
       agent: s.agent,
-      status: s.gateWaiting ? 'awaiting_gate' : s.status,
+      status: s.gateWaiting ? ('awaiting_gate' as const) : s.status,
       input: s.input,
       output: s.output,
       gate: s.gate ? { decision: s.gate.decision, reason: s.gate.reason, by: s.gate.by } : null,

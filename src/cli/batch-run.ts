@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Project } from '../app/project.js';
 import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
+import { awaitsPerson } from '../core/events.js';
 import type { Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import { parseBatch, runBatch } from '../scheduler/batch.js';
@@ -54,7 +55,7 @@ export async function runBatchCommand(
       );
   if (results.every((r) => r.status === 'completed')) return Exit.ok;
   if (
-    results.some((r) => r.status === 'awaiting_gate' || r.status === 'awaiting_human_input') &&
+    results.some((r) => r.status !== 'skipped' && awaitsPerson(r.status)) &&
     results.every((r) => r.status !== 'failed')
   )
     return Exit.waitingForHuman;

@@ -310,8 +310,16 @@ export const TASK_STATUSES = [
 
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
+export function isTaskStatus(value: string): value is TaskStatus {
+  return (TASK_STATUSES as readonly string[]).includes(value);
+}
+
 /** The statuses in which a task waits for a person. */
 export const AWAITING_PERSON_STATUSES: readonly TaskStatus[] = ['awaiting_gate', 'awaiting_human_input'];
+
+export function awaitsPerson(status: TaskStatus): boolean {
+  return AWAITING_PERSON_STATUSES.includes(status);
+}
 
 export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
 

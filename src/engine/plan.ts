@@ -1,4 +1,4 @@
-import type { HandoffTarget, SessionTurn, TaskErrorKind } from '../core/events.js';
+import { type HandoffTarget, isTerminal, type SessionTurn, type TaskErrorKind } from '../core/events.js';
 import {
   type AgentNode,
   findNode,
@@ -110,7 +110,7 @@ export function stepKey(step: Step): string {
 }
 
 export function nextSteps(state: TaskState): Step[] {
-  if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') return [];
+  if (isTerminal(state.status)) return [];
   if (state.startAgent === null) return [{ kind: 'route_entry' }];
   const warning = budgetWarning(state);
   if (warning) return [warning];

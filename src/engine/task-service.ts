@@ -1,7 +1,7 @@
 import type { Chunk } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
-import type { EventOf, TaskEvent } from '../core/events.js';
+import { awaitsPerson, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
 import { checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
@@ -201,6 +201,8 @@ export class TaskService {
   }
 
   /** A person's change to a task's chunks; a running task sees it on its next turn. */
+  editChunks(taskId: string, edit: { add: string }): Chunk;
+  editChunks(taskId: string, edit: { add: string } | { done: string } | { remove: string }): Chunk | null;
   editChunks(taskId: string, edit: { add: string } | { done: string } | { remove: string }): Chunk | null {
     const state = this.state(taskId);
     if (!usesChunks(state.definition)) {
@@ -239,7 +241,7 @@ export class TaskService {
 
   cancel(taskId: string, reason: string): void {
     const state = this.state(taskId);
-    if (state.status === 'completed' || state.status === 'failed' || state.status === 'cancelled') {
+    if (isTerminal(state.status)) {
       throw new StateError(`task ${taskId} has already ended (${state.status})`);
     }
     this.store.append(taskId, [{ type: 'task_cancelled', reason }], { status: 'cancelled' });
@@ -251,7 +253,7 @@ export class TaskService {
    */
   takeMailReplies(taskId: string): boolean {
     const status = this.store.task(taskId)?.status;
-    if (status !== 'awaiting_gate' && status !== 'awaiting_human_input') return false;
+    if (!status || !awaitsPerson(status)) return false;
     const state = this.state(taskId);
     const waiting = waitingFor(state);
     if (!waiting) return false;

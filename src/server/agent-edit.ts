@@ -1,6 +1,6 @@
 import { Document, isMap, isScalar, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
-import type { Body } from './context.js';
-import { ApiError, badRequest } from './errors.js';
+import { AgentFields } from './api/pipelines.js';
+import { ApiError } from './errors.js';
 
 /**
  * Adding, changing and removing one agent of a pipeline file through the `yaml` Document API,
@@ -12,19 +12,8 @@ import { ApiError, badRequest } from './errors.js';
  * the result before saving it.
  */
 
-/** The fields the agent form edits (aqm's AgentRequest, plus model). */
-export const AGENT_FIELDS = [
-  'id',
-  'name',
-  'runtime',
-  'model',
-  'system_prompt',
-  'handoffs',
-  'gate',
-  'mcp',
-  'context_strategy',
-  'human_input',
-] as const;
+/** The fields the agent form edits, in the order new keys are written. */
+const AGENT_FIELDS = Object.keys(AgentFields.shape) as (keyof AgentFields)[];
 
 /** The agents as written in the file (each mapping as JSON), for the form to fill in from. */
 export function agentsInFile(text: string): Record<string, unknown>[] {
@@ -33,9 +22,9 @@ export function agentsInFile(text: string): Record<string, unknown>[] {
 }
 
 /** The text with a new agent appended to `agents:`. */
-export function addAgent(text: string, body: Body): { text: string; id: string } {
+export function addAgent(text: string, body: AgentFields & { id: string }): { text: string; id: string } {
   const doc = parse(text);
-  const id = agentId(body.id);
+  const id = body.id.trim();
   const seq = agentSeq(doc);
   if (findIndex(seq, id) >= 0)
     throw new ApiError(409, 'agent_exists', `the pipeline already has an agent "${id}"`);
@@ -50,14 +39,14 @@ export function addAgent(text: string, body: Body): { text: string; id: string }
  * is null, "" or empty); fields absent from the body, and keys the form does not know, are left
  * alone. A different `id` in the body renames the agent.
  */
-export function updateAgent(text: string, id: string, body: Body): { text: string; id: string } {
+export function updateAgent(text: string, id: string, body: AgentFields): { text: string; id: string } {
   const doc = parse(text);
   const seq = agentSeq(doc);
   const node = seq.items[mustFind(seq, id)];
   if (!isMap(node)) throw new ApiError(422, 'pipeline_invalid', `agent "${id}" is not a mapping`);
   let newId = id;
-  if (body.id !== undefined && body.id !== null && body.id !== id) {
-    newId = agentId(body.id);
+  if (body.id !== undefined && body.id.trim() !== id) {
+    newId = body.id.trim();
     if (findIndex(seq, newId) >= 0)
       throw new ApiError(409, 'agent_exists', `the pipeline already has an agent "${newId}"`);
     node.set('id', newId);
@@ -181,13 +170,8 @@ function mustFind(seq: YAMLSeq, id: string): number {
   return i;
 }
 
-function agentId(value: unknown): string {
-  if (typeof value !== 'string' || !value.trim()) throw badRequest('id is required');
-  return value.trim();
-}
-
 /** Sets or removes each form field present in the body, in the form's order for new keys. */
-function applyFields(doc: Document, node: YAMLMap, body: Body): void {
+function applyFields(doc: Document, node: YAMLMap, body: AgentFields): void {
   for (const field of AGENT_FIELDS) {
     if (field === 'id' || !(field in body)) continue;
     const value = fieldValue(field, body[field]);
@@ -203,42 +187,37 @@ function isScalarValue(value: unknown): boolean {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 }
 
-/** The YAML value for a field, undefined to remove it; shapes are checked later by the validator. */
-function fieldValue(field: string, value: unknown): unknown {
+/**
+ * The YAML value for a field, undefined to remove it. The JSON types are the schema's
+ * (AgentFields); what the values mean is checked later by the validator.
+ */
+function fieldValue<K extends keyof AgentFields>(field: K, value: AgentFields[K]): unknown {
   if (value === null || value === undefined || value === '') return undefined;
   switch (field) {
     case 'handoffs': {
-      if (!Array.isArray(value)) throw badRequest('handoffs must be a list of {to, condition?}');
-      const list = value.map((h) => {
-        if (typeof h !== 'object' || h === null) throw badRequest('a handoff is {to, condition?, task?}');
-        return compact(h as Record<string, unknown>, { condition: 'always' });
-      });
+      const list = (value as NonNullable<AgentFields['handoffs']>).map((h) =>
+        compact(h, { condition: 'always' }),
+      );
       return list.length ? list : undefined;
     }
     case 'gate': {
-      if (typeof value !== 'object' || Array.isArray(value))
-        throw badRequest('gate must be an object or null');
-      const gate = compact(value as Record<string, unknown>, {});
+      const gate = compact(value as NonNullable<AgentFields['gate']>, {});
       if (typeof gate.max_retries === 'string') gate.max_retries = Number(gate.max_retries);
       return Object.keys(gate).length ? gate : undefined;
     }
     case 'mcp':
-      if (!Array.isArray(value)) throw badRequest('mcp must be a list');
-      return value.length ? value : undefined;
+      return (value as unknown[]).length ? value : undefined;
     case 'human_input': {
       if (typeof value === 'string' || value === true) return value;
       if (value === false) return undefined;
-      if (typeof value !== 'object' || Array.isArray(value))
-        throw badRequest('human_input is a mode, true, null or {enabled, mode, prompt?}');
-      const h = value as { enabled?: unknown; mode?: unknown; prompt?: unknown };
+      const h = value as { enabled?: boolean; mode?: string; prompt?: string };
       if (h.enabled === false) return undefined;
       // the short form when it says everything
-      if (!h.prompt && typeof h.mode === 'string' && h.mode) return h.mode;
+      if (!h.prompt && h.mode) return h.mode;
       const rest = compact({ ...h, enabled: undefined }, {});
       return Object.keys(rest).length ? rest : true;
     }
     default:
-      if (typeof value !== 'string') throw badRequest(`${field} must be a string`);
       return value;
   }
 }

@@ -7,6 +7,7 @@ import { type Diagnostic, DiagnosticSink } from '../pipeline/diagnostics.js';
 import { listPipelines, type PipelineEntry } from '../pipeline/discover.js';
 import { lintPipeline } from '../pipeline/lint.js';
 import { compilePipeline } from '../pipeline/load.js';
+import type { Graph, GraphEdge, GraphNode } from './api/pipelines.js';
 import { ApiError } from './errors.js';
 
 /** Pipelines as files: find, read, check text before it is saved, save. */
@@ -88,26 +89,8 @@ export function pipelineExists(root: string, name: string): boolean {
   return pipelineEntries(root).some((p) => p.name === name) || existsSync(newPipelineFile(root, name));
 }
 
-export interface GraphNode {
-  id: string;
-  name: string;
-  type: 'agent' | 'session';
-  runtime: string | null;
-  model: string | null;
-  gate: 'llm' | 'human' | 'command' | null;
-  human_input: string | null;
-  participants: string[];
-}
-
-export interface GraphEdge {
-  from: string;
-  to: string;
-  condition: string;
-  kind: 'handoff' | 'participant';
-}
-
 /** The pipeline as a graph for the dashboard: agents and sessions, handoffs and participants. */
-export function pipelineGraph(pipeline: Pipeline): { nodes: GraphNode[]; edges: GraphEdge[] } {
+export function pipelineGraph(pipeline: Pipeline): Graph {
   const ids = new Set(pipeline.agents.map((a) => a.id));
   const nodes = pipeline.agents.map(
     (a): GraphNode => ({

@@ -1,5 +1,6 @@
 import { messageOf, TaskBusyError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
+import { AWAITING_PERSON_STATUSES } from '../core/events.js';
 import type { TaskService } from '../engine/task-service.js';
 
 /**
@@ -41,7 +42,7 @@ export class Runner {
   watchMail(ms = 2000): () => void {
     const timer = setInterval(() => {
       if (this.#closing) return;
-      for (const t of this.store.tasks({ status: ['awaiting_gate', 'awaiting_human_input'] })) {
+      for (const t of this.store.tasks({ status: [...AWAITING_PERSON_STATUSES] })) {
         if (this.#running.has(t.id)) continue;
         try {
           if (this.tasks.takeMailReplies(t.id)) this.run(t.id);

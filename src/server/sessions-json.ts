@@ -1,47 +1,18 @@
 import type { StoredEvent } from '../core/events.js';
-
-/** One turn of a session: the stage that holds the speaker's message (its output is the stage's). */
-export interface SessionTurnJson {
-  stage: number;
-  agent: string;
-  /** Whether the speaker's turn carried the vote; null until the round has ended. */
-  agreed: boolean | null;
-}
-
-export interface SessionRoundJson {
-  round: number;
-  turns: SessionTurnJson[];
-  /** Who voted to agree, once the round has ended (null while it runs). */
-  agreed: string[] | null;
-  consensus: boolean | null;
-}
-
-export interface SessionJson {
-  activation: string;
-  session: string;
-  participants: string[];
-  topic: string;
-  rounds: SessionRoundJson[];
-  /** The summary agent's closing turn. */
-  summary: { stage: number; agent: string } | null;
-  /** null while the session runs. */
-  outcome: 'consensus' | 'no_consensus' | null;
-  stage: number | null;
-  output: string | null;
-}
+import type { Session } from './api/tasks.js';
 
 /**
  * The task's sessions round by round, from its event log: each speaker's turn (a stage, whose
  * output is the message), who voted to agree in each round, and how the session ended.
  */
-export function sessionsOf(events: Iterable<StoredEvent>): SessionJson[] {
-  const sessions: SessionJson[] = [];
+export function sessionsOf(events: Iterable<StoredEvent>): Session[] {
+  const sessions: Session[] = [];
   // the activation's session still open (an activation may hold several sessions over a loop)
-  const open = new Map<string, SessionJson>();
+  const open = new Map<string, Session>();
   for (const event of events) {
     switch (event.type) {
       case 'session_started': {
-        const session: SessionJson = {
+        const session: Session = {
           activation: event.activation,
           session: event.session,
           participants: event.participants,

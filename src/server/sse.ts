@@ -30,7 +30,7 @@ export function eventStream(hub: EventHub, store: EventStore, options: StreamOpt
   const { taskId } = options;
   if (taskId) {
     const task = store.task(taskId);
-    if (task && isTerminal(task.status) && store.events(taskId, options.after).next().done) {
+    if (task && isTerminal(task.status) && nothingAfter(store, taskId, options.after)) {
       return new Response(null, { status: 204 });
     }
   }
@@ -84,16 +84,8 @@ export function eventStream(hub: EventHub, store: EventStore, options: StreamOpt
   return new Response(body, { headers: HEADERS });
 }
 
-/** Where a stream starts: Last-Event-ID, else `?after=`, else the given default. */
-export function startSeq(
-  lastEventId: string | undefined,
-  after: string | undefined,
-  fallback: number,
-): number {
-  for (const value of [lastEventId, after]) {
-    if (value === undefined || value.trim() === '') continue;
-    const n = Number(value);
-    if (Number.isInteger(n) && n >= 0) return n;
-  }
-  return fallback;
+/** Whether the task has no event after `seq`. (Left unfinished, the store's iterator would keep its statement busy.) */
+function nothingAfter(store: EventStore, taskId: string, seq: number): boolean {
+  for (const _ of store.events(taskId, seq)) return false;
+  return true;
 }

@@ -16,14 +16,15 @@ export class TaskCache {
   state(taskId: string): TaskState {
     let state = this.#states.get(taskId);
     if (state) {
+      let restarted = false;
       for (const event of this.store.events(taskId, state.lastSeq)) {
         // a restart sets later events aside: the state must be folded again without them
-        if (event.type === 'task_restarted') {
-          state = foldEvents(this.store.events(taskId));
-          break;
-        }
+        restarted = event.type === 'task_restarted';
+        if (restarted) break;
         state = applyEvent(state, event);
       }
+      // after the loop: reading the log again while it is being read is refused by SQLite
+      if (restarted) state = foldEvents(this.store.events(taskId));
       this.#states.delete(taskId);
     } else {
       state = foldEvents(this.store.events(taskId));

@@ -3,11 +3,11 @@ import type { TaskSummary } from '../core/event-store.js';
 import { usesChunks } from '../engine/chunks.js';
 import type { TaskState } from '../engine/task-state.js';
 import { waitingFor } from '../engine/task-state.js';
+import type { Session, TaskDetail, TaskRow } from './api/tasks.js';
 import { pipelineGraph } from './pipeline-files.js';
-import type { SessionJson } from './sessions-json.js';
 
 /** A row of the task list: the summary plus what the dashboard shows live (usage, waiting, elapsed). */
-export function taskRow(summary: TaskSummary, state: TaskState) {
+export function taskRow(summary: TaskSummary, state: TaskState): TaskRow {
   const running = [...state.activations.values()].filter((a) => a.status === 'running').map((a) => a.agent);
   return {
     id: summary.id,
@@ -27,7 +27,7 @@ export function taskRow(summary: TaskSummary, state: TaskState) {
 }
 
 /** The task as the CLI's `--json` shows it, plus the graph, transcript and what runs right now. */
-export function taskDetail(state: TaskState, sessions: SessionJson[] = []) {
+export function taskDetail(state: TaskState, sessions: Session[] = []): TaskDetail {
   const base = taskJson(state);
   return {
     ...base,

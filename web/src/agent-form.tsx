@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { type AgentSaved, ApiError, api, type Diagnostic, type RawAgent } from './api';
+import { type AgentFields, type AgentSaved, ApiError, api, type Diagnostic, type RawAgent } from './api';
 
 const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'];
 const STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'];
@@ -73,7 +73,7 @@ function fromRaw(raw: RawAgent): AgentFormValues {
 }
 
 /** The request fields from the form; the agent as written supplies what the form does not show. */
-function toRequest(v: AgentFormValues, raw: RawAgent | null): Record<string, unknown> {
+function toRequest(v: AgentFormValues, raw: RawAgent | null): AgentFields & { id: string } {
   const gate = record(raw?.gate);
   const hi = record(raw?.human_input);
   return {
@@ -216,8 +216,10 @@ function AgentForm(props: {
       if (props.raw) {
         // only what changed, so the rest of the agent stays exactly as written
         const before = toRequest(initial, props.raw);
-        const changed = Object.fromEntries(
-          Object.entries(request).filter(([k, value]) => JSON.stringify(value) !== JSON.stringify(before[k])),
+        const changed: AgentFields = Object.fromEntries(
+          Object.entries(request).filter(
+            ([k, value]) => JSON.stringify(value) !== JSON.stringify(before[k as keyof AgentFields]),
+          ),
         );
         props.onSaved(await api.updateAgent(props.pipeline, props.raw.id, changed));
       } else {

@@ -1,187 +1,38 @@
-/** The server's API, typed as the dashboard uses it (see /api/openapi.json). */
+/**
+ * The server's API as the dashboard uses it. The types are the route declarations' own
+ * (src/server/api/), imported as types only: nothing of zod reaches the bundle.
+ */
+import type { z } from 'zod';
+import type { Answer } from '../../src/server/api/define';
+import type * as P from '../../src/server/api/pipelines';
+import type { runApi } from '../../src/server/api/run';
+import type * as T from '../../src/server/api/tasks';
 
-export type Status =
-  | 'pending'
-  | 'running'
-  | 'awaiting_gate'
-  | 'awaiting_human_input'
-  | 'completed'
-  | 'failed'
-  | 'cancelled';
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens?: number;
-  cost_usd?: number;
-}
-
-export interface Waiting {
-  kind: 'gate' | 'question';
-  agent: string;
-  stage: number | null;
-  questions: string[];
-}
-
-export interface TaskRow {
-  id: string;
-  status: Status;
-  pipeline: string;
-  input: string;
-  current_agent: string | null;
-  running_agents: string[];
-  created: string;
-  updated: string;
-  stage_count: number;
-  usage: Usage;
-  waiting: Waiting | null;
-  error: string | null;
-}
-
-export interface Stage {
-  n: number;
-  agent: string;
-  status: string;
-  input: string;
-  output: string;
-  gate: { decision: 'approved' | 'rejected'; reason: string; by: string } | null;
-  usage: Usage;
-  attempt: number;
-  duration_ms: number;
-  error: { kind: string; message: string } | null;
-  turn: { round: number; summary: boolean } | null;
-  started: string | null;
-  finished: string | null;
-  /** The tier a routed stage (model/effort auto) ran on, and why it was recommended. */
-  route: {
-    tier: string;
-    runtime: string;
-    model: string | null;
-    effort: string | null;
-    recommended: { tier: string; reason: string };
-  } | null;
-}
-
-export interface GraphNode {
-  id: string;
-  name: string;
-  type: 'agent' | 'session';
-  runtime: string | null;
-  gate: string | null;
-  human_input: string | null;
-  participants: string[];
-}
-
-export interface GraphEdge {
-  from: string;
-  to: string;
-  condition: string;
-  kind: 'handoff' | 'participant';
-}
-
-export interface Graph {
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-}
-
-export interface Chunk {
-  id: string;
-  description: string;
-  status: 'pending' | 'in_progress' | 'done';
-  created_by: string;
-  completed_by: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ChunkBoard {
-  enabled: boolean;
-  chunks: Chunk[];
-  total: number;
-  done: number;
-}
-
-export interface SessionRound {
-  round: number;
-  turns: { stage: number; agent: string; agreed: boolean | null }[];
-  agreed: string[] | null;
-  consensus: boolean | null;
-}
-
-export interface Session {
-  activation: string;
-  session: string;
-  participants: string[];
-  topic: string;
-  rounds: SessionRound[];
-  summary: { stage: number; agent: string } | null;
-  outcome: 'consensus' | 'no_consensus' | null;
-  stage: number | null;
-  output: string | null;
-}
+export type Status = z.infer<typeof T.TaskStatus>;
+export type Usage = z.infer<typeof T.Usage>;
+export type Waiting = z.infer<typeof T.Waiting>;
+export type TaskRow = z.infer<typeof T.TaskRow>;
+export type TaskPage = z.infer<typeof T.TaskPage>;
+export type Stage = z.infer<typeof T.Stage>;
+export type TaskDetail = z.infer<typeof T.TaskDetail>;
+export type Chunk = z.infer<typeof T.Chunk>;
+export type ChunkBoard = z.infer<typeof T.ChunkBoard>;
+export type Session = z.infer<typeof T.Session>;
+export type SessionRound = z.infer<typeof T.SessionRound>;
+export type Graph = z.infer<typeof P.Graph>;
+export type GraphNode = z.infer<typeof P.GraphNode>;
+export type GraphEdge = z.infer<typeof P.GraphEdge>;
+export type Diagnostic = z.infer<typeof P.Diagnostic>;
+export type PipelineSummary = z.infer<typeof P.PipelineSummary>;
+export type PipelineDetail = z.infer<typeof P.PipelineDetail>;
+export type PipelineSaved = z.infer<typeof P.PipelineSaved>;
+export type AgentFields = z.input<typeof P.AgentFields>;
+export type AgentSaved = z.infer<typeof P.AgentSaved>;
+export type Validation = z.infer<typeof P.Validation>;
+export type RunRequest = z.input<typeof runApi.run.body>;
 
 /** An agent as written in the pipeline file. */
 export type RawAgent = Record<string, unknown> & { id: string };
-
-export interface AgentSaved {
-  name: string;
-  agent_id: string;
-  content: string;
-  diagnostics: Diagnostic[];
-  graph: Graph;
-}
-
-export interface TaskDetail {
-  id: string;
-  status: Status;
-  pipeline: string;
-  input: string;
-  created: string;
-  updated: string;
-  stages: (Stage | null)[];
-  waiting: Waiting | null;
-  error: string | null;
-  usage: Usage;
-  parent_task_id: string | null;
-  running_agents: string[];
-  graph: Graph;
-  transcript: string;
-  sessions: Session[];
-  chunks: Chunk[];
-  chunks_enabled: boolean;
-  cancel_reason: string | null;
-  last_seq: number;
-}
-
-export interface Diagnostic {
-  severity: 'error' | 'warning';
-  file: string | null;
-  line: number;
-  col: number;
-  message: string;
-  hint?: string;
-}
-
-export interface PipelineSummary {
-  name: string;
-  file: string;
-  is_default: boolean;
-  agent_count: number;
-}
-
-export interface PipelineDetail extends PipelineSummary {
-  content: string;
-  valid: boolean;
-  diagnostics: Diagnostic[];
-  features: string[];
-  graph: Graph | null;
-}
-
-export interface Validation {
-  valid: boolean;
-  diagnostics: Diagnostic[];
-  graph: Graph | null;
-}
 
 export class ApiError extends Error {
   constructor(
@@ -215,34 +66,39 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
 }
 
 export const api = {
-  tasks: (query: string) =>
-    call<{ tasks: TaskRow[]; next_offset: number | null }>('GET', `/api/tasks${query ? `?${query}` : ''}`),
+  tasks: (query: string) => call<TaskPage>('GET', `/api/tasks${query ? `?${query}` : ''}`),
   task: (id: string) => call<TaskDetail>('GET', `/api/tasks/${encodeURIComponent(id)}`),
-  run: (body: { pipeline?: string; input: string; params?: Record<string, string>; script?: string }) =>
-    call<{ task_id: string }>('POST', '/api/run', body),
+  run: (body: RunRequest) => call<Answer<typeof runApi.run, 202>>('POST', '/api/run', body),
   fix: (parent: string, description: string) =>
-    call<{ task_id: string }>('POST', '/api/fix', { parent_task_id: parent, description }),
+    call<Answer<typeof runApi.fix, 202>>('POST', '/api/fix', { parent_task_id: parent, description }),
   approve: (id: string, reason: string) => call('POST', `/api/tasks/${id}/approve`, { reason }),
   reject: (id: string, reason: string) => call('POST', `/api/tasks/${id}/reject`, { reason }),
   answer: (id: string, response: string) => call('POST', `/api/tasks/${id}/human-input`, { response }),
   cancel: (id: string, reason: string) => call('POST', `/api/tasks/${id}/cancel`, { reason }),
   restart: (id: string, fromStage: number) =>
     call('POST', `/api/tasks/${id}/restart`, { from_stage: fromStage }),
-  pipelines: () => call<{ pipelines: PipelineSummary[]; default: string | null }>('GET', '/api/pipelines'),
+  pipelines: () => call<Answer<typeof P.pipelineApi.list, 200>>('GET', '/api/pipelines'),
   pipeline: (name: string) => call<PipelineDetail>('GET', `/api/pipelines/${encodeURIComponent(name)}`),
   savePipeline: (name: string, content: string) =>
-    call<{ diagnostics: Diagnostic[] }>('PUT', `/api/pipelines/${encodeURIComponent(name)}`, { content }),
+    call<PipelineSaved>('PUT', `/api/pipelines/${encodeURIComponent(name)}`, { content }),
   setDefault: (name: string) => call('POST', '/api/pipelines/default', { name }),
   addChunk: (id: string, description: string) =>
-    call<ChunkBoard>('POST', `/api/tasks/${id}/chunks`, { description }),
+    call<Answer<typeof T.taskApi.addChunk, 201>>('POST', `/api/tasks/${id}/chunks`, { description }),
   chunkDone: (id: string, cid: string) =>
-    call<ChunkBoard>('PATCH', `/api/tasks/${id}/chunks/${encodeURIComponent(cid)}`, { status: 'done' }),
+    call<Answer<typeof T.taskApi.chunkDone, 200>>(
+      'PATCH',
+      `/api/tasks/${id}/chunks/${encodeURIComponent(cid)}`,
+      { status: 'done' },
+    ),
   removeChunk: (id: string, cid: string) =>
-    call<ChunkBoard>('DELETE', `/api/tasks/${id}/chunks/${encodeURIComponent(cid)}`),
+    call<Answer<typeof T.taskApi.removeChunk, 200>>(
+      'DELETE',
+      `/api/tasks/${id}/chunks/${encodeURIComponent(cid)}`,
+    ),
   agents: (name: string) => call<RawAgent[]>('GET', `/api/pipelines/${encodeURIComponent(name)}/agents`),
-  addAgent: (name: string, agent: Record<string, unknown>) =>
+  addAgent: (name: string, agent: AgentFields & { id: string }) =>
     call<AgentSaved>('POST', `/api/pipelines/${encodeURIComponent(name)}/agents`, agent),
-  updateAgent: (name: string, id: string, fields: Record<string, unknown>) =>
+  updateAgent: (name: string, id: string, fields: AgentFields) =>
     call<AgentSaved>(
       'PUT',
       `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`,

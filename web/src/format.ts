@@ -1,3 +1,4 @@
+import { TERMINAL_STATUSES } from '../../src/core/events';
 import type { Status, Usage } from './api';
 
 export function tokens(usage: Usage): string {
@@ -16,7 +17,7 @@ export function duration(ms: number): string {
   return `${Math.floor(ms / 3_600_000)}h ${Math.round((ms % 3_600_000) / 60_000)}m`;
 }
 
-export const ENDED: Status[] = ['completed', 'failed', 'cancelled'];
+export const ENDED: readonly Status[] = TERMINAL_STATUSES;
 
 export function elapsed(created: string, updated: string, status: Status, now: number): string {
   const end = ENDED.includes(status) || status.startsWith('awaiting') ? Date.parse(updated) : now;
@@ -34,6 +35,7 @@ export function ago(iso: string, now: number): string {
 export const STATUS_LABEL: Record<Status, string> = {
   pending: 'pending',
   running: 'running',
+  waiting: 'rate-limited',
   awaiting_gate: 'needs approval',
   awaiting_human_input: 'needs answer',
   completed: 'completed',

@@ -329,25 +329,24 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
             Cancel task
           </button>
         )}
-        {props.stages.length > 0 &&
-          (task.status === 'failed' || task.status === 'completed' || task.status === 'cancelled') && (
-            <span className="inline">
-              <select
-                value={from}
-                onChange={(e) => setFrom(Number(e.target.value))}
-                aria-label="restart from stage"
-              >
-                {props.stages.map((s) => (
-                  <option key={s.n} value={s.n}>
-                    stage {s.n} · {s.agent}
-                  </option>
-                ))}
-              </select>
-              <button type="button" disabled={busy} onClick={() => act(() => api.restart(task.id, from))}>
-                Restart from here
-              </button>
-            </span>
-          )}
+        {props.stages.length > 0 && props.ended && (
+          <span className="inline">
+            <select
+              value={from}
+              onChange={(e) => setFrom(Number(e.target.value))}
+              aria-label="restart from stage"
+            >
+              {props.stages.map((s) => (
+                <option key={s.n} value={s.n}>
+                  stage {s.n} · {s.agent}
+                </option>
+              ))}
+            </select>
+            <button type="button" disabled={busy} onClick={() => act(() => api.restart(task.id, from))}>
+              Restart from here
+            </button>
+          </span>
+        )}
         {props.ended && (
           <button
             type="button"

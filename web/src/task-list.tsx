@@ -8,7 +8,7 @@ import { RunForm } from './run-form';
 
 const FILTERS: { label: string; status: Status[] | null }[] = [
   { label: 'All', status: null },
-  { label: 'Active', status: ['pending', 'running'] },
+  { label: 'Active', status: ['pending', 'running', 'waiting'] },
   { label: 'Completed', status: ['completed'] },
   { label: 'Failed', status: ['failed'] },
   { label: 'Cancelled', status: ['cancelled'] },

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { TaskStatus } from '../../core/events.js';
+import { UsageError } from '../../core/errors.js';
+import { AWAITING_PERSON_STATUSES, isTaskStatus, TASK_STATUSES, type TaskStatus } from '../../core/events.js';
 import { action } from '../action.js';
 
 export function registerList(program: Command): void {
@@ -15,10 +16,8 @@ export function registerList(program: Command): void {
         const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
         const { waitingFor } = await import('../../engine/task-state.js');
+        const status = options.waiting ? [...AWAITING_PERSON_STATUSES] : statuses(options.status);
         const project = openProject();
-        const status = options.waiting
-          ? (['awaiting_gate', 'awaiting_human_input'] as TaskStatus[])
-          : (options.status?.split(',') as TaskStatus[] | undefined);
         const tasks = project.store.tasks({
           ...(status ? { status } : {}),
           limit: Number(options.limit) || 50,
@@ -49,4 +48,12 @@ export function registerList(program: Command): void {
         return 0;
       }),
     );
+}
+
+function statuses(list: string | undefined): TaskStatus[] | undefined {
+  const given = list?.split(',').map((s) => s.trim());
+  const unknown = given?.filter((s) => !isTaskStatus(s));
+  if (unknown?.length)
+    throw new UsageError(`unknown status ${unknown.join(', ')}; one of ${TASK_STATUSES.join(', ')}`);
+  return given as TaskStatus[] | undefined;
 }

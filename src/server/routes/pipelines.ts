@@ -4,8 +4,10 @@ import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
 import { validatePipelineFile } from '../../pipeline/validate.js';
 import { addAgent, agentsInFile, removeAgent, updateAgent } from '../agent-edit.js';
-import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
+import { pipelineApi } from '../api/pipelines.js';
+import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
+import { handle } from '../handle.js';
 import {
   agentsJson,
   checkName,
@@ -24,9 +26,9 @@ import { projectFile } from '../project-files.js';
 export function pipelineRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
-  app.get('/api/pipelines', (c) => {
+  handle(app, pipelineApi.list, ({ reply }) => {
     const entries = pipelineEntries(ctx.root);
-    return c.json({
+    return reply(200, {
       pipelines: entries.map((p) => ({
         name: p.name,
         file: p.file,
@@ -37,10 +39,10 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     });
   });
 
-  app.get('/api/pipelines/:name', (c) => {
-    const entry = findPipeline(ctx.root, c.req.param('name'));
+  handle(app, pipelineApi.show, ({ params, reply }) => {
+    const entry = findPipeline(ctx.root, params.name);
     const result = validatePipelineFile(entry.file, { name: entry.name, within: ctx.root });
-    return c.json({
+    return reply(200, {
       name: entry.name,
       file: entry.file,
       is_default: entry.isDefault,
@@ -52,17 +54,15 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     });
   });
 
-  app.get('/api/pipelines/:name/yaml', (c) => {
-    const entry = findPipeline(ctx.root, c.req.param('name'));
+  handle(app, pipelineApi.yaml, ({ params }, c) => {
+    const entry = findPipeline(ctx.root, params.name);
     c.header('Content-Disposition', `inline; filename="${entry.name}.yaml"`);
     return c.body(readPipeline(entry), 200, { 'Content-Type': 'text/yaml; charset=utf-8' });
   });
 
   /** Saves a pipeline (new or existing) unless it has errors; warnings do not stop it. */
-  app.put('/api/pipelines/:name', async (c) => {
-    const name = c.req.param('name');
+  handle(app, pipelineApi.save, ({ params: { name }, body: { content }, reply }) => {
     checkName(name);
-    const content = requiredString(await jsonBody(c), 'content');
     const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
     const file = existing?.file ?? newPipelineFile(ctx.root, name);
     const check = checkPipelineText(ctx.root, content, file, name);
@@ -71,63 +71,55 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
       throw new ApiError(422, 'pipeline_invalid', firstError(diagnostics), { diagnostics });
     }
     writePipeline(file, content);
-    return c.json(
-      { name, file, created: !existing, diagnostics, graph: pipelineGraph(check.pipeline) },
-      existing ? 200 : 201,
-    );
+    return reply(existing ? 200 : 201, {
+      name,
+      file,
+      created: !existing,
+      diagnostics,
+      graph: pipelineGraph(check.pipeline),
+    });
   });
 
   /** The agents as written in the file: what the agent form fills in from. */
-  app.get('/api/pipelines/:name/agents', (c) => {
-    const entry = findPipeline(ctx.root, c.req.param('name'));
-    return c.json(agentsInFile(readPipeline(entry)));
-  });
+  handle(app, pipelineApi.agents, ({ params, reply }) =>
+    reply(200, agentsInFile(readPipeline(findPipeline(ctx.root, params.name)))),
+  );
 
   /** Adds an agent (the form's fields) at the end of `agents:`; 422 with diagnostics if that breaks the pipeline. */
-  app.post('/api/pipelines/:name/agents', async (c) => {
-    const entry = findPipeline(ctx.root, c.req.param('name'));
-    const { text, id } = addAgent(readPipeline(entry), await jsonBody(c));
-    return c.json(saveChecked(ctx.root, entry, text, id), 201);
+  handle(app, pipelineApi.addAgent, ({ params, body, reply }) => {
+    const entry = findPipeline(ctx.root, params.name);
+    const { text, id } = addAgent(readPipeline(entry), body);
+    return reply(201, saveChecked(ctx.root, entry, text, id));
   });
 
   /** Changes the fields present in the body (null or "" removes one); the rest of the file is kept. */
-  app.put('/api/pipelines/:name/agents/:agent_id', async (c) => {
-    const entry = findPipeline(ctx.root, c.req.param('name'));
-    const { text, id } = updateAgent(readPipeline(entry), c.req.param('agent_id'), await jsonBody(c));
-    return c.json(saveChecked(ctx.root, entry, text, id));
+  handle(app, pipelineApi.updateAgent, ({ params, body, reply }) => {
+    const entry = findPipeline(ctx.root, params.name);
+    const { text, id } = updateAgent(readPipeline(entry), params.agent_id, body);
+    return reply(200, saveChecked(ctx.root, entry, text, id));
   });
 
-  app.delete('/api/pipelines/:name/agents/:agent_id', (c) => {
-    const entry = findPipeline(ctx.root, c.req.param('name'));
-    const text = removeAgent(readPipeline(entry), c.req.param('agent_id'));
-    return c.json({ ...saveChecked(ctx.root, entry, text, c.req.param('agent_id')), deleted: true });
+  handle(app, pipelineApi.removeAgent, ({ params, reply }) => {
+    const entry = findPipeline(ctx.root, params.name);
+    const text = removeAgent(readPipeline(entry), params.agent_id);
+    return reply(200, { ...saveChecked(ctx.root, entry, text, params.agent_id), deleted: true });
   });
 
-  app.post('/api/pipelines/default', async (c) => {
-    const name = requiredString(await jsonBody(c), 'name');
+  handle(app, pipelineApi.setDefault, ({ body: { name }, reply }) => {
     findPipeline(ctx.root, name);
     saveDefaultPipeline(ctx.root, name);
-    return c.json({ default: name });
+    return reply(200, { default: name });
   });
 
-  app.get('/api/agents', (c) => {
-    const found = resolvePipeline(
-      ctx.root,
-      { pipeline: c.req.query('pipeline') },
-      loadProjectConfig(ctx.root),
-    );
-    return c.json(
-      agentsJson(
-        loadPipeline(projectFile(ctx.root, found.file, 'pipeline'), { name: found.name, within: ctx.root }),
-      ),
-    );
+  handle(app, pipelineApi.aqmAgents, ({ query, reply }) => {
+    const found = resolvePipeline(ctx.root, { pipeline: query.pipeline }, loadProjectConfig(ctx.root));
+    const file = projectFile(ctx.root, found.file, 'pipeline');
+    return reply(200, agentsJson(loadPipeline(file, { name: found.name, within: ctx.root })));
   });
 
   /** Checks pipeline text without saving it: what the editor shows as you type. */
-  app.post('/api/validate', async (c) => {
-    const body = await jsonBody(c);
-    const content = optionalString(body, 'content', 'yaml_content');
-    const name = optionalString(body, 'name') ?? 'pipeline';
+  handle(app, pipelineApi.validate, ({ body, reply }) => {
+    const { content, name = 'pipeline' } = body;
     checkName(name);
     const existing = pipelineEntries(ctx.root).find((p) => p.name === name);
     const file = existing?.file ?? newPipelineFile(ctx.root, name);
@@ -136,8 +128,8 @@ export function pipelineRoutes(ctx: ServerContext): Hono {
     const diagnostics = diagnosticsJson(check.diagnostics, ctx.root, file);
     const errors = diagnostics.filter((d) => d.severity === 'error');
     const warnings = diagnostics.filter((d) => d.severity === 'warning');
-    return c.json({
-      valid: errors.length === 0 && !(body.strict === true && warnings.length > 0),
+    return reply(200, {
+      valid: errors.length === 0 && !(body.strict && warnings.length > 0),
       diagnostics,
       errors: errors.map(aqmIssue),
       warnings: warnings.map(aqmIssue),

@@ -1,19 +1,13 @@
 import { Hono } from 'hono';
 import type { Script } from '../../core/script.js';
-import { parseTaskSize, TASK_SIZES } from '../../core/spec.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
 import { parseScript } from '../../runtimes/script.js';
-import {
-  type Body,
-  jsonBody,
-  optionalString,
-  requiredString,
-  type ServerContext,
-  stringMap,
-} from '../context.js';
+import { type FixRequest, type RunRequest, runApi } from '../api/run.js';
+import type { ServerContext } from '../context.js';
 import { badRequest } from '../errors.js';
+import { handle } from '../handle.js';
 import { loadProjectScript, projectFile } from '../project-files.js';
 import { mustExist } from './tasks.js';
 
@@ -21,20 +15,14 @@ import { mustExist } from './tasks.js';
 export function runRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
-  app.post('/api/run', async (c) => {
-    const body = await jsonBody(c);
-    const input = requiredString(body, 'input', 'description');
-    const name = optionalString(body, 'pipeline');
-    const found = resolvePipeline(ctx.root, { pipeline: name }, loadProjectConfig(ctx.root));
+  handle(app, runApi.run, ({ body, reply }) => {
+    const { input, agent, size } = body;
+    const found = resolvePipeline(ctx.root, { pipeline: body.pipeline }, loadProjectConfig(ctx.root));
     const pipeline = loadPipeline(projectFile(ctx.root, found.file, 'pipeline'), {
-      params: stringMap(body, 'params'),
+      params: body.params ?? {},
       name: found.name,
       within: ctx.root,
     });
-    const agent = optionalString(body, 'agent', 'agent_id');
-    const sizeText = optionalString(body, 'size');
-    const size = sizeText === undefined ? null : parseTaskSize(sizeText);
-    if (sizeText !== undefined && !size) throw badRequest(`size is one of ${TASK_SIZES.join(', ')}`);
     const id = ctx.tasks.start({
       pipeline,
       ...(size ? { size: { size, by: 'api' } } : {}),
@@ -44,28 +32,26 @@ export function runRoutes(ctx: ServerContext): Hono {
       cwd: ctx.root,
     });
     ctx.runner.run(id);
-    return c.json({ task_id: id, status: 'started', agent_id: agent ?? pipeline.agents[0]?.id ?? null }, 202);
+    return reply(202, { task_id: id, status: 'started', agent_id: agent ?? pipeline.agents[0]?.id ?? null });
   });
 
-  app.post('/api/fix', async (c) => {
-    const body = await jsonBody(c);
-    const parent = mustExist(ctx, requiredString(body, 'parent_task_id'));
-    const request = requiredString(body, 'description', 'input');
-    const agent = optionalString(body, 'agent', 'agent_id');
+  handle(app, runApi.fix, ({ body, reply }) => {
+    const parent = mustExist(ctx, body.parent_task_id);
+    const { description: request, agent } = body;
     const script = body.script === undefined ? undefined : scriptFrom(ctx, body);
     const id = ctx.tasks.fix(parent, request, {
       ...(agent ? { agent } : {}),
       ...(script !== undefined ? { script } : {}),
     });
     ctx.runner.run(id);
-    return c.json({ task_id: id, status: 'started', parent_task_id: parent }, 202);
+    return reply(202, { task_id: id, status: 'started', parent_task_id: parent });
   });
 
   return app;
 }
 
 /** `script`: a path (relative to the project) or the script itself as an object. */
-function scriptFrom(ctx: ServerContext, body: Body): Script | null {
+function scriptFrom(ctx: ServerContext, body: RunRequest | FixRequest): Script | null {
   const script = body.script;
   if (script === undefined || script === null) return null;
   if (typeof script === 'string') return loadProjectScript(ctx.root, script);

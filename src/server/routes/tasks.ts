@@ -1,32 +1,21 @@
 import { Hono } from 'hono';
-import type { TaskStatus } from '../../core/events.js';
+import { AWAITING_PERSON_STATUSES } from '../../core/events.js';
 import { usesChunks } from '../../engine/chunks.js';
-import { jsonBody, optionalString, requiredString, type ServerContext } from '../context.js';
-import { ApiError, badRequest } from '../errors.js';
+import { taskApi } from '../api/tasks.js';
+import type { ServerContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { handle } from '../handle.js';
 import { sessionsOf } from '../sessions-json.js';
-import { eventStream, startSeq } from '../sse.js';
+import { eventStream } from '../sse.js';
 import { taskDetail, taskRow } from '../task-json.js';
-
-const STATUSES: TaskStatus[] = [
-  'pending',
-  'running',
-  'awaiting_gate',
-  'awaiting_human_input',
-  'completed',
-  'failed',
-  'cancelled',
-];
-const WAITING: TaskStatus[] = ['awaiting_gate', 'awaiting_human_input'];
 
 /** Tasks: list, detail, context, a person's decisions, cancel, restart, and each task's events. */
 export function taskRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
-  app.get('/api/tasks', (c) => {
-    const status = c.req.query('waiting') === 'true' ? WAITING : parseStatuses(c.req.query('status'));
-    const limit = intParam(c.req.query('limit'), 50, 1, 500);
-    const offset = intParam(c.req.query('offset'), 0, 0, Number.MAX_SAFE_INTEGER);
-    const pipeline = c.req.query('pipeline');
+  handle(app, taskApi.list, ({ query, reply }) => {
+    const { limit, offset, pipeline } = query;
+    const status = query.waiting === 'true' ? [...AWAITING_PERSON_STATUSES] : query.status;
     // one more than the page: whether there is a next one
     const page = ctx.store.tasks({
       ...(status ? { status } : {}),
@@ -34,7 +23,7 @@ export function taskRoutes(ctx: ServerContext): Hono {
       limit: limit + 1,
       offset,
     });
-    return c.json({
+    return reply(200, {
       tasks: page.slice(0, limit).map((t) => taskRow(t, ctx.cache.state(t.id))),
       limit,
       offset,
@@ -42,100 +31,83 @@ export function taskRoutes(ctx: ServerContext): Hono {
     });
   });
 
-  app.get('/api/tasks/:id', (c) => {
-    const state = ctx.cache.state(mustExist(ctx, c.req.param('id')));
+  handle(app, taskApi.detail, ({ params, reply }) => {
+    const state = ctx.cache.state(mustExist(ctx, params.id));
     // sessions round by round come from the log (the folded state keeps only the latest round)
     const sessions = state.definition.agents.some((a) => a.type === 'session')
       ? sessionsOf(ctx.store.events(state.id))
       : [];
-    return c.json(taskDetail(state, sessions));
+    return reply(200, taskDetail(state, sessions));
   });
 
-  app.get('/api/tasks/:id/context', (c) => {
-    const state = ctx.cache.state(mustExist(ctx, c.req.param('id')));
+  handle(app, taskApi.context, ({ params }, c) => {
+    const state = ctx.cache.state(mustExist(ctx, params.id));
     if (!state.contextMd.trim()) throw new ApiError(404, 'not_found', 'the task has no context yet');
     return c.text(state.contextMd);
   });
 
-  app.get('/api/tasks/:id/events', (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    return eventStream(ctx.hub, ctx.store, {
-      taskId: id,
-      after: startSeq(c.req.header('last-event-id'), c.req.query('after'), 0),
+  handle(app, taskApi.events, ({ params, headers, query }, c) =>
+    eventStream(ctx.hub, ctx.store, {
+      taskId: mustExist(ctx, params.id),
+      after: headers['last-event-id'] ?? query.after ?? 0,
       signal: c.req.raw.signal,
-    });
-  });
+    }),
+  );
 
-  app.post('/api/tasks/:id/approve', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const reason = optionalString(await jsonBody(c), 'reason') ?? '';
-    ctx.tasks.decideGate(id, 'approved', reason);
-    return resumed(c, ctx, id);
-  });
-
-  app.post('/api/tasks/:id/reject', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const body = await jsonBody(c);
-    const reason = optionalString(body, 'reason') ?? '';
-    if (!reason.trim()) throw badRequest('a rejection needs a reason');
-    ctx.tasks.decideGate(id, 'rejected', reason);
-    return resumed(c, ctx, id);
-  });
-
-  app.post('/api/tasks/:id/human-input', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const answer = requiredString(await jsonBody(c), 'response', 'answer');
-    ctx.tasks.answer(id, answer);
-    return resumed(c, ctx, id);
-  });
-
-  app.post('/api/tasks/:id/cancel', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const reason = optionalString(await jsonBody(c), 'reason') || 'cancelled from the API';
-    ctx.tasks.cancel(id, reason);
-    return c.json({ id, status: 'cancelled' });
-  });
-
-  app.post('/api/tasks/:id/restart', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const body = await jsonBody(c);
-    const from = body.from_stage ?? body.fromStage;
-    if (from !== undefined && from !== null && typeof from !== 'number')
-      throw badRequest('from_stage must be a number');
-    const stage = ctx.tasks.restart(id, from ?? undefined);
+  handle(app, taskApi.approve, ({ params, body, reply }) => {
+    const id = mustExist(ctx, params.id);
+    ctx.tasks.decideGate(id, 'approved', body.reason ?? '');
     ctx.runner.run(id);
-    return c.json({ id, status: 'running', from_stage: stage }, 202);
+    return reply(202, { id, status: 'running' });
+  });
+
+  handle(app, taskApi.reject, ({ params, body, reply }) => {
+    const id = mustExist(ctx, params.id);
+    ctx.tasks.decideGate(id, 'rejected', body.reason);
+    ctx.runner.run(id);
+    return reply(202, { id, status: 'running' });
+  });
+
+  handle(app, taskApi.answer, ({ params, body, reply }) => {
+    const id = mustExist(ctx, params.id);
+    ctx.tasks.answer(id, body.response);
+    ctx.runner.run(id);
+    return reply(202, { id, status: 'running' });
+  });
+
+  handle(app, taskApi.cancel, ({ params, body, reply }) => {
+    const id = mustExist(ctx, params.id);
+    ctx.tasks.cancel(id, body.reason || 'cancelled from the API');
+    return reply(200, { id, status: 'cancelled' });
+  });
+
+  handle(app, taskApi.restart, ({ params, body, reply }) => {
+    const id = mustExist(ctx, params.id);
+    const stage = ctx.tasks.restart(id, body.from_stage);
+    ctx.runner.run(id);
+    return reply(202, { id, status: 'running', from_stage: stage });
   });
 
   /** Chunks (aqm's shapes): the board, add, mark done, remove. A running task sees them on its next turn. */
-  app.get('/api/tasks/:id/chunks', (c) => c.json(chunksJson(ctx, mustExist(ctx, c.req.param('id')))));
+  handle(app, taskApi.chunks, ({ params, reply }) => reply(200, chunksJson(ctx, mustExist(ctx, params.id))));
 
-  app.post('/api/tasks/:id/chunks', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const description = requiredString(await jsonBody(c), 'description');
-    const chunk = ctx.tasks.editChunks(id, { add: description.trim() });
-    return c.json({ chunk, ...chunksJson(ctx, id) }, 201);
+  handle(app, taskApi.addChunk, ({ params, body, reply }) => {
+    const id = mustExist(ctx, params.id);
+    const chunk = ctx.tasks.editChunks(id, { add: body.description.trim() });
+    return reply(201, { chunk, ...chunksJson(ctx, id) });
   });
 
-  app.patch('/api/tasks/:id/chunks/:cid', async (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    const status = requiredString(await jsonBody(c), 'status');
-    if (status !== 'done') {
-      throw badRequest(
-        status === 'pending' || status === 'in_progress'
-          ? `a chunk can only be marked done (agents set ${status} themselves)`
-          : `unknown chunk status "${status}"; use "done"`,
-      );
-    }
-    ctx.tasks.editChunks(id, { done: c.req.param('cid') });
+  handle(app, taskApi.chunkDone, ({ params, reply }) => {
+    const id = mustExist(ctx, params.id);
+    ctx.tasks.editChunks(id, { done: params.cid });
     const board = chunksJson(ctx, id);
-    return c.json({ chunk: board.chunks.find((k) => k.id === c.req.param('cid')) ?? null, ...board });
+    return reply(200, { chunk: board.chunks.find((k) => k.id === params.cid) ?? null, ...board });
   });
 
-  app.delete('/api/tasks/:id/chunks/:cid', (c) => {
-    const id = mustExist(ctx, c.req.param('id'));
-    ctx.tasks.editChunks(id, { remove: c.req.param('cid') });
-    return c.json({ deleted: c.req.param('cid'), ...chunksJson(ctx, id) });
+  handle(app, taskApi.removeChunk, ({ params, reply }) => {
+    const id = mustExist(ctx, params.id);
+    ctx.tasks.editChunks(id, { remove: params.cid });
+    return reply(200, { deleted: params.cid, ...chunksJson(ctx, id) });
   });
 
   return app;
@@ -151,28 +123,7 @@ function chunksJson(ctx: ServerContext, id: string) {
   };
 }
 
-function resumed(c: import('hono').Context, ctx: ServerContext, id: string): Response {
-  ctx.runner.run(id);
-  return c.json({ id, status: 'running' }, 202);
-}
-
 export function mustExist(ctx: ServerContext, id: string): string {
   if (!ctx.store.task(id)) throw new ApiError(404, 'not_found', `no task ${id}`);
   return id;
-}
-
-function parseStatuses(value: string | undefined): TaskStatus[] | undefined {
-  if (!value) return undefined;
-  const list = value.split(',').map((s) => s.trim()) as TaskStatus[];
-  const unknown = list.filter((s) => !STATUSES.includes(s));
-  if (unknown.length) throw badRequest(`unknown status ${unknown.join(', ')}; one of ${STATUSES.join(', ')}`);
-  return list;
-}
-
-function intParam(value: string | undefined, fallback: number, min: number, max: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw badRequest(`expected an integer from ${min} to ${max}, got ${value}`);
-  return n;
 }

@@ -1,14 +1,16 @@
 import { Hono } from 'hono';
 import type { Usage } from '../../core/events.js';
+import { usageApi } from '../api/usage.js';
 import type { ServerContext } from '../context.js';
+import { handle } from '../handle.js';
 
 /** Tokens and cost across tasks: in total, per pipeline and per agent. */
 export function usageRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
-  app.get('/api/usage', (c) => {
+  handle(app, usageApi.usage, ({ reply }) => {
     const total = emptyUsage();
-    const byPipeline: Record<string, Usage & { tasks: number }> = {};
-    const byAgent: Record<string, Usage & { stages: number }> = {};
+    const byPipeline: Record<string, Total & { tasks: number }> = {};
+    const byAgent: Record<string, Total & { stages: number }> = {};
     const tasks = ctx.store.tasks({ limit: 1000 });
     for (const summary of tasks) {
       const state = ctx.cache.state(summary.id);
@@ -25,18 +27,20 @@ export function usageRoutes(ctx: ServerContext): Hono {
         add(agent, stage.usage);
       }
     }
-    return c.json({ tasks: tasks.length, total, by_pipeline: byPipeline, by_agent: byAgent });
+    return reply(200, { tasks: tasks.length, total, by_pipeline: byPipeline, by_agent: byAgent });
   });
   return app;
 }
 
-function emptyUsage(): Required<Omit<Usage, 'cost_estimated'>> {
+type Total = Required<Omit<Usage, 'cost_estimated'>>;
+
+function emptyUsage(): Total {
   return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };
 }
 
-function add(into: Usage, usage: Usage): void {
+function add(into: Total, usage: Usage): void {
   into.input_tokens += usage.input_tokens;
   into.output_tokens += usage.output_tokens;
-  into.cache_read_tokens = (into.cache_read_tokens ?? 0) + (usage.cache_read_tokens ?? 0);
-  into.cost_usd = (into.cost_usd ?? 0) + (usage.cost_usd ?? 0);
+  into.cache_read_tokens += usage.cache_read_tokens ?? 0;
+  into.cost_usd += usage.cost_usd ?? 0;
 }

@@ -1,0 +1,283 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { example, waitFor } from '../../test/support/troupe.js';
+import { TASK_STATUSES } from '../core/events.js';
+import { loadProjectConfig } from '../pipeline/config.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { errorStatuses, type Route } from './api/define.js';
+import { apiRoutes, ErrorBody } from './api/routes.js';
+import { createApp, type TroupeApp } from './app.js';
+import { openApiDocument } from './openapi.js';
+
+/**
+ * The API answers what it declares: every route driven on a real project, in process, and every
+ * answer parsed with the schema its route declares for that status. The schemas are strict, so a
+ * field the declaration does not have fails here.
+ */
+
+const writer = `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "Write: {{ input }}"
+    handoffs: [{ to: editor }]
+  - id: editor
+    runtime: claude
+    system_prompt: "Edit: {{ input }}"
+`;
+const chunky = `agents:
+  - id: planner
+    runtime: claude
+    system_prompt: "Plan: {{ input }} {{ chunks }}"
+    chunks:
+      initial: ["write the parser", "write the tests"]
+    gate: { type: human }
+`;
+// its own provider, so that its closed window holds up no other task
+const limited = 'agents:\n  - id: solo\n    runtime: gemini\n';
+
+let root: string;
+let served: TroupeApp;
+const answered = new Set<Route>();
+
+beforeAll(() => {
+  root = mkdtempSync(path.join(tmpdir(), 'troupe-contract-'));
+  const files: Record<string, string> = {
+    '.troupe/config.yaml': 'default_pipeline: write\n',
+    '.troupe/pipelines/write.yaml': writer,
+    '.troupe/pipelines/chunky.yaml': chunky,
+    '.troupe/pipelines/limited.yaml': limited,
+    '.troupe/pipelines/team.yaml': writer,
+    '.troupe/pipelines/deploy.yaml': readFileSync(example('human-deploy'), 'utf8'),
+    '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
+    'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
+  };
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), text);
+  }
+  const store = openSqliteStore(path.join(root, '.troupe', 'troupe.db'));
+  served = createApp({ project: { root, store, config: loadProjectConfig(root) }, pollMs: 10 });
+  served.start();
+});
+afterAll(async () => {
+  served.stop();
+  await served.ctx.runner.drain(2000);
+  served.ctx.store.close();
+});
+
+function routeOf(method: string, url: string): Route {
+  const pathname = new URL(url, 'http://x').pathname;
+  const found = apiRoutes.find(
+    (r) =>
+      r.method === method.toLowerCase() && new RegExp(`^${r.path.replace(/:\w+/g, '[^/]+')}$`).test(pathname),
+  );
+  if (!found) throw new Error(`no declared route ${method} ${pathname}`);
+  return found;
+}
+
+/** A request, and its answer checked against what its route declares for that status. */
+async function call<T = Record<string, unknown>>(
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; data: T }> {
+  const response = await served.app.request(url, {
+    method,
+    headers: { Host: '127.0.0.1:8000', 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const route = routeOf(method, url);
+  const status = response.status;
+  const declared =
+    route.responses[status] ??
+    (errorStatuses(route).some((s) => s === status) ? { description: 'error', json: ErrorBody } : undefined);
+  if (!declared) expect.fail(`${method} ${url} answered ${status}, undeclared: ${await response.text()}`);
+  if (!('json' in declared)) {
+    if (declared.content) expect(response.headers.get('content-type')).toContain(declared.content);
+    await response.body?.cancel();
+    if (status < 300) answered.add(route);
+    return { status, data: undefined as T };
+  }
+  const data = (await response.json()) as T;
+  const parsed = declared.json.safeParse(data);
+  expect(parsed.error?.issues ?? [], `${method} ${url} → ${status}`).toEqual([]);
+  if (status < 300) answered.add(route);
+  return { status, data };
+}
+
+type Detail = { status: string; stages: unknown[]; last_seq: number };
+
+function until(id: string, ...statuses: string[]) {
+  return waitFor(async () => {
+    const { data } = await call<Detail>('GET', `/api/tasks/${id}`);
+    return statuses.includes(data.status) ? data : undefined;
+  });
+}
+
+async function run(body: Record<string, unknown>): Promise<string> {
+  const { status, data } = await call<{ task_id: string }>('POST', '/api/run', body);
+  expect(status).toBe(202);
+  return data.task_id;
+}
+
+describe('every route answers what it declares', () => {
+  it('the server and its pipelines: list, show, save, edit an agent, validate', async () => {
+    await call('GET', '/api/health');
+    await call('GET', '/api/openapi.json');
+    await call('GET', '/api/pipelines');
+    await call('GET', '/api/pipelines/write');
+    await call('GET', '/api/pipelines/write/yaml');
+    await call('GET', '/api/agents');
+    await call('GET', '/api/agents?pipeline=design');
+    expect((await call('POST', '/api/validate', { name: 'write', content: writer })).status).toBe(200);
+    const solo = { content: 'agents:\n  - id: solo\n    runtime: claude\n' };
+    expect((await call('PUT', '/api/pipelines/solo', solo)).status).toBe(201);
+    expect((await call('PUT', '/api/pipelines/solo', solo)).status).toBe(200);
+    expect(
+      (await call('PUT', '/api/pipelines/solo', { content: 'agents: [{id: a, handoffs: [{to: b}]}]' }))
+        .status,
+    ).toBe(422);
+    expect((await call('POST', '/api/pipelines/default', { name: 'write' })).status).toBe(200);
+
+    await call('GET', '/api/pipelines/team/agents');
+    const reviewer = {
+      id: 'reviewer',
+      runtime: 'gemini',
+      gate: { type: 'llm', prompt: 'Is it right?', max_retries: '2' },
+      handoffs: [{ to: 'writer', condition: 'on_reject' }],
+      human_input: { enabled: true, mode: 'before' },
+    };
+    expect((await call('POST', '/api/pipelines/team/agents', reviewer)).status).toBe(201);
+    expect(
+      (await call('PUT', '/api/pipelines/team/agents/reviewer', { model: 'gemini-2.5-pro' })).status,
+    ).toBe(200);
+    expect(
+      (await call('PUT', '/api/pipelines/team/agents/writer', { handoffs: [{ to: 'nobody' }] })).status,
+    ).toBe(422);
+    expect((await call('DELETE', '/api/pipelines/team/agents/reviewer')).status).toBe(200);
+  });
+
+  it('a run: detail, context, its stream, restart and a fix', async () => {
+    const id = await run({ input: 'a haiku', script: { agents: { writer: ['draft'], editor: ['edited'] } } });
+    const done = await until(id, 'completed');
+    await call('GET', `/api/tasks/${id}/context`);
+    await call('GET', `/api/tasks/${id}/events`);
+    expect((await call('GET', `/api/tasks/${id}/events?after=${done.last_seq}`)).status).toBe(204);
+    await call('GET', '/api/events');
+    expect((await call('POST', `/api/tasks/${id}/restart`, { from_stage: 2 })).status).toBe(202);
+    await until(id, 'completed', 'failed');
+    const fix = await call('POST', '/api/fix', {
+      parent_task_id: id,
+      description: 'shorter',
+      script: { agents: { writer: ['fixed'], editor: ['ok'] } },
+    });
+    expect(fix.status).toBe(202);
+    await call('GET', '/api/tasks?limit=1');
+  });
+
+  it('a person answers, rejects and approves', async () => {
+    const script = { agents: { developer: ['built', 'rebuilt'], deployer: ['ready', 'ready again'] } };
+    const id = await run({ input: 'ship it', pipeline: 'deploy', script });
+    await until(id, 'awaiting_human_input');
+    expect((await call('POST', `/api/tasks/${id}/human-input`, { response: 'keep the API' })).status).toBe(
+      202,
+    );
+    await until(id, 'awaiting_gate');
+    expect((await call('POST', `/api/tasks/${id}/reject`, { reason: 'not yet' })).status).toBe(202);
+    await until(id, 'awaiting_gate', 'failed');
+    const gated = await run({ input: 'ship it', pipeline: 'deploy', script });
+    await until(gated, 'awaiting_human_input');
+    await call('POST', `/api/tasks/${gated}/human-input`, { answer: 'as is' });
+    await until(gated, 'awaiting_gate');
+    expect((await call('POST', `/api/tasks/${gated}/approve`, { reason: 'LGTM' })).status).toBe(202);
+    await until(gated, 'completed');
+  });
+
+  it('chunks: the board, add, done, remove; then cancel', async () => {
+    const id = await run({
+      input: 'a parser',
+      pipeline: 'chunky',
+      script: { agents: { planner: ['planned'] } },
+    });
+    await until(id, 'awaiting_gate');
+    await call('GET', `/api/tasks/${id}/chunks`);
+    expect((await call('POST', `/api/tasks/${id}/chunks`, { description: 'document it' })).status).toBe(201);
+    expect((await call('PATCH', `/api/tasks/${id}/chunks/C-001`, { status: 'done' })).status).toBe(200);
+    expect((await call('PATCH', `/api/tasks/${id}/chunks/C-001`, { status: 'pending' })).status).toBe(400);
+    expect((await call('DELETE', `/api/tasks/${id}/chunks/C-002`)).status).toBe(200);
+    expect((await call('POST', `/api/tasks/${id}/cancel`, {})).status).toBe(200);
+  });
+
+  it('a session, round by round', async () => {
+    const id = await run({
+      input: 'How should we do auth?',
+      pipeline: 'design',
+      script: 'design-script.yaml',
+    });
+    const done = await until(id, 'completed');
+    expect(done.stages.length).toBeGreaterThan(0);
+  });
+
+  it('?status=waiting lists the task that waits for a provider', async () => {
+    const script = { agents: { solo: [{ error: 'rate_limit', reset_after_s: 600 }, 'done'] } };
+    const id = await run({ input: 'limited', pipeline: 'limited', script });
+    await until(id, 'waiting');
+    const { status, data } = await call<{ tasks: { id: string; status: string }[] }>(
+      'GET',
+      '/api/tasks?status=waiting',
+    );
+    expect(status).toBe(200);
+    expect(data.tasks.map((t) => [t.id, t.status])).toEqual([[id, 'waiting']]);
+    await call('POST', `/api/tasks/${id}/cancel`, { reason: 'enough' });
+  });
+
+  it('a bad request is a one-line 400 that names the field', async () => {
+    const error = async (method: string, url: string, body?: unknown) => {
+      const { status, data } = await call<{ error: { code: string; message: string } }>(method, url, body);
+      expect(status).toBe(400);
+      expect(data.error.code).toBe('bad_request');
+      return data.error.message;
+    };
+    expect(await error('POST', '/api/run', {})).toBe('input: is required');
+    expect(await error('POST', '/api/run', { input: 'x', size: 'huge' })).toMatch(
+      /^size: .*"S"\|"M"\|"L"\|"XL"$/,
+    );
+    expect(await error('POST', '/api/run', [])).toBe(
+      'the body: Invalid input: expected object, received array',
+    );
+    expect(await error('GET', '/api/tasks?status=running,bogus')).toMatch(/^\?status: .*"waiting"/);
+    expect(await error('GET', '/api/tasks?limit=0')).toMatch(/^\?limit: /);
+    expect((await call('POST', '/api/run', { input: 'x'.repeat(300 * 1024) })).status).toBe(413);
+  });
+
+  it('takes every value its query parameters declare', async () => {
+    const doc = openApiDocument() as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: Schema }[] }>>;
+      components: { schemas: Record<string, Schema> };
+    };
+    type Schema = { enum?: string[]; items?: Schema; $ref?: string };
+    const resolve = (s: Schema): Schema => (s.$ref ? doc.components.schemas[s.$ref.split('/').at(-1)!]! : s);
+    const tried: string[] = [];
+    for (const [p, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const param of operation.parameters ?? []) {
+          if (param.in !== 'query') continue;
+          const schema = resolve(param.schema);
+          for (const value of resolve(schema.items ?? schema).enum ?? []) {
+            const url = `${p}?${param.name}=${value}`;
+            tried.push(url);
+            expect((await call(method, url)).status, url).toBe(200);
+          }
+        }
+      }
+    }
+    expect(tried).toEqual(expect.arrayContaining(TASK_STATUSES.map((s) => `/api/tasks?status=${s}`)));
+  });
+
+  it('and every declared route was driven to a success', async () => {
+    await call('GET', '/api/usage');
+    expect(apiRoutes.filter((r) => !answered.has(r)).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  });
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { Route } from './define.js';
+import { named } from './define.js';
+import { serverApi } from './events.js';
+import { Diagnostic, pipelineApi } from './pipelines.js';
+import { runApi } from './run.js';
+import { taskApi } from './tasks.js';
+import { usageApi } from './usage.js';
+
+/** What every error answers; `diagnostics` (and the refused `content`) for a pipeline that cannot be saved. */
+export const ErrorBody = named(
+  'Error',
+  z.strictObject({
+    error: z.strictObject({
+      code: z.string(),
+      message: z.string(),
+      hint: z.string().optional(),
+      diagnostics: z.array(Diagnostic).optional(),
+      content: z.string().optional(),
+    }),
+  }),
+);
+
+/** Every route of the API. */
+export const apiRoutes: readonly Route[] = [
+  ...Object.values(taskApi),
+  ...Object.values(runApi),
+  ...Object.values(pipelineApi),
+  ...Object.values(usageApi),
+  ...Object.values(serverApi),
+];

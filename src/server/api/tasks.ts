@@ -1,0 +1,347 @@
+import { z } from 'zod';
+import { TASK_STATUSES } from '../../core/events.js';
+import { TASK_SIZES } from '../../core/spec.js';
+import { commaList, json, named, nonBlank, queryInt, route, withAliases } from './define.js';
+import { resumeHeaders, resumeQuery, sseDescription } from './events.js';
+import { Graph } from './pipelines.js';
+
+/** Tasks: list, detail, a person's decisions, cancel, restart, chunks, and each task's events. */
+
+export const TaskStatus = named('TaskStatus', z.enum(TASK_STATUSES));
+
+export const Usage = named(
+  'Usage',
+  z.strictObject({
+    input_tokens: z.int(),
+    output_tokens: z.int(),
+    cache_read_tokens: z.int().optional(),
+    cost_usd: z.number().optional(),
+    cost_estimated: z.boolean().optional().describe("the cost is troupe's estimate from its price table"),
+  }),
+);
+
+/** What a task waits for a person for. */
+export const Waiting = named(
+  'Waiting',
+  z.strictObject({
+    kind: z.enum(['gate', 'question']),
+    agent: z.string(),
+    stage: z.int().nullable(),
+    questions: z.array(z.string()),
+  }),
+);
+
+export const TaskRow = named(
+  'TaskRow',
+  z.strictObject({
+    id: z.string(),
+    status: TaskStatus,
+    pipeline: z.string(),
+    input: z.string(),
+    current_agent: z.string().nullable(),
+    running_agents: z.array(z.string()),
+    created: z.string(),
+    updated: z.string(),
+    stage_count: z.int(),
+    usage: Usage,
+    waiting: Waiting.nullable(),
+    error: z.string().nullable(),
+    parent_task_id: z.string().nullable(),
+  }),
+);
+
+export const TaskPage = named(
+  'TaskPage',
+  z.strictObject({
+    tasks: z.array(TaskRow),
+    limit: z.int(),
+    offset: z.int(),
+    next_offset: z.int().nullable(),
+  }),
+);
+
+export const Stage = named(
+  'Stage',
+  z.strictObject({
+    n: z.int(),
+    agent: z.string(),
+    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'awaiting_gate']),
+    input: z.string(),
+    output: z.string(),
+    gate: z
+      .strictObject({ decision: z.enum(['approved', 'rejected']), reason: z.string(), by: z.string() })
+      .nullable(),
+    usage: Usage,
+    attempt: z.int(),
+    duration_ms: z.number(),
+    error: z.strictObject({ kind: z.string(), message: z.string() }).nullable(),
+    route: z
+      .strictObject({
+        tier: z.string(),
+        recommended: z.strictObject({ tier: z.string(), reason: z.string() }),
+        runtime: z.string(),
+        model: z.string().nullable(),
+        effort: z.string().nullable(),
+      })
+      .nullable()
+      .describe('the tier a routed stage (model or effort auto) ran on, and why it was recommended'),
+    turn: z.strictObject({ round: z.int(), summary: z.boolean() }).nullable(),
+    started: z.string().nullable(),
+    finished: z.string().nullable(),
+  }),
+);
+
+export const Chunk = named(
+  'Chunk',
+  z.strictObject({
+    id: z.string(),
+    description: z.string(),
+    status: z.enum(['pending', 'in_progress', 'done']),
+    created_by: z.string().describe('"config", "user" or the id of the agent that added it'),
+    completed_by: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
+
+export const ChunkBoard = named(
+  'ChunkBoard',
+  z.strictObject({
+    enabled: z.boolean().describe("false: the task's pipeline has no `chunks:` block"),
+    chunks: z.array(Chunk),
+    total: z.int(),
+    done: z.int(),
+  }),
+);
+
+const SessionTurn = z.strictObject({
+  stage: z.int(),
+  agent: z.string(),
+  agreed: z
+    .boolean()
+    .nullable()
+    .describe("whether the speaker's turn carried the vote; null until the round has ended"),
+});
+
+export const SessionRound = z.strictObject({
+  round: z.int(),
+  turns: z.array(SessionTurn),
+  agreed: z.array(z.string()).nullable().describe('who voted to agree (null while the round runs)'),
+  consensus: z.boolean().nullable(),
+});
+
+/** A session round by round, from the event log. */
+export const Session = named(
+  'Session',
+  z.strictObject({
+    activation: z.string(),
+    session: z.string(),
+    participants: z.array(z.string()),
+    topic: z.string(),
+    rounds: z.array(SessionRound),
+    summary: z
+      .strictObject({ stage: z.int(), agent: z.string() })
+      .nullable()
+      .describe("the summary agent's closing turn"),
+    outcome: z.enum(['consensus', 'no_consensus']).nullable().describe('null while the session runs'),
+    stage: z.int().nullable(),
+    output: z.string().nullable(),
+  }),
+);
+export type Session = z.infer<typeof Session>;
+
+export const TaskDetail = named(
+  'TaskDetail',
+  z.strictObject({
+    id: z.string(),
+    status: TaskStatus,
+    pipeline: z.string(),
+    input: z.string(),
+    created: z.string(),
+    updated: z.string(),
+    stages: z.array(Stage.nullable()),
+    size: z.strictObject({ size: z.enum(TASK_SIZES), by: z.string() }).nullable(),
+    spec: z
+      .strictObject({
+        stage: z.int(),
+        agent: z.string(),
+        // the agent's own JSON: these three, and whatever else it wrote
+        spec: z.looseObject({
+          requirements: z.array(z.string()),
+          files: z.array(z.string()),
+          verification: z.array(z.string()),
+        }),
+      })
+      .nullable(),
+    workspace: z.strictObject({
+      isolation: z.enum(['worktree', 'none']),
+      why: z.string().nullable(),
+      path: z.string().nullable(),
+      branch: z.string().nullable(),
+      base: z.string().nullable(),
+      merged: z.string().nullable(),
+      unmerged: z.string().nullable(),
+    }),
+    waiting: Waiting.nullable(),
+    error: z.string().nullable(),
+    parent: z.string().nullable().describe("the CLI's name (`status --json`) for parent_task_id"),
+    usage: Usage,
+    parent_task_id: z.string().nullable(),
+    start_agent: z.string().nullable(),
+    running_agents: z.array(z.string()),
+    graph: Graph,
+    transcript: z.string(),
+    sessions: z.array(Session),
+    chunks: z.array(Chunk),
+    chunks_enabled: z.boolean(),
+    cancel_reason: z.string().nullable(),
+    last_seq: z.int(),
+  }),
+);
+
+/** The task runs on in the background. */
+const Resumed = z.strictObject({ id: z.string(), status: z.literal('running') });
+
+const task = z.object({ id: z.string().meta({ examples: ['T-1A2B3C'] }) });
+const chunk = task.extend({ cid: z.string().meta({ examples: ['C-001'] }) });
+const reason = z.object({ reason: z.string().optional() });
+
+export const taskApi = {
+  list: route({
+    method: 'get',
+    path: '/api/tasks',
+    summary: 'tasks, newest first',
+    query: z.object({
+      status: commaList(TaskStatus).optional().describe('only tasks with one of these statuses'),
+      waiting: z
+        .enum(['true', 'false'])
+        .optional()
+        .describe('true: only tasks waiting for a person (status is then ignored)'),
+      pipeline: z.string().optional(),
+      limit: queryInt(1, 500).default(50),
+      offset: queryInt(0, Number.MAX_SAFE_INTEGER).default(0),
+    }),
+    responses: { 200: json('a page of tasks', TaskPage) },
+    errors: [400],
+  }),
+  detail: route({
+    method: 'get',
+    path: '/api/tasks/:id',
+    summary: 'a task in full',
+    params: task,
+    responses: { 200: json('the task', TaskDetail) },
+    errors: [404],
+  }),
+  context: route({
+    method: 'get',
+    path: '/api/tasks/:id/context',
+    summary: "the task's context.md",
+    params: task,
+    responses: { 200: { description: 'markdown', content: 'text/plain' } },
+    errors: [404],
+  }),
+  events: route({
+    method: 'get',
+    path: '/api/tasks/:id/events',
+    summary:
+      "one task's events: its whole log, then live; the stream ends after the task ends (204 once nothing is left)",
+    params: task,
+    headers: resumeHeaders,
+    query: resumeQuery,
+    responses: {
+      200: { description: sseDescription, content: 'text/event-stream' },
+      204: { description: 'the task has ended and everything was sent' },
+    },
+    errors: [400, 404],
+  }),
+  approve: route({
+    method: 'post',
+    path: '/api/tasks/:id/approve',
+    summary: 'approve the output waiting at a human gate; the task carries on',
+    params: task,
+    body: reason,
+    responses: { 202: json('accepted: the task runs on in the background', Resumed) },
+    errors: [400, 404, 409],
+  }),
+  reject: route({
+    method: 'post',
+    path: '/api/tasks/:id/reject',
+    summary: 'reject the output waiting at a human gate, with a reason the agent gets',
+    params: task,
+    body: z.object({ reason: nonBlank }),
+    responses: { 202: json('accepted: the task runs on in the background', Resumed) },
+    errors: [400, 404, 409],
+  }),
+  answer: route({
+    method: 'post',
+    path: '/api/tasks/:id/human-input',
+    summary: 'answer the question the task waits on',
+    params: task,
+    body: withAliases(
+      { answer: 'response' },
+      z.object({ response: nonBlank.describe('the answer (also: answer)') }),
+    ),
+    responses: { 202: json('accepted: the task runs on in the background', Resumed) },
+    errors: [400, 404, 409],
+  }),
+  cancel: route({
+    method: 'post',
+    path: '/api/tasks/:id/cancel',
+    summary: 'cancel a task that has not ended',
+    params: task,
+    body: reason,
+    responses: { 200: json('cancelled', z.strictObject({ id: z.string(), status: z.literal('cancelled') })) },
+    errors: [400, 404, 409],
+  }),
+  restart: route({
+    method: 'post',
+    path: '/api/tasks/:id/restart',
+    summary: 'set aside everything from a stage on and run the task again from there',
+    params: task,
+    body: withAliases({ fromStage: 'from_stage' }, z.object({ from_stage: z.int().optional() })),
+    responses: { 202: json('restarted', Resumed.extend({ from_stage: z.int() })) },
+    errors: [400, 404, 409],
+  }),
+  chunks: route({
+    method: 'get',
+    path: '/api/tasks/:id/chunks',
+    summary: "the task's chunks",
+    params: task,
+    responses: { 200: json('the board', ChunkBoard) },
+    errors: [404],
+  }),
+  addChunk: route({
+    method: 'post',
+    path: '/api/tasks/:id/chunks',
+    summary: 'add a chunk (created_by "user"); a running task sees it on its next turn',
+    params: task,
+    body: z.object({ description: nonBlank }),
+    responses: { 201: json('added', ChunkBoard.extend({ chunk: Chunk })) },
+    errors: [400, 404, 409],
+  }),
+  chunkDone: route({
+    method: 'patch',
+    path: '/api/tasks/:id/chunks/:cid',
+    summary: 'mark a chunk done',
+    params: chunk,
+    body: z.object({
+      status: z.literal('done', {
+        error: 'a chunk can only be marked done (the agents set the other statuses)',
+      }),
+    }),
+    responses: { 200: json('updated', ChunkBoard.extend({ chunk: Chunk.nullable() })) },
+    errors: [400, 404, 409],
+  }),
+  removeChunk: route({
+    method: 'delete',
+    path: '/api/tasks/:id/chunks/:cid',
+    summary: 'remove a chunk',
+    params: chunk,
+    responses: { 200: json('removed', ChunkBoard.extend({ deleted: z.string() })) },
+    errors: [404, 409],
+  }),
+};
+
+export type TaskRow = z.infer<typeof TaskRow>;
+export type TaskDetail = z.infer<typeof TaskDetail>;
+export type ChunkBoard = z.infer<typeof ChunkBoard>;
