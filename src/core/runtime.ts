@@ -64,7 +64,11 @@ export type RuntimeEvent =
   | { type: 'session'; id: string }
   /** Tokens used so far (where the runtime reports them before the end). */
   | { type: 'usage'; usage: Usage }
-  /** Something worth showing that is not output: a retry, a rate-limit warning. */
+  /**
+   * Something worth showing that is not output. `info`: a retry the CLI makes by itself.
+   * `warning`: what the user must see (the executor records it as `stage_warning`): a refused
+   * tool call, a skipped settings file, a rate-limit warning.
+   */
   | { type: 'notice'; level: 'info' | 'warning'; message: string }
   | {
       type: 'result';

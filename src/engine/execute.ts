@@ -407,10 +407,17 @@ class TaskRun {
         this.commit([this.rateLimited(step, provider, closedNow.resetAt, why, choices, closed)]);
         return;
       }
-      const result = await invokeRuntime(this.abort.signal, runtime, request, (text) => {
-        streamed.add(text);
-        this.ports.observer?.onText?.(step.stage, node.id, text);
-      }).finally(release);
+      const result = await invokeRuntime(
+        this.abort.signal,
+        runtime,
+        request,
+        (text) => {
+          streamed.add(text);
+          this.ports.observer?.onText?.(step.stage, node.id, text);
+        },
+        // committed with the stage's outcome, in its transaction
+        (message) => this.commit([{ type: 'stage_warning', stage: step.stage, agent: node.id, message }]),
+      ).finally(release);
       streamed.close();
       const sha = await this.commitWork(step.stage, node.id, place);
       const chunkEvents = usesChunks(this.state.definition)

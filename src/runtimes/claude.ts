@@ -148,7 +148,7 @@ export class ClaudeStreamParser implements CliParser {
           this.lastRetry = event;
           out.push({
             type: 'notice',
-            level: 'warning',
+            level: 'info',
             message: `API retry ${num(event.attempt)}/${num(event.max_retries)} (${String(event.error ?? 'error')}${event.error_status ? ` ${event.error_status}` : ''})`,
           });
         }

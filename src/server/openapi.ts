@@ -126,6 +126,7 @@ export const openApiDocument = {
         attempt: int,
         duration_ms: int,
         error: obj({ kind: str, message: str }),
+        warnings: { type: 'array', items: str },
         turn: obj({ round: int, summary: { type: 'boolean' } }),
         started: str,
         finished: str,
