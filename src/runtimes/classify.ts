@@ -8,7 +8,7 @@ import type { RuntimeErrorKind } from '../core/runtime.js';
 const PATTERNS: ReadonlyArray<[RuntimeErrorKind, RegExp]> = [
   [
     'session_not_found',
-    /No conversation found with session ID|no rollout found for thread id|No session found/i,
+    /No conversation found with session ID|no rollout found for thread id|No session found|Error resuming session: (?:No previous sessions found|Invalid session identifier)/i,
   ],
   ['untrusted_directory', /not running in a trusted directory|Not inside a trusted directory/i],
   ['permission_denied', /cannot be used with root\/sudo privileges/i],

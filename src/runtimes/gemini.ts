@@ -13,6 +13,7 @@ import {
 } from '../core/runtime.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
+import { makeGeminiRunHome, userGeminiHome } from './gemini-home.js';
 import { parseJsonLine } from './jsonl.js';
 import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
@@ -21,19 +22,16 @@ import { parseGeminiReset } from './reset-time.js';
 
 /**
  * Gemini CLI headless: `gemini -o stream-json --prompt=<prompt>` (the `=` keeps a prompt that
- * starts with `-` from being read as flags). MCP servers and effort go through a generated
- * settings file given as the system *defaults* (lowest precedence, so the user's and the
- * admin's settings still apply). Exit codes: 41 auth, 55 untrusted folder, and in stream-json
- * mode an API error exits with its HTTP status & 255 (429 → 173).
+ * starts with `-` from being read as flags). MCP servers and effort go through settings in a
+ * home of the run's own (gemini-home.ts: Gemini reads a settings file troupe names only as the
+ * user's own). Exit codes: 41 auth, 42 bad input (a lost session to resume), 55 untrusted
+ * folder, and in stream-json mode an API error exits with its HTTP status & 255 (429 → 173).
  */
 
 export interface GeminiOptions extends CliRuntimeOptions {
   /** Pass --skip-trust (config `trust_workspace`, default true). */
   trustWorkspace?: boolean;
-  /**
-   * Where generated settings files go. Gemini ignores a settings file under a world-writable
-   * folder such as /tmp, so the default is ~/.cache/troupe.
-   */
+  /** Where the run's generated home goes (default ~/.cache/troupe: it may hold MCP secrets). */
   settingsDir?: string;
 }
 
@@ -60,9 +58,9 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
         const dir = await mkdtemp(path.join(base, 'gemini-'));
         temp.push(dir);
         if (settings) {
-          const file = path.join(dir, 'settings.json');
-          await writeFile(file, JSON.stringify(settings.file), { mode: 0o600 });
-          env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH = file;
+          const made = await makeGeminiRunHome(dir, userGeminiHome(env), settings.file);
+          env.GEMINI_CLI_HOME = made.home;
+          for (const message of made.warnings) yield { type: 'notice', level: 'warning', message };
         }
         if (gateSystem) {
           const file = path.join(dir, 'system.md');
@@ -95,6 +93,10 @@ export function geminiArgs(
   }
   if (opts.trust && !request.extraFlags.includes('--skip-trust')) args.push('--skip-trust');
   if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
+  // only the agent's own servers, not the ones in the user's settings (as claude's --strict-mcp-config)
+  if (request.mcp.length > 0 && !flagsChoosePermissions(request.extraFlags, ['--allowed-mcp-server-names'])) {
+    args.push('--allowed-mcp-server-names', request.mcp.map((m) => m.server).join(','));
+  }
   args.push(...request.extraFlags);
   args.push(`--prompt=${request.prompt}`);
   return args;
@@ -109,7 +111,12 @@ export function geminiSettings(
 ): { file: Record<string, unknown>; model: string | null } | null {
   const file: Record<string, unknown> = {};
   let model = request.model;
-  if (request.mcp.length > 0) file.mcpServers = mcpServersJson(request.mcp);
+  // trusted: Gemini offers an MCP server's tools in `default` and `auto_edit` only when it is
+  if (request.mcp.length > 0) {
+    file.mcpServers = Object.fromEntries(
+      Object.entries(mcpServersJson(request.mcp)).map(([name, server]) => [name, { ...server, trust: true }]),
+    );
+  }
   if (request.effort && request.model) {
     const v25 = /gemini-2\.5/.test(request.model);
     const alias = `troupe-${request.effort}-${request.model.replace(/[^A-Za-z0-9.-]/g, '-')}`;
@@ -194,6 +201,14 @@ export class GeminiStreamParser implements CliParser {
     return this.sessionId ? { session_id: this.sessionId } : {};
   }
 
+  /** A settings file Gemini skipped or could not read explains what follows (a model it lacks). */
+  stderrWarnings(stderr: string): string[] {
+    return stripAnsi(stderr)
+      .split('\n')
+      .filter((l) => /^(Security Warning:|Warning: .*settings|Error in .*settings)/i.test(l.trim()))
+      .map((l) => l.trim());
+  }
+
   finish(exit: CliExit): ResultEvent | RuntimeError {
     const result = this.result;
     if (result?.status === 'success' && exit.exitCode === 0) {
@@ -248,8 +263,7 @@ function geminiKind(exit: CliExit, resultMessage: string, stderr: string): Runti
 
 /** stderr without Gemini's noise: warnings about the terminal, startup metrics, stack frames. */
 function meaningfulStderr(stderr: string): string {
-  return stderr
-    .replace(/\u001b\[[0-9;]*m/g, '')
+  return stripAnsi(stderr)
     .split('\n')
     .filter(
       (l) =>
@@ -258,6 +272,10 @@ function meaningfulStderr(stderr: string): string {
         !/^(Warning: 256-color|Ripgrep is not available|\[STARTUP\]|Security Warning)/.test(l),
     )
     .join('\n');
+}
+
+function stripAnsi(text: string): string {
+  return text.replace(/\u001b\[[0-9;]*m/g, '');
 }
 
 /** The line that says what went wrong: the last error line, else the first line. */
