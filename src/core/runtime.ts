@@ -20,7 +20,7 @@ export type Permissions = 'read_only' | 'edit' | 'full';
 export interface OpenAiEndpoint {
   /** Default `https://api.openai.com/v1`. */
   baseUrl: string | null;
-  /** The environment variable holding the key; default OPENAI_API_KEY (optional for local servers). */
+  /** The environment variable holding the key; without it, OPENAI_API_KEY only to api.openai.com. */
   apiKeyEnv: string | null;
 }
 
