@@ -39,6 +39,7 @@ runtimeContract('gemini', make, {
     { scenario: 'per-minute-429', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 1000) },
     { scenario: 'no-network', kind: 'network' },
     { scenario: 'resume-not-found', kind: 'session_not_found' },
+    { scenario: 'resume-invalid-id', kind: 'session_not_found' },
   ],
   hang: { scenario: 'hang', pids: true },
   rawLog: true,

@@ -90,7 +90,12 @@ export function registerDoctor(program: Command): void {
             !report.ok
               ? '✗ not ready: see the fixes above'
               : noPipeline
-                ? '✓ nothing wrong found in what was checked'
+                ? `· ready to run headless here: ${
+                    report.clis
+                      .filter((c) => c.status === 'ok')
+                      .map((c) => c.runtime)
+                      .join(', ') || 'none of the three'
+                  }`
                 : report.warnings.length
                   ? '✓ ready, with the warnings above'
                   : '✓ ready',
