@@ -58,7 +58,7 @@ export function hintFor(kind: RuntimeErrorKind, runtime: string): string | undef
         : runtime === 'gemini'
           ? 'set GEMINI_API_KEY, or run `gemini` once and choose an auth method'
           : runtime === 'codex'
-            ? 'log in with `codex login`, or set OPENAI_API_KEY'
+            ? 'log in with `codex login` (`printenv OPENAI_API_KEY | codex login --with-api-key`), or set CODEX_API_KEY: `codex exec` does not read OPENAI_API_KEY'
             : 'check the API key variable named by `openai.api_key_env`';
     case 'untrusted_directory':
       return runtime === 'gemini'

@@ -144,4 +144,20 @@ describe('troupe doctor checks', () => {
       expect.objectContaining({ agent: 'o', variable: 'OPENAI_API_KEY', set: false }),
     ]);
   });
+
+  it('does not count OPENAI_API_KEY as codex credentials: codex exec sends CODEX_API_KEY only', async () => {
+    const codex = { ...bins, codex: fakeCli('codex') };
+    const withOpenAi = await runDoctor({
+      cwd: home,
+      home,
+      env: { ...env, OPENAI_API_KEY: 'k' },
+      bins: codex,
+    });
+    expect(withOpenAi.clis.find((c) => c.runtime === 'codex')).toMatchObject({
+      status: 'auth',
+      fix: expect.stringContaining('CODEX_API_KEY'),
+    });
+    const withCodex = await runDoctor({ cwd: home, home, env: { ...env, CODEX_API_KEY: 'k' }, bins: codex });
+    expect(withCodex.clis.find((c) => c.runtime === 'codex')?.status).toBe('ok');
+  });
 });

@@ -346,7 +346,8 @@ async function checkCli(
       };
     }
     case 'codex': {
-      if (env.OPENAI_API_KEY || env.CODEX_API_KEY) {
+      // 0.171 `exec` sends CODEX_API_KEY and ignores OPENAI_API_KEY (seen on the wire)
+      if (env.CODEX_API_KEY) {
         return { ...found, status: 'ok', detail: 'API key in the environment', fix: null };
       }
       const status = await run(bin, ['login', 'status'], options);
@@ -363,7 +364,9 @@ async function checkCli(
         ...found,
         status: status ? 'auth' : 'unknown',
         detail: 'not logged in',
-        fix: 'run `codex login`, or set OPENAI_API_KEY',
+        fix: env.OPENAI_API_KEY
+          ? '`codex exec` does not read OPENAI_API_KEY: run `printenv OPENAI_API_KEY | codex login --with-api-key`, or set CODEX_API_KEY'
+          : 'run `codex login`, or set CODEX_API_KEY',
       };
     }
     case 'gemini': {
