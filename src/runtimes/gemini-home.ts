@@ -24,9 +24,12 @@ export interface GeminiRunHome {
   warnings: string[];
 }
 
-/** Where Gemini keeps the user's settings: `$GEMINI_CLI_HOME`, else the home folder. */
+/**
+ * Where Gemini keeps the user's settings: `$GEMINI_CLI_HOME`, else the home folder; `env` is what
+ * the CLI is given on top of this process's environment (a HOME there is the CLI's home).
+ */
 export function userGeminiHome(env: Record<string, string | undefined>): string {
-  return env.GEMINI_CLI_HOME || process.env.GEMINI_CLI_HOME || os.homedir();
+  return env.GEMINI_CLI_HOME || env.HOME || process.env.GEMINI_CLI_HOME || os.homedir();
 }
 
 /**

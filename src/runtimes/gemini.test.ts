@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../core/runtime.js';
 import { baseRequest, collect, fakeCli, runtimeContract } from './contract.js';
 import { geminiArgs, geminiRuntime } from './gemini.js';
+import { userGeminiHome } from './gemini-home.js';
 
 const NOW = new Date('2026-11-29T10:02:30Z');
 const settingsDir = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-settings-'));
@@ -134,6 +135,11 @@ describe('gemini runtime', () => {
     });
     expect(existsSync(seen.env.GEMINI_CLI_HOME)).toBe(false);
     expect(seen.files.GEMINI_SYSTEM_MD).toBe('You are a quality gate.');
+  });
+
+  it("takes the user's gemini home from the HOME it gives the CLI, under GEMINI_CLI_HOME", () => {
+    expect(userGeminiHome({ HOME: '/h' })).toBe('/h');
+    expect(userGeminiHome({ HOME: '/h', GEMINI_CLI_HOME: '/g' })).toBe('/g');
   });
 
   it('shows a settings file gemini skipped as a warning, before the failure it explains', async () => {
