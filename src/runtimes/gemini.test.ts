@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../core/runtime.js';
 import { baseRequest, collect, fakeCli, runtimeContract } from './contract.js';
-import { geminiArgs, geminiRuntime } from './gemini.js';
+import { GeminiStreamParser, geminiArgs, geminiRuntime } from './gemini.js';
 import { userGeminiHome } from './gemini-home.js';
 
 const NOW = new Date('2026-11-29T10:02:30Z');
@@ -140,6 +140,23 @@ describe('gemini runtime', () => {
   it("takes the user's gemini home from the HOME it gives the CLI, under GEMINI_CLI_HOME", () => {
     expect(userGeminiHome({ HOME: '/h' })).toBe('/h');
     expect(userGeminiHome({ HOME: '/h', GEMINI_CLI_HOME: '/g' })).toBe('/g');
+  });
+
+  it("names the user's own settings file in a message, not the run's copy", () => {
+    // what the real 0.61.0 printed, without auth, run with troupe's home for the run
+    const stderr =
+      'Please set an Auth method in your /root/.cache/troupe/gemini-dMLWOF/home/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA\n';
+    const parser = new GeminiStreamParser(() => NOW, {
+      run: '/root/.cache/troupe/gemini-dMLWOF/home',
+      user: '/home/me',
+    });
+    const error = parser.finish({ exitCode: 41, signal: null, stderr });
+    expect(error).toMatchObject({
+      kind: 'auth',
+      message: expect.stringMatching(
+        /^Please set an Auth method in your \/home\/me\/\.gemini\/settings\.json or/,
+      ),
+    });
   });
 
   it('shows a settings file gemini skipped as a warning, before the failure it explains', async () => {

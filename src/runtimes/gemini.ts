@@ -52,14 +52,17 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
       const temp: string[] = [];
       const env: Record<string, string | undefined> = { ...options.env };
       const gateSystem = request.purpose === 'gate' && request.systemPrompt.trim();
+      let homes: { run: string; user: string } | null = null;
       if (settings || gateSystem) {
         const base = options.settingsDir ?? path.join(os.homedir(), '.cache', 'troupe');
         await mkdir(base, { recursive: true, mode: 0o700 });
         const dir = await mkdtemp(path.join(base, 'gemini-'));
         temp.push(dir);
         if (settings) {
-          const made = await makeGeminiRunHome(dir, userGeminiHome(env), settings.file);
+          const user = userGeminiHome(env);
+          const made = await makeGeminiRunHome(dir, user, settings.file);
           env.GEMINI_CLI_HOME = made.home;
+          homes = { run: made.home, user };
           for (const message of made.warnings) yield { type: 'notice', level: 'warning', message };
         }
         if (gateSystem) {
@@ -74,7 +77,7 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
         args: geminiArgs(request, { trust, model: settings?.model ?? request.model }),
         env,
         request,
-        parser: new GeminiStreamParser(now),
+        parser: new GeminiStreamParser(now, homes),
         install: GEMINI_INSTALL,
         temp,
       });
@@ -148,7 +151,15 @@ export class GeminiStreamParser implements CliParser {
   private result: Json | null = null;
   private lastError: string | null = null;
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    /** The run's own home and the user's: messages name the user's files, which are the real ones. */
+    private readonly homes: { run: string; user: string } | null = null,
+  ) {}
+
+  private userPaths(text: string): string {
+    return this.homes ? text.split(this.homes.run).join(this.homes.user) : text;
+  }
 
   line(line: string): RuntimeEvent[] {
     const event = parseJsonLine(line);
@@ -206,7 +217,7 @@ export class GeminiStreamParser implements CliParser {
     return stripAnsi(stderr)
       .split('\n')
       .filter((l) => /^(Security Warning:|Warning: .*settings|Error in .*settings)/i.test(l.trim()))
-      .map((l) => l.trim());
+      .map((l) => this.userPaths(l.trim()));
   }
 
   finish(exit: CliExit): ResultEvent | RuntimeError {
@@ -222,7 +233,9 @@ export class GeminiStreamParser implements CliParser {
     const resultMessage = String((result?.error as Json | undefined)?.message ?? this.lastError ?? '');
     const stderr = meaningfulStderr(exit.stderr);
     const kind = geminiKind(exit, resultMessage, stderr);
-    const message = firstLines(resultMessage) || firstLines(errorLine(stderr)) || exitText(exit);
+    const message = this.userPaths(
+      firstLines(resultMessage) || firstLines(errorLine(stderr)) || exitText(exit),
+    );
     const resetAt =
       kind === 'usage_limit' || kind === 'rate_limited'
         ? parseGeminiReset(`${resultMessage}\n${stderr}`, this.now())
