@@ -162,6 +162,16 @@ describe('claude runtime', () => {
     expect(events.at(-1)).toMatchObject({ type: 'result', meta: { permission_denials: 1 } });
   });
 
+  it('names a refused MCP tool call in its warning', async () => {
+    const events = await collect(make('mcp-tool-refused'), baseRequest());
+    expect(events.filter((e) => e.type === 'notice').map((e) => (e as { message: string }).message)).toEqual([
+      expect.stringMatching(
+        /^claude refused 1 tool call its permission mode does not allow: mcp__probe__probe_tool — /,
+      ),
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'result', meta: { permission_denials: 1 } });
+  });
+
   it("loads no MCP server of the user's own, with or without servers of its agent", () => {
     expect(claudeArgs(baseRequest(), null).args).toContain('--strict-mcp-config');
     expect(claudeArgs(baseRequest(), null).args).not.toContain('--allowedTools');
