@@ -70,3 +70,37 @@ describe('real runtimes through `troupe run` (fake CLIs replaying captured outpu
     expect(json.stages[0].error.kind).toBe('missing_cli');
   });
 });
+
+describe('what a runtime warns about is shown, never dropped', () => {
+  it('a tool call claude refused is a warning in `run` and in `status`', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: dev
+    runtime: claude
+    system_prompt: "Create: {{ input }}"
+`,
+    });
+    const env = { TROUPE_CLAUDE_BIN: fake('claude'), FAKE_CLI_SCENARIO: 'tool-use-permission-denied' };
+    const run = await troupe(dir, ['run', 'created.txt', '--file', 'p.yaml'], env);
+    expect(run.stderr).toMatch(/⚠ \[1\] dev: claude refused 1 tool call .*: Bash \(touch /);
+    const id = /troupe (T-\S+)/.exec(run.stderr)?.[1];
+    expect(id).toBeDefined();
+    const status = await troupe(dir, ['status', id!], env);
+    expect(status.stdout).toMatch(/\[1\] dev .*\n\s+⚠ claude refused 1 tool call/);
+  });
+
+  it('doctor without a pipeline says that none was checked, not "ready"', async () => {
+    const dir = project({});
+    const doctor = await troupe(dir, ['doctor'], {
+      TROUPE_CLAUDE_BIN: fake('claude'),
+      TROUPE_GEMINI_BIN: fake('gemini'),
+      TROUPE_CODEX_BIN: fake('codex'),
+      FAKE_CLI_SCENARIO: 'not-logged-in',
+    });
+    expect(doctor.stdout).toContain('· no pipeline checked: no pipeline found in');
+    expect(doctor.stdout).toContain('checked the three CLIs only');
+    expect(doctor.stdout).not.toMatch(/^✓ ready$/m);
+    expect(doctor.stdout).toMatch(/^· ready to run headless here: none of the three$/m);
+    expect(doctor.stdout).toMatch(/^· codex 0\.171\.0: /m);
+  });
+});

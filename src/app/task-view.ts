@@ -20,6 +20,7 @@ export function taskJson(state: TaskState) {
       attempt: s.attempt,
       duration_ms: s.durationMs,
       error: s.error,
+      warnings: s.warnings,
       route: state.routes[s.n] ?? null,
     })),
     size: state.size,

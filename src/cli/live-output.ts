@@ -73,6 +73,8 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
           return line(
             paint(31, `✗ [${event.stage}] ${event.agent}: ${event.error.kind}: ${event.error.message}`),
           );
+        case 'stage_warning':
+          return line(paint(33, `⚠ [${event.stage}] ${event.agent}: ${event.message}`));
         case 'budget_warning':
           return line(
             paint(

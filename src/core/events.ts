@@ -131,6 +131,11 @@ export type TaskEvent =
     }
   | { type: 'stage_interrupted'; stage: number; activation: string }
   /**
+   * Something the runtime reported that the user should see though the stage goes on: a tool
+   * call the CLI refused, a settings file it skipped.
+   */
+  | { type: 'stage_warning'; stage: number; agent: string; message: string }
+  /**
    * The stage's provider is closed (a rate or usage limit) until `resetAt`: the stage runs
    * again then, under the same number, and the attempt does not count as a failure.
    */

@@ -20,7 +20,7 @@ export type Permissions = 'read_only' | 'edit' | 'full';
 export interface OpenAiEndpoint {
   /** Default `https://api.openai.com/v1`. */
   baseUrl: string | null;
-  /** The environment variable holding the key; default OPENAI_API_KEY (optional for local servers). */
+  /** The environment variable holding the key; without it, OPENAI_API_KEY only to api.openai.com. */
   apiKeyEnv: string | null;
 }
 
@@ -64,7 +64,11 @@ export type RuntimeEvent =
   | { type: 'session'; id: string }
   /** Tokens used so far (where the runtime reports them before the end). */
   | { type: 'usage'; usage: Usage }
-  /** Something worth showing that is not output: a retry, a rate-limit warning. */
+  /**
+   * Something worth showing that is not output. `info`: a retry the CLI makes by itself.
+   * `warning`: what the user must see (the executor records it as `stage_warning`): a refused
+   * tool call, a skipped settings file, a rate-limit warning.
+   */
   | { type: 'notice'; level: 'info' | 'warning'; message: string }
   | {
       type: 'result';

@@ -102,14 +102,15 @@ export function limitResetTime(given: Date | undefined, previousLimits: number, 
 }
 
 /**
- * Runs one runtime call under its request's timeout, streaming text to `onText`; `task` aborts it
- * (the task was cancelled or its run stopped).
+ * Runs one runtime call under its request's timeout, streaming text to `onText` and the
+ * runtime's warnings to `onWarning`; `task` aborts it (the task was cancelled or its run stopped).
  */
 export async function invokeRuntime(
   task: AbortSignal,
   runtime: Runtime,
   request: RuntimeRequest,
   onText: (text: string) => void,
+  onWarning: (message: string) => void = () => {},
 ) {
   // one controller and one timer per call: cheaper than AbortSignal.timeout + AbortSignal.any
   const call = new AbortController();
@@ -123,6 +124,7 @@ export async function invokeRuntime(
   try {
     for await (const event of runtime.run({ ...request, signal: call.signal })) {
       if (event.type === 'text') onText(event.text);
+      else if (event.type === 'notice' && event.level === 'warning') onWarning(event.message);
       else if (event.type === 'result') return event;
       if (call.signal.aborted) break;
     }

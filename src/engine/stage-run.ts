@@ -209,10 +209,17 @@ class StageRun {
       ]);
       return null;
     }
-    const result = await invokeRuntime(run.signal, runtime, request, (text) => {
-      streamed.add(text);
-      run.ports.observer?.onText?.(step.stage, node.id, text);
-    }).finally(release);
+    const result = await invokeRuntime(
+      run.signal,
+      runtime,
+      request,
+      (text) => {
+        streamed.add(text);
+        run.ports.observer?.onText?.(step.stage, node.id, text);
+      },
+      // recorded with the stage's outcome, in its transaction
+      (message) => run.events.record([{ type: 'stage_warning', stage: step.stage, agent: node.id, message }]),
+    ).finally(release);
     streamed.close();
     return result;
   }

@@ -113,7 +113,8 @@ export const OpenAiSchema = z
       .regex(ENV_NAME, { error: 'api_key_env names an environment variable, such as OPENAI_API_KEY' })
       .nullish()
       .meta({
-        description: 'Environment variable holding the key (never the key itself); default OPENAI_API_KEY.',
+        description:
+          'Environment variable holding the key (never the key itself). Without it, OPENAI_API_KEY is sent only to api.openai.com.',
       }),
   })
   .meta({ title: 'OpenAiEndpoint' });

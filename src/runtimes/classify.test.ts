@@ -42,6 +42,8 @@ describe('classifyMessage', () => {
     ['Prompt is too long', 'context_overflow'],
     ['Not inside a trusted directory and --skip-git-repo-check was not specified.', 'untrusted_directory'],
     ['No conversation found with session ID: 0000', 'session_not_found'],
+    ['Error resuming session: No previous sessions found for this project.', 'session_not_found'],
+    ['Error resuming session: Invalid session identifier "0000".', 'session_not_found'],
     ['something else entirely', undefined],
   ])('%s → %s', (text, kind) => {
     expect(classifyMessage(text)).toBe(kind);

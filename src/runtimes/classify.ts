@@ -8,7 +8,7 @@ import type { RuntimeErrorKind } from '../core/runtime.js';
 const PATTERNS: ReadonlyArray<[RuntimeErrorKind, RegExp]> = [
   [
     'session_not_found',
-    /No conversation found with session ID|no rollout found for thread id|No session found/i,
+    /No conversation found with session ID|no rollout found for thread id|No session found|Error resuming session: (?:No previous sessions found|Invalid session identifier)/i,
   ],
   ['untrusted_directory', /not running in a trusted directory|Not inside a trusted directory/i],
   ['permission_denied', /cannot be used with root\/sudo privileges/i],
@@ -58,7 +58,7 @@ export function hintFor(kind: RuntimeErrorKind, runtime: string): string | undef
         : runtime === 'gemini'
           ? 'set GEMINI_API_KEY, or run `gemini` once and choose an auth method'
           : runtime === 'codex'
-            ? 'log in with `codex login`, or set OPENAI_API_KEY'
+            ? 'log in with `codex login` (`printenv OPENAI_API_KEY | codex login --with-api-key`), or set CODEX_API_KEY: `codex exec` does not read OPENAI_API_KEY'
             : 'check the API key variable named by `openai.api_key_env`';
     case 'untrusted_directory':
       return runtime === 'gemini'

@@ -68,6 +68,7 @@ describe('claude runtime', () => {
       'acceptEdits',
       '--mcp-config',
       '/tmp/mcp.json',
+      '--strict-mcp-config',
       '--resume',
       'abc',
       '--max-turns',
@@ -124,6 +125,10 @@ describe('claude runtime', () => {
       },
     });
     expect(existsSync(seen.argv[seen.argv.indexOf('--mcp-config') + 1])).toBe(false);
+    // without a rule allowing them, `default` and `acceptEdits` refuse every MCP tool call
+    expect(
+      seen.argv.slice(seen.argv.indexOf('--allowedTools'), seen.argv.indexOf('--allowedTools') + 2),
+    ).toEqual(['--allowedTools', 'mcp__github,mcp__db']);
     expect(seen.argv.join(' ')).not.toContain('xxxx');
     expect(seen.stdin).toBe(prompt);
   });
@@ -142,10 +147,34 @@ describe('claude runtime', () => {
     expect(events.at(-1)).toMatchObject({ type: 'result', text: 'hi from mock', meta: { num_turns: 2 } });
   });
 
-  it('reports a blocked tool call as a failed tool result, not a failed stage', async () => {
+  it('reports a blocked tool call as a failed tool result and a warning, not a failed stage', async () => {
     const events = await collect(make('tool-use-permission-denied'), baseRequest());
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ isError: true });
+    expect(events.filter((e) => e.type === 'notice')).toEqual([
+      {
+        type: 'notice',
+        level: 'warning',
+        message: expect.stringMatching(
+          /^claude refused 1 tool call its permission mode does not allow: Bash \(touch \/home\/user\/project\/created\.txt\) — /,
+        ),
+      },
+    ]);
     expect(events.at(-1)).toMatchObject({ type: 'result', meta: { permission_denials: 1 } });
+  });
+
+  it('names a refused MCP tool call in its warning', async () => {
+    const events = await collect(make('mcp-tool-refused'), baseRequest());
+    expect(events.filter((e) => e.type === 'notice').map((e) => (e as { message: string }).message)).toEqual([
+      expect.stringMatching(
+        /^claude refused 1 tool call its permission mode does not allow: mcp__probe__probe_tool — /,
+      ),
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'result', meta: { permission_denials: 1 } });
+  });
+
+  it("loads no MCP server of the user's own, with or without servers of its agent", () => {
+    expect(claudeArgs(baseRequest(), null).args).toContain('--strict-mcp-config');
+    expect(claudeArgs(baseRequest(), null).args).not.toContain('--allowedTools');
   });
 
   it('turns a rate-limit warning into a notice and still succeeds', async () => {

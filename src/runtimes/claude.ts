@@ -20,7 +20,7 @@ import {
   stderrTail,
 } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
-import { mcpServersJson } from './mcp.js';
+import { mcpLaunch, mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
 import { parseClaudeReset } from './reset-time.js';
@@ -93,7 +93,12 @@ export function claudeArgs(
   ) {
     args.push('--permission-mode', PERMISSION_MODES[effectivePermissions(request.permissions, request.cwd)]);
   }
+  // only the agent's own MCP servers (not the user's), and their tools allowed: `default` and
+  // `acceptEdits` refuse an MCP tool call that no rule allows
   if (mcpConfig) args.push('--mcp-config', mcpConfig);
+  args.push('--strict-mcp-config');
+  if (request.mcp.length > 0)
+    args.push('--allowedTools', request.mcp.map((m) => `mcp__${mcpLaunch(m).name}`).join(','));
   if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
   // a stage's instructions are already its prompt; a gate judges under its own system prompt
   if (request.purpose === 'gate' && request.systemPrompt.trim())
@@ -148,7 +153,7 @@ export class ClaudeStreamParser implements CliParser {
           this.lastRetry = event;
           out.push({
             type: 'notice',
-            level: 'warning',
+            level: 'info',
             message: `API retry ${num(event.attempt)}/${num(event.max_retries)} (${String(event.error ?? 'error')}${event.error_status ? ` ${event.error_status}` : ''})`,
           });
         }
@@ -165,9 +170,12 @@ export class ClaudeStreamParser implements CliParser {
         }
         break;
       }
-      case 'result':
+      case 'result': {
         this.result = event;
+        const refused = refusedToolCalls(event.permission_denials);
+        if (refused) out.push({ type: 'notice', level: 'warning', message: refused });
         break;
+      }
     }
     return out;
   }
@@ -312,6 +320,18 @@ export class ClaudeStreamParser implements CliParser {
     if (this.lastRetry?.error === 'unknown' && this.lastRetry.error_status === null) return error('network');
     return error('crashed');
   }
+}
+
+/** `result.permission_denials` in a line: what the permission mode refused. */
+function refusedToolCalls(denials: unknown): string | null {
+  if (!Array.isArray(denials) || denials.length === 0) return null;
+  const calls = (denials as Json[]).map((d) => {
+    const name = String(d.tool_name ?? 'a tool');
+    const command = (d.tool_input as Json | undefined)?.command;
+    return typeof command === 'string' ? `${name} (${command.split('\n')[0]?.slice(0, 80)})` : name;
+  });
+  const n = calls.length;
+  return `claude refused ${n} tool call${n === 1 ? '' : 's'} its permission mode does not allow: ${calls.join(', ')} — give the agent \`permissions: edit\` or \`full\`, or allow the tool with cli_flags [--allowedTools, <tool>]`;
 }
 
 function exitText(exit: CliExit): string {

@@ -28,6 +28,8 @@ export interface CliParser {
   attach?(control: { stop(error: RuntimeError): void }): void;
   /** The outcome once the process has exited. */
   finish(exit: CliExit): ResultEvent | RuntimeError;
+  /** Lines of stderr the user must see (a settings file the CLI skipped), as warnings. */
+  stderrWarnings?(stderr: string): string[];
   /** What the run is known by so far (session id), for the meta of a failure. */
   meta(): Record<string, string | number | boolean>;
   dispose?(): void;
@@ -94,6 +96,9 @@ export async function* runCli(call: CliInvocation): AsyncGenerator<RuntimeEvent>
     if (exit.spawnError) throw missingCli(call, exit.spawnError);
     if (stopError) throw withContext(stopError, text, parser);
     if (signal.aborted) throw withContext(abortError(request, timeout), text, parser);
+    for (const message of parser.stderrWarnings?.(exit.stderr) ?? []) {
+      yield { type: 'notice', level: 'warning', message };
+    }
     const outcome = parser.finish(exit);
     if (outcome instanceof RuntimeError) throw withContext(outcome, text, parser);
     yield outcome;

@@ -186,7 +186,7 @@ export class CodexStreamParser implements CliParser {
         const message = String(event.message ?? '');
         this.lastError = message;
         if (message.startsWith('Reconnecting...')) {
-          out.push({ type: 'notice', level: 'warning', message });
+          out.push({ type: 'notice', level: 'info', message });
           this.reconnecting(message);
         }
         break;

@@ -1,13 +1,15 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { Pipeline } from '../core/pipeline.js';
+import type { AgentNode, Pipeline } from '../core/pipeline.js';
 import { isOnPath } from '../pipeline/on-path.js';
 import { CLAUDE_INSTALL } from './claude.js';
 import { CODEX_INSTALL } from './codex.js';
 import { GEMINI_INSTALL } from './gemini.js';
+import { stripJsonComments, userGeminiHome } from './gemini-home.js';
 import { mcpLaunch } from './mcp.js';
+import { acceptsReasoningEffort, DEFAULT_OPENAI_BASE_URL, endpointKeyVar } from './openai.js';
 
 /**
  * What `troupe doctor` looks at: each CLI (installed? which version? can it run headless here?),
@@ -16,7 +18,8 @@ import { mcpLaunch } from './mcp.js';
  */
 
 export type CliName = 'claude' | 'gemini' | 'codex';
-export type Readiness = 'ok' | 'missing_cli' | 'auth' | 'untrusted_directory' | 'unknown';
+/** `timed_out`: a probe did not answer in time (a busy machine), which says nothing about the CLI. */
+export type Readiness = 'ok' | 'missing_cli' | 'auth' | 'untrusted_directory' | 'timed_out' | 'unknown';
 
 export interface CliCheck {
   runtime: CliName;
@@ -45,11 +48,23 @@ export interface KeyCheck {
   fix: string | null;
 }
 
+/** Something about how an agent will run that the user should know before it does. */
+export interface RunWarning {
+  agent: string;
+  message: string;
+  fix: string;
+  /** The agent's stages will fail this way, not only lose something. */
+  blocking: boolean;
+}
+
 export interface DoctorReport {
+  /** Whether a pipeline was checked (without one, only the CLIs are). */
+  pipeline: boolean;
   clis: CliCheck[];
   mcp: McpCheck[];
   keys: KeyCheck[];
-  /** Every runtime the pipeline uses is ready, and its MCP commands and keys are there. */
+  warnings: RunWarning[];
+  /** Every runtime the pipeline uses is ready, its MCP commands and keys are there, nothing blocks. */
   ok: boolean;
 }
 
@@ -60,6 +75,10 @@ export interface DoctorOptions {
   trustWorkspace?: boolean;
   bins?: Partial<Record<CliName, string>>;
   home?: string;
+  /** How long each probe (`--version`, the login status) may take; default 15 s. */
+  probeTimeoutMs?: number;
+  /** Default: this process's uid (0 is root). */
+  uid?: number;
 }
 
 const INSTALL: Record<CliName, string> = {
@@ -108,16 +127,169 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       });
     }
     if (agent.runtime === 'openai') {
-      const variable = agent.openai?.api_key_env ?? 'OPENAI_API_KEY';
+      const endpoint = {
+        baseUrl: agent.openai?.base_url ?? null,
+        apiKeyEnv: agent.openai?.api_key_env ?? null,
+      };
+      // a local server (Ollama, vLLM) gets no key unless the pipeline names one
+      const variable = endpointKeyVar(
+        endpoint,
+        endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL,
+      );
+      if (!variable) continue;
       const set = Boolean(env[variable]);
-      // a local server (Ollama, vLLM) needs no key unless the pipeline names one
-      if (!set && !agent.openai?.api_key_env && agent.openai?.base_url) continue;
       keys.push({ agent: agent.id, variable, set, fix: set ? null : `export ${variable}=…` });
     }
   }
+  const warnings = (options.pipeline?.agents ?? []).flatMap((agent) =>
+    agent.type === 'agent'
+      ? agentWarnings(agent, {
+          env,
+          uid: options.uid ?? process.getuid?.() ?? -1,
+          home: options.home ?? os.homedir(),
+        })
+      : [],
+  );
   const ok =
-    clis.every((c) => !c.used || c.status === 'ok') && mcp.every((m) => m.found) && keys.every((k) => k.set);
-  return { clis, mcp, keys, ok };
+    clis.every((c) => !c.used || c.status === 'ok') &&
+    mcp.every((m) => m.found) &&
+    keys.every((k) => k.set) &&
+    warnings.every((w) => !w.blocking);
+  return { pipeline: Boolean(options.pipeline), clis, mcp, keys, warnings, ok };
+}
+
+/**
+ * What the runtimes cannot do for this agent as it is configured here: pure, from the agent,
+ * the environment and the files Gemini would read.
+ */
+export function agentWarnings(
+  agent: AgentNode,
+  machine: { env: NodeJS.ProcessEnv; uid: number; home: string },
+): RunWarning[] {
+  const out: RunWarning[] = [];
+  const warn = (message: string, fix: string, blocking = false) =>
+    out.push({ agent: agent.id, message, fix, blocking });
+  const flags = agent.cli_flags;
+  const flagValue = (name: string) => {
+    const at = flags.findIndex((f) => f === name || f.startsWith(`${name}=`));
+    if (at < 0) return null;
+    return flags[at]!.includes('=') ? flags[at]!.slice(name.length + 1) : (flags[at + 1] ?? '');
+  };
+  const full = agent.permissions === 'full';
+  const runtimes = [agent.runtime, ...(agent.gate?.runtime ? [agent.gate.runtime] : [])];
+  if (runtimes.includes('claude') && full && machine.uid === 0 && machine.env.IS_SANDBOX !== '1') {
+    warn(
+      'claude refuses `permissions: full` (bypassPermissions) as root: every stage fails with permission_denied',
+      'in a sandbox or container, set IS_SANDBOX=1; or give the agent `permissions: edit`',
+      true,
+    );
+  }
+  if (
+    agent.mcp.length > 0 &&
+    agent.runtime === 'claude' &&
+    /plan/.test(flagValue('--permission-mode') ?? '')
+  ) {
+    warn(
+      "claude's plan mode in cli_flags refuses the agent's MCP tool calls",
+      'remove --permission-mode from cli_flags and set `permissions:`',
+    );
+  }
+  if (agent.runtime === 'gemini') {
+    if (agent.mcp.length > 0) {
+      const allowed = flagValue('--allowed-mcp-server-names');
+      const left =
+        allowed === null ? [] : agent.mcp.map((m) => m.server).filter((n) => !allowed.split(',').includes(n));
+      if (left.length > 0) {
+        warn(
+          `gemini will not load MCP server${left.length === 1 ? '' : 's'} ${left.join(', ')}: cli_flags --allowed-mcp-server-names leaves ${left.length === 1 ? 'it' : 'them'} out`,
+          "drop --allowed-mcp-server-names from cli_flags (troupe passes the agent's servers)",
+        );
+      }
+      if (flagValue('--approval-mode') === 'plan') {
+        warn(
+          "gemini's plan mode in cli_flags offers no MCP tools, trusted or not",
+          'remove --approval-mode from cli_flags and set `permissions:`',
+        );
+      }
+    }
+    const wantsSettings = agent.mcp.length > 0 || Boolean(agent.effort && agent.effort !== 'auto');
+    if (agent.effort && agent.effort !== 'auto' && (!agent.model || agent.model === 'auto')) {
+      warn(
+        'gemini has no effort flag: troupe sets effort through a model alias, which needs a `model`',
+        'give the agent a `model:` (for example gemini-2.5-flash)',
+      );
+    }
+    if (wantsSettings) out.push(...geminiSettingsWarnings(agent.id, machine));
+  }
+  if (
+    agent.runtime === 'openai' &&
+    agent.effort &&
+    agent.effort !== 'auto' &&
+    agent.model &&
+    agent.model !== 'auto'
+  ) {
+    const base = agent.openai?.base_url ?? machine.env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL;
+    if (!acceptsReasoningEffort(base, agent.model)) {
+      warn(
+        `effort is not sent: ${agent.model} at ${base} is not one of OpenAI's reasoning models, which alone take reasoning_effort`,
+        'remove `effort:`, or use an OpenAI reasoning model (o3, o4-mini, gpt-5…)',
+      );
+    }
+  }
+  return out;
+}
+
+/** Settings Gemini would skip or cannot read, so that what troupe puts in them is lost. */
+function geminiSettingsWarnings(
+  agent: string,
+  machine: { env: NodeJS.ProcessEnv; home: string },
+): RunWarning[] {
+  const out: RunWarning[] = [];
+  const userSettings = path.join(
+    userGeminiHome({ GEMINI_CLI_HOME: machine.env.GEMINI_CLI_HOME ?? machine.home }),
+    '.gemini',
+    'settings.json',
+  );
+  if (existsSync(userSettings)) {
+    try {
+      JSON.parse(stripJsonComments(readFileSync(userSettings, 'utf8')));
+    } catch (error) {
+      out.push({
+        agent,
+        message: `${userSettings} is not valid JSON (${(error as Error).message}): gemini fails to start with it`,
+        fix: 'fix the file (gemini reads JSON with comments)',
+        blocking: true,
+      });
+    }
+  }
+  // Gemini reads these only when they and every folder above them are root's and not writable by others
+  const system = [
+    machine.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH ?? '/etc/gemini-cli/settings.json',
+    machine.env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH ?? '/etc/gemini-cli/system-defaults.json',
+  ];
+  for (const file of system) {
+    const insecure = insecurePath(file);
+    if (insecure) {
+      out.push({
+        agent,
+        message: `gemini skips ${file}: ${insecure}`,
+        fix: `sudo chown root:root and chmod go-w it and the folders above it, or remove it`,
+        blocking: false,
+      });
+    }
+  }
+  return out;
+}
+
+/** Why Gemini would call a system settings file insecure (its `isFileAndDirectorySecureSync`), or null. */
+function insecurePath(file: string): string | null {
+  if (!existsSync(file)) return null;
+  for (let p = path.resolve(file); ; p = path.dirname(p)) {
+    const stat = statSync(p);
+    if (stat.uid !== 0) return `${p} is not owned by root`;
+    if ((stat.mode & 0o022) !== 0) return `${p} is writable by group or others`;
+    if (path.dirname(p) === p) return null;
+  }
 }
 
 async function checkCli(
@@ -127,6 +299,16 @@ async function checkCli(
 ): Promise<Omit<CliCheck, 'used'>> {
   const base = { runtime, bin };
   const version = await run(bin, ['--version'], options);
+  if (version && 'timedOut' in version) {
+    return {
+      ...base,
+      installed: true,
+      version: null,
+      status: 'timed_out',
+      detail: `\`${bin} --version\` did not answer in ${seconds(version.ms)} (a busy machine?)`,
+      fix: `run \`troupe doctor\` again, or check that \`${bin} --version\` works`,
+    };
+  }
   if (version === null) {
     return {
       ...base,
@@ -146,6 +328,7 @@ async function checkCli(
         return { ...found, status: 'ok', detail: 'credentials in the environment', fix: null };
       }
       const status = await run(bin, ['auth', 'status'], options);
+      if (status && 'timedOut' in status) return probeTimedOut(found, `${bin} auth status`, status.ms);
       const parsed = safeJson(status?.stdout ?? '');
       if (parsed?.loggedIn === true) {
         return {
@@ -163,10 +346,12 @@ async function checkCli(
       };
     }
     case 'codex': {
-      if (env.OPENAI_API_KEY || env.CODEX_API_KEY) {
+      // 0.171 `exec` sends CODEX_API_KEY and ignores OPENAI_API_KEY (seen on the wire)
+      if (env.CODEX_API_KEY) {
         return { ...found, status: 'ok', detail: 'API key in the environment', fix: null };
       }
       const status = await run(bin, ['login', 'status'], options);
+      if (status && 'timedOut' in status) return probeTimedOut(found, `${bin} login status`, status.ms);
       if (status?.exitCode === 0) {
         return {
           ...found,
@@ -179,7 +364,9 @@ async function checkCli(
         ...found,
         status: status ? 'auth' : 'unknown',
         detail: 'not logged in',
-        fix: 'run `codex login`, or set OPENAI_API_KEY',
+        fix: env.OPENAI_API_KEY
+          ? '`codex exec` does not read OPENAI_API_KEY: run `printenv OPENAI_API_KEY | codex login --with-api-key`, or set CODEX_API_KEY'
+          : 'run `codex login`, or set CODEX_API_KEY',
       };
     }
     case 'gemini': {
@@ -218,7 +405,34 @@ async function checkCli(
   }
 }
 
-async function run(bin: string, args: string[], options: DoctorOptions & { env: NodeJS.ProcessEnv }) {
+function probeTimedOut(
+  found: Omit<CliCheck, 'used' | 'status' | 'detail' | 'fix'>,
+  probe: string,
+  ms: number,
+) {
+  return {
+    ...found,
+    status: 'timed_out' as const,
+    detail: `\`${probe}\` did not answer in ${seconds(ms)} (a busy machine?)`,
+    fix: `run \`troupe doctor\` again, or check that \`${probe}\` works`,
+  };
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** A probe's output; `timedOut` when it did not end in time; null when it could not start. */
+type ProbeOutcome =
+  | { stdout: string; stderr: string; exitCode: number | null }
+  | { timedOut: true; ms: number };
+
+async function run(
+  bin: string,
+  args: string[],
+  options: DoctorOptions & { env: NodeJS.ProcessEnv },
+): Promise<ProbeOutcome | null> {
+  const started = Date.now();
   try {
     const result = await execa(bin, args, {
       cwd: options.cwd,
@@ -226,8 +440,9 @@ async function run(bin: string, args: string[], options: DoctorOptions & { env: 
       extendEnv: false,
       stdin: 'ignore',
       reject: false,
-      timeout: 15_000,
+      timeout: options.probeTimeoutMs ?? 15_000,
     });
+    if (result.timedOut) return { timedOut: true, ms: Date.now() - started };
     if (result.failed && result.exitCode === undefined) return null;
     return {
       stdout: String(result.stdout),

@@ -1,16 +1,20 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { RuntimeEvent } from '../core/runtime.js';
 import { baseRequest, collect, fakeCli, runtimeContract } from './contract.js';
-import { geminiArgs, geminiRuntime } from './gemini.js';
+import { GeminiStreamParser, geminiArgs, geminiRuntime } from './gemini.js';
+import { userGeminiHome } from './gemini-home.js';
 
 const NOW = new Date('2026-11-29T10:02:30Z');
 const settingsDir = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-settings-'));
+// the user's own gemini home (never the real one of whoever runs the tests)
+const userHome = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-user-'));
 const make = (scenario: string, env: Record<string, string> = {}, trustWorkspace = true) =>
   geminiRuntime({
     bin: fakeCli('gemini'),
-    env: { FAKE_CLI_SCENARIO: scenario, ...env },
+    env: { FAKE_CLI_SCENARIO: scenario, GEMINI_CLI_HOME: userHome, ...env },
     now: () => NOW,
     settingsDir,
     trustWorkspace,
@@ -35,6 +39,8 @@ runtimeContract('gemini', make, {
     { scenario: 'auth-invalid-key-json', kind: 'auth' },
     { scenario: 'per-minute-429', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 1000) },
     { scenario: 'no-network', kind: 'network' },
+    { scenario: 'resume-not-found', kind: 'session_not_found' },
+    { scenario: 'resume-invalid-id', kind: 'session_not_found' },
   ],
   hang: { scenario: 'hang', pids: true },
   rawLog: true,
@@ -76,11 +82,18 @@ describe('gemini runtime', () => {
     expect((error as Error & { hint: string }).hint).toContain('trust_workspace');
   });
 
-  it('passes MCP servers and effort through a generated settings file, and a gate its system prompt', async () => {
+  it("passes MCP servers (trusted, and only those) and effort in the user's settings of a home of the run's own, and a gate its system prompt", async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-home-'));
+    mkdirSync(path.join(home, '.gemini'));
+    writeFileSync(
+      path.join(home, '.gemini', 'settings.json'),
+      '{\n  // the user signs in with a key\n  "security": {"auth": {"selectedType": "gemini-api-key"}},\n  "mcpServers": {"mine": {"command": "my-server"}}\n}\n',
+    );
+    writeFileSync(path.join(home, '.gemini', 'oauth_creds.json'), '{}');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-'));
     const argvFile = path.join(dir, 'argv.jsonl');
     await collect(
-      make('success', { FAKE_CLI_ARGV_FILE: argvFile }),
+      make('success', { FAKE_CLI_ARGV_FILE: argvFile, GEMINI_CLI_HOME: home }),
       baseRequest({
         purpose: 'gate',
         systemPrompt: 'You are a quality gate.',
@@ -92,9 +105,15 @@ describe('gemini runtime', () => {
     const seen = JSON.parse(readFileSync(argvFile, 'utf8'));
     const alias = 'troupe-low-gemini-3.1-pro-preview';
     expect(seen.argv.slice(2, 4)).toEqual(['-m', alias]);
-    expect(JSON.parse(seen.files.GEMINI_CLI_SYSTEM_DEFAULTS_PATH)).toEqual({
+    expect(seen.argv).toContain('--allowed-mcp-server-names');
+    expect(seen.argv[seen.argv.indexOf('--allowed-mcp-server-names') + 1]).toBe('fs');
+    expect(seen.env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH).toBeUndefined();
+    expect(seen.env.GEMINI_CLI_HOME).not.toBe(home);
+    expect(JSON.parse(seen.files.geminiSettings)).toEqual({
+      security: { auth: { selectedType: 'gemini-api-key' } },
       mcpServers: {
-        fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-fs', '/srv'], env: {} },
+        mine: { command: 'my-server' },
+        fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-fs', '/srv'], env: {}, trust: true },
       },
       modelConfigs: {
         customAliases: {
@@ -108,7 +127,54 @@ describe('gemini runtime', () => {
         },
       },
     });
+    // credentials, sessions and history are the user's own, through links
+    expect(seen.files.geminiLinks).toEqual({
+      'oauth_creds.json': path.join(home, '.gemini', 'oauth_creds.json'),
+      tmp: path.join(home, '.gemini', 'tmp'),
+      history: path.join(home, '.gemini', 'history'),
+    });
+    expect(existsSync(seen.env.GEMINI_CLI_HOME)).toBe(false);
     expect(seen.files.GEMINI_SYSTEM_MD).toBe('You are a quality gate.');
+  });
+
+  it("takes the user's gemini home from the HOME it gives the CLI, under GEMINI_CLI_HOME", () => {
+    expect(userGeminiHome({ HOME: '/h' })).toBe('/h');
+    expect(userGeminiHome({ HOME: '/h', GEMINI_CLI_HOME: '/g' })).toBe('/g');
+  });
+
+  it("names the user's own settings file in a message, not the run's copy", () => {
+    // what the real 0.61.0 printed, without auth, run with troupe's home for the run
+    const stderr =
+      'Please set an Auth method in your /root/.cache/troupe/gemini-dMLWOF/home/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY, GOOGLE_GENAI_USE_VERTEXAI, GOOGLE_GENAI_USE_GCA\n';
+    const parser = new GeminiStreamParser(() => NOW, {
+      run: '/root/.cache/troupe/gemini-dMLWOF/home',
+      user: '/home/me',
+    });
+    const error = parser.finish({ exitCode: 41, signal: null, stderr });
+    expect(error).toMatchObject({
+      kind: 'auth',
+      message: expect.stringMatching(
+        /^Please set an Auth method in your \/home\/me\/\.gemini\/settings\.json or/,
+      ),
+    });
+  });
+
+  it('shows a settings file gemini skipped as a warning, before the failure it explains', async () => {
+    const events: RuntimeEvent[] = [];
+    const error = await (async () => {
+      for await (const event of make('settings-skipped').run(baseRequest())) events.push(event);
+    })().catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'crashed' });
+    expect((error as Error).message).toContain('models/troupe-high-gemini-2.5-flash is not found');
+    expect(events.filter((e) => e.type === 'notice')).toEqual([
+      {
+        type: 'notice',
+        level: 'warning',
+        message: expect.stringMatching(
+          /^Security Warning: Skipping system defaults file '.*settings\.json': .*is not owned by root/,
+        ),
+      },
+    ]);
   });
 
   it('streams tool use and its result', async () => {

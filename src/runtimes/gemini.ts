@@ -13,6 +13,7 @@ import {
 } from '../core/runtime.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
+import { makeGeminiRunHome, userGeminiHome } from './gemini-home.js';
 import { parseJsonLine } from './jsonl.js';
 import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
@@ -21,19 +22,16 @@ import { parseGeminiReset } from './reset-time.js';
 
 /**
  * Gemini CLI headless: `gemini -o stream-json --prompt=<prompt>` (the `=` keeps a prompt that
- * starts with `-` from being read as flags). MCP servers and effort go through a generated
- * settings file given as the system *defaults* (lowest precedence, so the user's and the
- * admin's settings still apply). Exit codes: 41 auth, 55 untrusted folder, and in stream-json
- * mode an API error exits with its HTTP status & 255 (429 → 173).
+ * starts with `-` from being read as flags). MCP servers and effort go through settings in a
+ * home of the run's own (gemini-home.ts: Gemini reads a settings file troupe names only as the
+ * user's own). Exit codes: 41 auth, 42 bad input (a lost session to resume), 55 untrusted
+ * folder, and in stream-json mode an API error exits with its HTTP status & 255 (429 → 173).
  */
 
 export interface GeminiOptions extends CliRuntimeOptions {
   /** Pass --skip-trust (config `trust_workspace`, default true). */
   trustWorkspace?: boolean;
-  /**
-   * Where generated settings files go. Gemini ignores a settings file under a world-writable
-   * folder such as /tmp, so the default is ~/.cache/troupe.
-   */
+  /** Where the run's generated home goes (default ~/.cache/troupe: it may hold MCP secrets). */
   settingsDir?: string;
 }
 
@@ -54,15 +52,18 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
       const temp: string[] = [];
       const env: Record<string, string | undefined> = { ...options.env };
       const gateSystem = request.purpose === 'gate' && request.systemPrompt.trim();
+      let homes: { run: string; user: string } | null = null;
       if (settings || gateSystem) {
         const base = options.settingsDir ?? path.join(os.homedir(), '.cache', 'troupe');
         await mkdir(base, { recursive: true, mode: 0o700 });
         const dir = await mkdtemp(path.join(base, 'gemini-'));
         temp.push(dir);
         if (settings) {
-          const file = path.join(dir, 'settings.json');
-          await writeFile(file, JSON.stringify(settings.file), { mode: 0o600 });
-          env.GEMINI_CLI_SYSTEM_DEFAULTS_PATH = file;
+          const user = userGeminiHome(env);
+          const made = await makeGeminiRunHome(dir, user, settings.file);
+          env.GEMINI_CLI_HOME = made.home;
+          homes = { run: made.home, user };
+          for (const message of made.warnings) yield { type: 'notice', level: 'warning', message };
         }
         if (gateSystem) {
           const file = path.join(dir, 'system.md');
@@ -76,7 +77,7 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
         args: geminiArgs(request, { trust, model: settings?.model ?? request.model }),
         env,
         request,
-        parser: new GeminiStreamParser(now),
+        parser: new GeminiStreamParser(now, homes),
         install: GEMINI_INSTALL,
         temp,
       });
@@ -95,6 +96,10 @@ export function geminiArgs(
   }
   if (opts.trust && !request.extraFlags.includes('--skip-trust')) args.push('--skip-trust');
   if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
+  // only the agent's own servers, not the ones in the user's settings (as claude's --strict-mcp-config)
+  if (request.mcp.length > 0 && !flagsChoosePermissions(request.extraFlags, ['--allowed-mcp-server-names'])) {
+    args.push('--allowed-mcp-server-names', request.mcp.map((m) => m.server).join(','));
+  }
   args.push(...request.extraFlags);
   args.push(`--prompt=${request.prompt}`);
   return args;
@@ -109,7 +114,12 @@ export function geminiSettings(
 ): { file: Record<string, unknown>; model: string | null } | null {
   const file: Record<string, unknown> = {};
   let model = request.model;
-  if (request.mcp.length > 0) file.mcpServers = mcpServersJson(request.mcp);
+  // trusted: Gemini offers an MCP server's tools in `default` and `auto_edit` only when it is
+  if (request.mcp.length > 0) {
+    file.mcpServers = Object.fromEntries(
+      Object.entries(mcpServersJson(request.mcp)).map(([name, server]) => [name, { ...server, trust: true }]),
+    );
+  }
   if (request.effort && request.model) {
     const v25 = /gemini-2\.5/.test(request.model);
     const alias = `troupe-${request.effort}-${request.model.replace(/[^A-Za-z0-9.-]/g, '-')}`;
@@ -141,7 +151,15 @@ export class GeminiStreamParser implements CliParser {
   private result: Json | null = null;
   private lastError: string | null = null;
 
-  constructor(private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    /** The run's own home and the user's: messages name the user's files, which are the real ones. */
+    private readonly homes: { run: string; user: string } | null = null,
+  ) {}
+
+  private userPaths(text: string): string {
+    return this.homes ? text.split(this.homes.run).join(this.homes.user) : text;
+  }
 
   line(line: string): RuntimeEvent[] {
     const event = parseJsonLine(line);
@@ -194,6 +212,14 @@ export class GeminiStreamParser implements CliParser {
     return this.sessionId ? { session_id: this.sessionId } : {};
   }
 
+  /** A settings file Gemini skipped or could not read explains what follows (a model it lacks). */
+  stderrWarnings(stderr: string): string[] {
+    return stripAnsi(stderr)
+      .split('\n')
+      .filter((l) => /^(Security Warning:|Warning: .*settings|Error in .*settings)/i.test(l.trim()))
+      .map((l) => this.userPaths(l.trim()));
+  }
+
   finish(exit: CliExit): ResultEvent | RuntimeError {
     const result = this.result;
     if (result?.status === 'success' && exit.exitCode === 0) {
@@ -207,7 +233,9 @@ export class GeminiStreamParser implements CliParser {
     const resultMessage = String((result?.error as Json | undefined)?.message ?? this.lastError ?? '');
     const stderr = meaningfulStderr(exit.stderr);
     const kind = geminiKind(exit, resultMessage, stderr);
-    const message = firstLines(resultMessage) || firstLines(errorLine(stderr)) || exitText(exit);
+    const message = this.userPaths(
+      firstLines(resultMessage) || firstLines(errorLine(stderr)) || exitText(exit),
+    );
     const resetAt =
       kind === 'usage_limit' || kind === 'rate_limited'
         ? parseGeminiReset(`${resultMessage}\n${stderr}`, this.now())
@@ -248,8 +276,7 @@ function geminiKind(exit: CliExit, resultMessage: string, stderr: string): Runti
 
 /** stderr without Gemini's noise: warnings about the terminal, startup metrics, stack frames. */
 function meaningfulStderr(stderr: string): string {
-  return stderr
-    .replace(/\u001b\[[0-9;]*m/g, '')
+  return stripAnsi(stderr)
     .split('\n')
     .filter(
       (l) =>
@@ -258,6 +285,10 @@ function meaningfulStderr(stderr: string): string {
         !/^(Warning: 256-color|Ripgrep is not available|\[STARTUP\]|Security Warning)/.test(l),
     )
     .join('\n');
+}
+
+function stripAnsi(text: string): string {
+  return text.replace(/\u001b\[[0-9;]*m/g, '');
 }
 
 /** The line that says what went wrong: the last error line, else the first line. */

@@ -139,7 +139,7 @@ runtimeContract('openai', make, {
 describe('openai runtime', () => {
   it('streams a chat completion with the key from the environment and usage requested', async () => {
     requests.length = 0;
-    const events = await collect(make('split'), baseRequest({ model: 'gpt-test', effort: 'high' }));
+    const events = await collect(make('split'), baseRequest({ model: 'gpt-test' }));
     expect(events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text)).toEqual([
       'hi fr',
       'om mo',
@@ -152,10 +152,55 @@ describe('openai runtime', () => {
         model: 'gpt-test',
         stream: true,
         stream_options: { include_usage: true },
-        reasoning_effort: 'high',
         messages: [{ role: 'user', content: 'say hi' }],
       },
     });
+  });
+
+  it("sends OPENAI_API_KEY only to OpenAI's API or the user's own OPENAI_BASE_URL; a pipeline's base_url gets the key it names", async () => {
+    const env = { OPENAI_API_KEY: 'sk-users-own', MY_KEY: 'sk-named' };
+    const at = (apiKeyEnv: string | null) =>
+      collect(
+        openaiRuntime({ env }),
+        baseRequest({ model: 'llama3.2', openai: { baseUrl: `${base}/ok/v1`, apiKeyEnv } }),
+      );
+    requests.length = 0;
+    await at(null);
+    await at('MY_KEY');
+    expect(requests.map((r) => r.auth)).toEqual([undefined, 'Bearer sk-named']);
+    const openai = stubFetch();
+    await collect(
+      openaiRuntime({ env, fetch: openai.fetch }),
+      baseRequest({ model: 'gpt-4.1', openai: { baseUrl: 'https://api.openai.com/v1', apiKeyEnv: null } }),
+    );
+    expect(openai.seen[0]).toMatchObject({ auth: 'Bearer sk-users-own' });
+  });
+
+  it('says that no key was sent when an endpoint without api_key_env refuses the call', async () => {
+    const error = await failureOf(
+      openaiRuntime({ env: { OPENAI_API_KEY: 'sk-users-own' } }),
+      baseRequest({ model: 'm', openai: { baseUrl: `${base}/401/v1`, apiKeyEnv: null } }),
+    );
+    expect(error).toMatchObject({
+      kind: 'auth',
+      hint: expect.stringMatching(/^no key was sent: .*openai.api_key_env/),
+    });
+  });
+
+  it("sends reasoning_effort only to OpenAI's reasoning models", async () => {
+    const sent = async (model: string, baseUrl: string) => {
+      const openai = stubFetch();
+      await collect(
+        openaiRuntime({ env: {}, fetch: openai.fetch }),
+        baseRequest({ model, effort: 'max', openai: { baseUrl, apiKeyEnv: null } }),
+      );
+      return openai.seen[0]!.body.reasoning_effort;
+    };
+    expect(await sent('o4-mini', 'https://api.openai.com/v1')).toBe('high');
+    expect(await sent('gpt-5.5', 'https://api.openai.com/v1')).toBe('high');
+    expect(await sent('gpt-4.1', 'https://api.openai.com/v1')).toBeUndefined();
+    expect(await sent('gpt-5-chat-latest', 'https://api.openai.com/v1')).toBeUndefined();
+    expect(await sent('o4-mini', 'http://localhost:11434/v1')).toBeUndefined();
   });
 
   it('sends a gate its system prompt as a system message', async () => {
@@ -205,3 +250,15 @@ describe('openai runtime', () => {
     expect(error.kind).toBe('network');
   });
 });
+
+/** A fetch that answers one short completion and keeps what it was asked (for api.openai.com). */
+function stubFetch() {
+  const seen: Array<{ url: string; auth: string | undefined; body: Record<string, unknown> }> = [];
+  const fetch: typeof globalThis.fetch = async (url, init) => {
+    const headers = (init?.headers ?? {}) as Record<string, string>;
+    seen.push({ url: String(url), auth: headers.authorization, body: JSON.parse(String(init?.body)) });
+    const sse = 'data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n';
+    return new Response(sse, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+  };
+  return { fetch, seen };
+}

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { messageOf } from '../core/errors.js';
 import type { Usage } from '../core/events.js';
 import {
+  type OpenAiEndpoint,
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,
@@ -16,7 +17,7 @@ import { parseDuration, parseRetryAfter } from './reset-time.js';
 
 /**
  * Any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio), streamed.
- * The key comes only from the environment variable the agent names; it is never written to an
+ * The key comes only from the environment (see `endpointKeyVar`); it is never written to an
  * event, a log or a message.
  */
 
@@ -48,8 +49,8 @@ async function* stream(
   const env = options.env ?? process.env;
   const endpoint = request.openai ?? { baseUrl: null, apiKeyEnv: null };
   const base = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '');
-  const keyVar = endpoint.apiKeyEnv ?? 'OPENAI_API_KEY';
-  const key = env[keyVar];
+  const keyVar = endpointKeyVar(endpoint, base);
+  const key = keyVar ? env[keyVar] : undefined;
   if (endpoint.apiKeyEnv && !key) {
     throw new RuntimeError('auth', `the environment variable ${keyVar} (openai.api_key_env) is not set`, {
       hint: `export ${keyVar}=… before running troupe`,
@@ -80,7 +81,9 @@ async function* stream(
     messages,
     stream: true,
     stream_options: { include_usage: true },
-    ...(request.effort ? { reasoning_effort: EFFORT[request.effort] } : {}),
+    ...(request.effort && acceptsReasoningEffort(base, request.model)
+      ? { reasoning_effort: EFFORT[request.effort] }
+      : {}),
   };
   const raw = request.rawLogPath ? rawLog(request.rawLogPath) : null;
   await raw?.({
@@ -109,7 +112,13 @@ async function* stream(
   if (!response.ok) {
     const text = redact(await response.text().catch(() => ''));
     await raw?.({ type: 'troupe.response', status: response.status, body: text.slice(0, 4000) });
-    throw httpError(response, text, now());
+    const error = httpError(response, text, now());
+    if (error.kind === 'auth' && !key) {
+      throw new RuntimeError('auth', error.message, {
+        hint: `no key was sent: troupe sends OPENAI_API_KEY only to api.openai.com; name this endpoint's key variable with \`openai.api_key_env\``,
+      });
+    }
+    throw error;
   }
 
   let text = '';
@@ -186,6 +195,33 @@ async function* stream(
     usage: usage ?? (await estimate(request.prompt, text)),
     meta: { model: request.model },
   };
+}
+
+/**
+ * The variable whose key goes to this endpoint: the one the agent names (`api_key_env`), else
+ * OPENAI_API_KEY, but only to OpenAI's own API or to the user's own OPENAI_BASE_URL. A `base_url`
+ * in a pipeline (maybe imported from someone else's) never gets the user's OpenAI key unasked.
+ */
+export function endpointKeyVar(endpoint: OpenAiEndpoint, base: string): string | null {
+  if (endpoint.apiKeyEnv) return endpoint.apiKeyEnv;
+  return !endpoint.baseUrl || isOpenAiApi(base) ? 'OPENAI_API_KEY' : null;
+}
+
+export function isOpenAiApi(base: string): boolean {
+  try {
+    const url = new URL(base);
+    return url.protocol === 'https:' && url.hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `reasoning_effort` only where it is taken: OpenAI's reasoning models (o1, o3, o4-mini, gpt-5…;
+ * not gpt-5's chat models). Others reject the parameter or ignore it (docs/runtimes.md).
+ */
+export function acceptsReasoningEffort(base: string, model: string): boolean {
+  return isOpenAiApi(base) && /^(?:o[1-9]|gpt-5)(?!.*-chat)/.test(model);
 }
 
 function httpError(response: Response, body: string, now: Date): RuntimeError {

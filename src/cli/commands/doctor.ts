@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { messageOf } from '../../core/errors.js';
 import { action } from '../action.js';
 import { Exit } from '../exit-codes.js';
 
@@ -29,6 +30,8 @@ export function registerDoctor(program: Command): void {
           // a broken config is `validate`'s to report; doctor checks the machine
         }
         let pipeline = null;
+        // why no pipeline is checked, when none is: said, so that "ready" is not read as the pipeline's
+        let noPipeline: string | null = null;
         try {
           const found = resolvePipeline(
             root,
@@ -36,8 +39,9 @@ export function registerDoctor(program: Command): void {
             config ?? { default_pipeline: null },
           );
           pipeline = validatePipelineFile(found.file, { name: found.name }).pipeline ?? null;
-        } catch {
-          // no pipeline here: check every CLI anyway
+          if (!pipeline) noPipeline = `${found.file} has errors (see \`troupe validate ${found.file}\`)`;
+        } catch (error) {
+          noPipeline = messageOf(error);
         }
         const report = await runDoctor({
           cwd: process.cwd(),
@@ -45,14 +49,18 @@ export function registerDoctor(program: Command): void {
           trustWorkspace: config?.trust_workspace ?? true,
         });
         if (flags.json) {
-          process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ ...report, ...(noPipeline ? { no_pipeline: noPipeline } : {}) }, null, 2)}\n`,
+          );
         } else {
           const lines: string[] = [];
           for (const c of report.clis) {
             const mark = c.status === 'ok' ? '✓' : c.used ? '✗' : '·';
-            const version = c.version ? ` ${c.version}` : '';
+            // codex says `codex-cli 0.171.0`
+            const version = c.version ? ` ${c.version.replace(new RegExp(`^${c.runtime}(-cli)? `), '')}` : '';
+            const use = !report.pipeline ? '' : c.used ? '' : ' — not used by the pipeline';
             lines.push(
-              `${mark} ${c.runtime}${version}: ${c.status === 'ok' ? 'ready' : c.status} (${c.detail})${c.used ? '' : ' — not used by the pipeline'}`,
+              `${mark} ${c.runtime}${version}: ${c.status === 'ok' ? 'ready' : c.status} (${c.detail})${use}`,
             );
             if (c.fix && c.status !== 'ok') lines.push(`  fix: ${c.fix}`);
           }
@@ -68,7 +76,30 @@ export function registerDoctor(program: Command): void {
             );
             if (k.fix) lines.push(`  fix: ${k.fix}`);
           }
-          lines.push(report.ok ? '✓ ready' : '✗ not ready: see the fixes above');
+          for (const w of report.warnings) {
+            lines.push(`${w.blocking ? '✗' : '⚠'} agent ${w.agent}: ${w.message}`);
+            lines.push(`  fix: ${w.fix}`);
+          }
+          if (noPipeline) {
+            lines.push(
+              `· no pipeline checked: ${noPipeline}`,
+              '  checked the three CLIs only; `troupe doctor -f <pipeline>` also checks its runtimes, MCP servers, keys and permissions',
+            );
+          }
+          lines.push(
+            !report.ok
+              ? '✗ not ready: see the fixes above'
+              : noPipeline
+                ? `· ready to run headless here: ${
+                    report.clis
+                      .filter((c) => c.status === 'ok')
+                      .map((c) => c.runtime)
+                      .join(', ') || 'none of the three'
+                  }`
+                : report.warnings.length
+                  ? '✓ ready, with the warnings above'
+                  : '✓ ready',
+          );
           process.stdout.write(`${lines.join('\n')}\n`);
         }
         return report.ok ? Exit.ok : Exit.failed;

@@ -34,6 +34,7 @@ export function registerStatus(program: Command): void {
           out.push(
             `  [${s.n}] ${s.agent.padEnd(16)} ${status.padEnd(13)} ${formatDuration(s.durationMs).padStart(7)}  ${formatTokens(s.usage)}${tier}${gate}`,
           );
+          for (const warning of s.warnings) out.push(`      ⚠ ${warning.split('\n')[0]}`);
           if (s.error)
             out.push(`      ${s.error.kind}: ${s.error.message.split('\n').slice(0, 3).join(' ')}`);
         }

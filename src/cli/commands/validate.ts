@@ -176,5 +176,6 @@ async function doctorWarnings(pipeline: Pipeline, file: string): Promise<Diagnos
     if (!k.set)
       warnings.push(warn(at(k.agent), `\`${k.agent}\` needs ${k.variable} in the environment`, k.fix));
   }
+  for (const w of report.warnings) warnings.push(warn(at(w.agent), `\`${w.agent}\`: ${w.message}`, w.fix));
   return warnings;
 }

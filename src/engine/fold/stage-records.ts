@@ -26,6 +26,7 @@ export function newStageRecord(
     handedOff: false,
     turn: start.turn,
     commit: null,
+    warnings: [],
   };
 }
 

@@ -72,6 +72,10 @@ export const stageReducers = {
     if (!stage.turn) activation.attempts = Math.max(0, activation.attempts - 1);
   },
 
+  stage_warning(state, event) {
+    stageOf(state, event.stage).warnings.push(event.message);
+  },
+
   stage_interrupted(state, event) {
     const stage = stageOf(state, event.stage);
     stage.status = 'interrupted';

@@ -112,6 +112,8 @@ export interface StageRecord {
   turn: SessionTurn | null;
   /** The commit of what this stage changed, in the task's worktree. */
   commit: string | null;
+  /** stage_warning messages, in order. */
+  warnings: string[];
 }
 
 export interface RoutedStage {

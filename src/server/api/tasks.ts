@@ -75,6 +75,7 @@ export const Stage = named(
     attempt: z.int(),
     duration_ms: z.number(),
     error: z.strictObject({ kind: z.string(), message: z.string() }).nullable(),
+    warnings: z.array(z.string()).describe("what the agent's CLI warned about during the stage"),
     route: z
       .strictObject({
         tier: z.string(),
