@@ -1,4 +1,4 @@
-import { type TaskState, waitingFor } from '../engine/task-state.js';
+import { type TaskState, waitingFor } from '../engine/fold/task-state.js';
 
 /** The one JSON shape of a task that `run --json` and `status --json` print. */
 export function taskJson(state: TaskState) {

@@ -24,8 +24,8 @@ import {
   UsageError,
 } from '../core/errors.js';
 import { RuntimeError } from '../core/runtime.js';
-import { BranchInUseError } from '../engine/branch-workspaces.js';
-import { RoutingUnavailableError } from '../engine/stage-route.js';
+import { BranchInUseError } from '../engine/execute/branch-workspaces.js';
+import { RoutingUnavailableError } from '../engine/plan/stage-route.js';
 import { ConditionError } from '../pipeline/lang/conditions.js';
 import { TemplateError } from '../pipeline/lang/template.js';
 import { RoutingConfigError } from '../pipeline/routing-config.js';

@@ -1,5 +1,5 @@
 import { isTroupeError, type TroupeErrorCode } from '../core/errors.js';
-import type { TaskState } from '../engine/task-state.js';
+import type { TaskState } from '../engine/fold/task-state.js';
 
 /** The documented exit codes of every troupe command. */
 export const Exit = {

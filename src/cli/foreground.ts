@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Project } from '../app/project.js';
 import { taskJson } from '../app/task-view.js';
-import { type TaskState, waitingFor } from '../engine/task-state.js';
+import { type TaskState, waitingFor } from '../engine/fold/task-state.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { exitCodeForTask } from './exit-codes.js';
 import { liveOutput } from './live-output.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../core/events.js';
-import type { TaskState } from '../engine/task-state.js';
+import type { TaskState } from '../engine/fold/task-state.js';
 import { liveOutput } from './live-output.js';
 
 /** A terminal (or a pipe) that keeps what is written to it. */

@@ -28,7 +28,7 @@ export type TroupeErrorCode =
   | 'bus_message_invalid'
   | 'bus_config_invalid'
   | 'bus_dlq_retry_refused'
-  // git, worktrees and the scripted runtime's effects (workspace/, engine/branch-workspaces.ts)
+  // git, worktrees and the scripted runtime's effects (workspace/, engine/execute/branch-workspaces.ts)
   | 'git_failed'
   | 'merge_conflict'
   | 'branch_in_use'

@@ -7,7 +7,7 @@ import type { TaskMail } from '../core/task-mail.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
 import type { DecisionLog } from '../scheduler/decision-lines.js';
 import type { ProviderLimiter } from '../scheduler/provider-limiter.js';
-import type { TaskState } from './task-state.js';
+import type { TaskState } from './fold/task-state.js';
 
 /**
  * What the engine needs from the world, as interfaces: the executor's ports for one run, and the

@@ -10,11 +10,11 @@ import type { TaskMail } from '../core/task-mail.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter } from '../scheduler/provider-limiter.js';
-import { newChunk, usesChunks } from './chunks.js';
-import { runTask } from './execute.js';
+import { runTask } from './execute/execute.js';
+import { foldEvents, type TaskState, waitingFor } from './fold/task-state.js';
+import { newChunk, usesChunks } from './plan/chunks.js';
+import { isRouted } from './plan/stage-route.js';
 import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from './ports.js';
-import { isRouted } from './stage-route.js';
-import { foldEvents, type TaskState, waitingFor } from './task-state.js';
 
 /**
  * What every front end (CLI, HTTP API) does with tasks: start, continue, answer, cancel.

@@ -1,6 +1,6 @@
 import type { TaskEvent } from '../core/events.js';
 import type { AgentNode, Handoff, Pipeline, PipelineNode, SessionNode } from '../core/pipeline.js';
-import { applyEvent, type TaskState } from './task-state.js';
+import { applyEvent, type TaskState } from './fold/task-state.js';
 
 /** Builders for planner and fold tests: pipelines and event logs as plain objects. */
 

@@ -1,5 +1,5 @@
 import type { EventStore } from '../core/event-store.js';
-import { applyEvent, foldEvents, type TaskState } from '../engine/task-state.js';
+import { applyEvent, foldEvents, type TaskState } from '../engine/fold/task-state.js';
 
 /**
  * Folded task states, brought up to date from the log on each read (only the events since the

@@ -1,8 +1,8 @@
 import { taskJson } from '../app/task-view.js';
 import type { TaskSummary } from '../core/event-store.js';
-import { usesChunks } from '../engine/chunks.js';
-import type { TaskState } from '../engine/task-state.js';
-import { waitingFor } from '../engine/task-state.js';
+import type { TaskState } from '../engine/fold/task-state.js';
+import { waitingFor } from '../engine/fold/task-state.js';
+import { usesChunks } from '../engine/plan/chunks.js';
 import type { Session, TaskDetail, TaskRow } from './api/tasks.js';
 import { pipelineGraph } from './pipeline-files.js';
 

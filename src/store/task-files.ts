@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { TaskState } from '../engine/task-state.js';
+import type { TaskState } from '../engine/fold/task-state.js';
 
 /**
  * The files people and file-reading agents look at, written from the task's state:

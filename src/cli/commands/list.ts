@@ -15,7 +15,7 @@ export function registerList(program: Command): void {
       action(async (options: { status?: string; waiting?: boolean; limit: string; json?: boolean }) => {
         const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
-        const { waitingFor } = await import('../../engine/task-state.js');
+        const { waitingFor } = await import('../../engine/fold/task-state.js');
         const status = options.waiting ? [...AWAITING_PERSON_STATUSES] : statuses(options.status);
         const project = openProject();
         const tasks = project.store.tasks({

@@ -14,7 +14,7 @@ export function registerStatus(program: Command): void {
         const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLines } = await import(
           '../../app/task-view.js'
         );
-        const { waitingFor } = await import('../../engine/task-state.js');
+        const { waitingFor } = await import('../../engine/fold/task-state.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
         if (options.json) {

@@ -1,5 +1,5 @@
 import type { TaskEventType, TaskStatus } from '../../core/events.js';
-import { initialChunks } from '../chunks.js';
+import { initialChunks } from '../plan/chunks.js';
 import { startWith } from './activations.js';
 import type { FoldedEventType, Reducers, Stored, TaskState } from './types.js';
 

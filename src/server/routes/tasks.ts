@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { AWAITING_PERSON_STATUSES } from '../../core/events.js';
-import { usesChunks } from '../../engine/chunks.js';
+import { usesChunks } from '../../engine/plan/chunks.js';
 import { taskApi } from '../api/tasks.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';

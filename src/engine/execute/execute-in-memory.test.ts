@@ -1,0 +1,270 @@
+import { describe, expect, it } from 'vitest';
+import { memoryWorld, watchedStore } from '../../app/test-doubles.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Script } from '../../core/script.js';
+import { openMemoryStore } from '../../store/memory-store.js';
+import { agent, handoff, pipeline } from '../test-pipelines.js';
+
+/**
+ * The executor on the in-memory world (app/test-doubles.ts): no SQLite, no git, no disk. What a
+ * task does is read back from its events; the integration tests in test/ are the backstop.
+ */
+
+const script = (agents: Script['agents'], gates: Script['gates'] = {}): Script => ({
+  agents,
+  gates,
+  human: {},
+});
+
+const llmGate = {
+  type: 'llm' as const,
+  prompt: '',
+  model: null,
+  max_retries: 2,
+  command: null,
+  timeout: null,
+};
+
+function eventsOf(world: { store: { events(id: string): IterableIterator<StoredEvent> } }, id: string) {
+  return [...world.store.events(id)];
+}
+
+describe('executor in memory', () => {
+  it('runs a chain, each stage handed the previous output, one transaction per stage', async () => {
+    const watched = watchedStore(openMemoryStore());
+    const world = memoryWorld({ store: watched.store });
+    const p = pipeline(
+      agent('a', { handoffs: [handoff('b')] }),
+      agent('b', { handoffs: [handoff('c')] }),
+      agent('c'),
+    );
+    const id = world.service.start({
+      pipeline: p,
+      input: 'go',
+      script: script({ a: ['A'], b: ['B'], c: ['C'] }),
+    });
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('completed');
+    expect(done.stages.map((s) => [s.agent, s.input, s.output])).toEqual([
+      ['a', 'go', 'A'],
+      ['b', 'A', 'B'],
+      ['c', 'B', 'C'],
+    ]);
+    expect(watched.appends).toEqual([
+      ['stage_started'],
+      ['stage_completed', 'handoff', 'stage_started'],
+      ['stage_completed', 'handoff', 'stage_started'],
+      ['stage_completed', 'handoff', 'task_completed'],
+    ]);
+    expect(world.files.get(id)?.last?.status).toBe('completed');
+  });
+
+  it("never reads back its own events while polling, and applies another writer's", async () => {
+    const watched = watchedStore(openMemoryStore());
+    const world = memoryWorld({ store: watched.store });
+    const p = pipeline(agent('slow', { handoffs: [handoff('next')] }), agent('next'));
+    const id = world.service.start({
+      pipeline: p,
+      input: 'go',
+      script: script({ slow: [{ reply: 'done slowly', delay_ms: 500 }], next: ['next done'] }),
+    });
+    setTimeout(() => {
+      world.store.append(id, [{ type: 'budget_warning', used: 9, limit: 10, unit: 'tokens' }], {
+        status: 'running',
+      });
+    }, 100);
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('completed');
+    expect(done.budgetWarned).toBe(true);
+    expect(watched.polled).toEqual(['budget_warning']);
+  });
+
+  it('runs a rejected stage again with the reason, and goes on once the gate approves', async () => {
+    const world = memoryWorld();
+    const p = pipeline(
+      agent('dev', { gate: llmGate, handoffs: [handoff('ship', 'on_approve')] }),
+      agent('ship'),
+    );
+    const id = world.service.start({
+      pipeline: p,
+      input: 'build it',
+      script: script(
+        { dev: ['v1', 'v2'], ship: ['shipped'] },
+        { dev: [{ decision: 'rejected', reason: 'no tests' }, 'approved'] },
+      ),
+    });
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('completed');
+    expect(done.stages.map((s) => [s.agent, s.output, s.gate?.decision ?? null])).toEqual([
+      ['dev', 'v1', 'rejected'],
+      ['dev', 'v2', 'approved'],
+      ['ship', 'shipped', null],
+    ]);
+    expect(done.stages[1]!.input).toContain('no tests');
+  });
+
+  it('waits at a human gate, asks the person by mail once that is recorded, and goes on with the verdict', async () => {
+    const world = memoryWorld();
+    const gate = { ...llmGate, type: 'human' as const };
+    const p = pipeline(agent('dev', { gate, handoffs: [handoff('ship', 'on_approve')] }), agent('ship'));
+    const id = world.service.start({
+      pipeline: p,
+      input: 'go',
+      script: script({ dev: ['v1'], ship: ['shipped'] }),
+    });
+    const waiting = await world.service.continue(id);
+    expect(waiting.status).toBe('awaiting_gate');
+    expect(world.mail.asked.map((m) => [m.kind, m.agent])).toEqual([['review_request', 'dev']]);
+    expect(world.store.task(id)?.status).toBe('awaiting_gate');
+    world.mail.replies.set('dev', ['approve: fine']);
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('completed');
+    expect(done.stages.map((s) => s.agent)).toEqual(['dev', 'ship']);
+  });
+
+  describe('fan-out and join', () => {
+    const p = pipeline(
+      agent('lead', { handoffs: [handoff('sec, perf')] }),
+      agent('sec', { handoffs: [handoff('sum')] }),
+      agent('perf', { handoffs: [handoff('sum')] }),
+      agent('sum'),
+    );
+    const replies = script({ lead: ['code'], sec: ['safe'], perf: ['fast'], sum: ['both fine'] });
+
+    it('runs the branches, then the join once, with both outputs', async () => {
+      const world = memoryWorld();
+      const id = world.service.start({ pipeline: p, input: 'review', script: replies });
+      const done = await world.service.continue(id);
+      expect(done.status).toBe('completed');
+      expect(done.stages.map((s) => s.agent)).toEqual(['lead', 'sec', 'perf', 'sum']);
+      const join = eventsOf(world, id).filter((e) => e.type === 'join');
+      expect(join).toHaveLength(1);
+      expect(done.stages[3]!.input).toContain('safe');
+      expect(done.stages[3]!.input).toContain('fast');
+    });
+
+    it('in worktrees: each branch works and commits in its own, and the join merges them first', async () => {
+      const world = memoryWorld({ repo: '/memory/project' });
+      const inWorktrees = {
+        ...p,
+        workspace: {
+          isolation: 'worktree' as const,
+          base: null,
+          merge: 'on_complete' as const,
+          branch_prefix: 'troupe/',
+        },
+      };
+      const id = world.service.start({ pipeline: inWorktrees, input: 'review', script: replies });
+      const done = await world.service.continue(id);
+      expect(done.status).toBe('completed');
+      const root = `/memory/project/.troupe/worktrees/${id}`;
+      expect(world.workspace.calls).toEqual([
+        `prepare ${id}`,
+        `commit lead ${root}`,
+        'branch sec',
+        'branch perf',
+        `commit sec ${root}--sec`,
+        `commit perf ${root}--perf`,
+        `merge troupe/${id}--sec troupe/${id}--perf into ${root}`,
+        `commit sum ${root}`,
+        `merge troupe/${id} into main`,
+      ]);
+      expect(eventsOf(world, id).map((e) => e.type)).toContain('branches_merged');
+      expect(done.workspace?.merged).toBeTruthy();
+    });
+  });
+
+  describe('rate limits', () => {
+    it('a limited stage waits for the reset, then runs again under the same number', async () => {
+      const world = memoryWorld();
+      const statuses: string[] = [];
+      const id = world.service.start({
+        pipeline: pipeline(agent('a')),
+        input: 'go',
+        script: script({ a: [{ error: 'rate_limit', reset_after_s: 0.3 }, 'done'] }),
+      });
+      const t0 = Date.now();
+      const done = await world.service.continue(id, {
+        onEvent: (e, state) => e.type === 'rate_limited' && statuses.push(state.status),
+      });
+      expect(done.status).toBe('completed');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+      expect(statuses).toEqual(['waiting']);
+      const events = eventsOf(world, id);
+      expect(
+        events.filter((e) => e.type === 'stage_started').map((e) => e.type === 'stage_started' && e.stage),
+      ).toEqual([1, 1]);
+      const limited = events.find((e) => e.type === 'rate_limited');
+      expect(limited).toMatchObject({ provider: 'claude' });
+      expect(limited).not.toHaveProperty('retryAt');
+      expect(done.stages.map((s) => s.output)).toEqual(['done']);
+    });
+
+    it('a provider another task closed is waited for before any call', async () => {
+      const world = memoryWorld();
+      // long enough that a slow machine still finds it closed at the first stage
+      const resetAt = new Date(Date.now() + 500).toISOString();
+      world.store.closeProvider('claude', resetAt);
+      const id = world.service.start({
+        pipeline: pipeline(agent('a')),
+        input: 'go',
+        script: script({ a: ['done'] }),
+      });
+      const done = await world.service.continue(id);
+      expect(done.status).toBe('completed');
+      const events = eventsOf(world, id).slice(1);
+      expect(events).toMatchObject([
+        { type: 'stage_started' },
+        { type: 'rate_limited', resetAt },
+        { type: 'stage_started' },
+        { type: 'stage_completed' },
+        { type: 'handoff' },
+        { type: 'task_completed' },
+      ]);
+      const completed = events.find((e) => e.type === 'stage_completed')!;
+      expect(Date.parse(completed.at)).toBeGreaterThanOrEqual(Date.parse(resetAt));
+    });
+
+    it("moves a limited stage to the agent's first open fallback at once, and records the decision", async () => {
+      const world = memoryWorld();
+      const a = agent('a', { fallback: [{ runtime: 'gemini', model: 'gemini-2.5-flash' }] });
+      const id = world.service.start({
+        pipeline: pipeline(a),
+        input: 'go',
+        script: script({ a: [{ error: 'rate_limit', reset_after_s: 3600 }, 'from gemini'] }),
+      });
+      const done = await world.service.continue(id);
+      expect(done.status).toBe('completed');
+      expect(done.stages.map((s) => s.output)).toEqual(['from gemini']);
+      const events = eventsOf(world, id);
+      expect(events.find((e) => e.type === 'rate_limited')).toHaveProperty('retryAt');
+      expect(events.find((e) => e.type === 'decision')).toMatchObject({
+        kind: 'fallback',
+        from: { runtime: 'claude' },
+        to: { runtime: 'gemini', model: 'gemini-2.5-flash' },
+      });
+      expect(world.store.closedProviders(new Date()).map((w) => w.provider)).toEqual(['claude']);
+      expect(world.decisions).toEqual([expect.objectContaining({ task: id, kind: 'fallback' })]);
+    });
+  });
+
+  it('a cancel from elsewhere aborts the running stage; nothing more is recorded', async () => {
+    const world = memoryWorld();
+    const p = pipeline(agent('slow', { handoffs: [handoff('next')] }), agent('next'));
+    const id = world.service.start({
+      pipeline: p,
+      input: 'go',
+      script: script({ slow: [{ reply: 'too late', delay_ms: 5000 }], next: ['never'] }),
+    });
+    setTimeout(() => world.service.cancel(id, 'enough'), 50);
+    const t0 = Date.now();
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('cancelled');
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(eventsOf(world, id).map((e) => e.type)).toEqual([
+      'task_created',
+      'stage_started',
+      'task_cancelled',
+    ]);
+  });
+});

@@ -1,0 +1,65 @@
+import { parseVerdict } from '../../pipeline/lang/human-verdict.js';
+import type { StepOf } from '../plan/plan.js';
+import type { RunContext } from './run-context.js';
+
+/**
+ * The steps that wait for a person: a question, and a human gate. An answer the task already has
+ * (its script's `human:` entry) is taken at once; otherwise the wait is recorded and the person
+ * is told by mail once it is in the store.
+ */
+
+export function askHuman(run: RunContext, step: StepOf<'ask_human'>): void {
+  const answer = nextAnswer(run, step.agent);
+  const requested = {
+    type: 'human_input_requested' as const,
+    activation: step.activation,
+    agent: step.agent,
+    stage: step.stage,
+    mode: step.mode,
+    questions: step.questions,
+  };
+  if (answer !== undefined) {
+    run.events.record([
+      requested,
+      { type: 'human_input_given', activation: step.activation, answer, by: 'script' },
+    ]);
+    return;
+  }
+  run.events.record([requested]);
+  run.events.afterFlush(() =>
+    run.ports.mail?.askPerson({
+      taskId: run.taskId,
+      agent: step.agent,
+      kind: 'question',
+      subject: `${step.agent} asks (${run.taskId})`,
+      body: `${step.questions.map((q) => `- ${q}`).join('\n')}\n\nReply on this thread with your answer.`,
+    }),
+  );
+}
+
+export function awaitGate(run: RunContext, step: StepOf<'await_gate'>): void {
+  const answer = nextAnswer(run, step.agent);
+  if (answer === undefined) {
+    run.events.record([{ type: 'gate_waiting', stage: step.stage, agent: step.agent }]);
+    const output = run.state.stages[step.stage - 1]?.output ?? '';
+    run.events.afterFlush(() =>
+      run.ports.mail?.askPerson({
+        taskId: run.taskId,
+        agent: step.agent,
+        kind: 'review_request',
+        subject: `approve ${step.agent}'s output? (${run.taskId}, stage ${step.stage})`,
+        body: `${output}\n\n---\nReply on this thread: \`approve\` (optionally with a reason), or \`reject: <reason>\`.`,
+      }),
+    );
+    return;
+  }
+  // a scripted answer that is neither a yes nor a no approves, with the words as the reason
+  const verdict = parseVerdict(answer) ?? { decision: 'approved' as const, reason: answer };
+  run.events.record([
+    { type: 'gate_decided', stage: step.stage, agent: step.agent, ...verdict, by: 'human' },
+  ]);
+}
+
+function nextAnswer(run: RunContext, agent: string): string | undefined {
+  return run.ports.human(run.state).answer(agent, run.state.humanAnswers[agent] ?? 0);
+}

@@ -1,0 +1,166 @@
+import type { EventOf } from '../../core/events.js';
+import type { TaskWorkspace } from '../../core/task-workspace.js';
+import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
+import { workspaceSettings } from '../fold/task-state.js';
+import type { StepOf } from '../plan/plan.js';
+import { BranchWorkspaces, type Workplace } from './branch-workspaces.js';
+import type { EventBatch } from './event-batch.js';
+
+/**
+ * A run's git work, through the workspace port: the task's worktree before its first stage, where
+ * each stage works, a commit per stage, the join's merge of fan-out branches, and the merge into
+ * base at the end. One git operation at a time: worktrees of one repository share its refs and
+ * locks. Without a port (or a worktree) every stage works in the task's directory.
+ */
+export class RunWorkspace {
+  private gitQueue: Promise<void> = Promise.resolve();
+  private readonly branches: BranchWorkspaces | null;
+
+  constructor(
+    private readonly taskId: string,
+    private readonly port: TaskWorkspace | undefined,
+    private readonly events: EventBatch,
+  ) {
+    this.branches = port
+      ? new BranchWorkspaces(
+          taskId,
+          port,
+          () => events.state,
+          (work) => this.serialGit(work),
+        )
+      : null;
+  }
+
+  /**
+   * `workspace: {isolation: worktree}`, or by default when an agent edits code and the task is in
+   * a git repository: the task gets its own worktree and branch before its first stage; a resumed
+   * task finds and reuses the one it had.
+   */
+  async prepare(): Promise<void> {
+    const port = this.port;
+    if (!port) return;
+    const state = this.events.state;
+    const known = state.workspace;
+    try {
+      // decided once, before the first stage (a task that already ran in place stays there), and
+      // only asked of git when an agent edits code: the rest run in place, as they always have
+      const { definition } = state;
+      if (
+        !definition.workspace &&
+        !state.isolation &&
+        state.stages.length === 0 &&
+        editingAgents(definition).length > 0
+      ) {
+        const inRepo = (await port.repoOf(state.cwd)) !== null;
+        this.events.record([{ type: 'isolation_chosen', ...defaultIsolation(definition, inRepo) }]);
+      }
+      const settings = workspaceSettings(state);
+      if (settings?.isolation === 'worktree') {
+        const ready = await port.prepare(this.taskId, known?.repo ?? state.cwd, settings);
+        if (!known) this.events.record([{ type: 'workspace_ready', ...ready }]);
+        // a person's resolution of a merge conflict, left in the worktree, is the join's to commit
+        else if (!this.takesResolution())
+          await port.align(ready.path, this.taskId, known.head ?? null, known.base);
+      }
+    } catch (error) {
+      this.events.failTask('workspace', error);
+    }
+    this.events.flush();
+  }
+
+  /**
+   * Where a stage works: the task's directory, its worktree, or its fan-out branch's worktree
+   * (made ready first; recorded). Null when that failed, and the task with it. A promise only
+   * when there is git work to wait for.
+   */
+  workplace(activation: string): Workplace | Promise<Workplace | null> {
+    const state = this.events.state;
+    if (!this.branches || !state.workspace) return { cwd: state.cwd, branch: null };
+    return this.branchWorkplace(this.branches, activation);
+  }
+
+  /** Commits what a stage changed in its worktree: its sha, or null (nothing to commit, no worktree). */
+  commitWorktree(stage: number, agent: string, place: Workplace): Promise<string | null> {
+    const port = this.port;
+    if (!this.events.state.workspace || !port) return Promise.resolve(null);
+    return this.serialGit(() => port.commit(place.cwd, { task: this.taskId, stage, agent }));
+  }
+
+  /** Resolves when the git work asked for so far is done. */
+  idle(): Promise<void> {
+    return this.gitQueue;
+  }
+
+  /**
+   * A join's branches go into its worktree first. A conflict goes to the join's `on_conflict`
+   * agent, or is a question for a person: returned, for the executor to ask.
+   */
+  async mergeBranches(step: StepOf<'merge_branches'>): Promise<StepOf<'ask_human'> | null> {
+    this.events.flush();
+    let outcome: Awaited<ReturnType<BranchWorkspaces['merge']>>;
+    try {
+      outcome = await this.branches!.merge(step);
+    } catch (error) {
+      this.events.failTask('workspace', error);
+      return null;
+    }
+    this.events.record(outcome.events);
+    return outcome.ask ? { kind: 'ask_human', stage: null, mode: 'merge_conflict', ...outcome.ask } : null;
+  }
+
+  /** `merge: on_complete` and the task branch is not in base yet. */
+  needsMerge(): boolean {
+    const state = this.events.state;
+    const workspace = state.workspace;
+    return Boolean(
+      this.port && workspace && !workspace.merged && workspaceSettings(state)?.merge === 'on_complete',
+    );
+  }
+
+  /** merge: on_complete — the task branch goes into base before the task is completed. */
+  async mergeAndComplete(): Promise<void> {
+    const state = this.events.state;
+    const workspace = state.workspace!;
+    const settings = workspaceSettings(state)!;
+    await this.gitQueue;
+    // the work is done and committed on the task branch whatever happens here: a merge that
+    // cannot be made is reported and left for `troupe merge`, never a task stuck running
+    let merge: EventOf<'workspace_merged' | 'workspace_conflict' | 'workspace_merge_failed'>;
+    try {
+      const result = await this.port!.merge(workspace.repo, this.taskId, settings, workspace.base);
+      merge =
+        'conflict' in result
+          ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
+          : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha };
+    } catch (error) {
+      merge = { type: 'workspace_merge_failed', into: workspace.base, reason: (error as Error).message };
+    }
+    this.events.record([merge, { type: 'task_completed' }]);
+  }
+
+  private async branchWorkplace(branches: BranchWorkspaces, activation: string): Promise<Workplace | null> {
+    try {
+      const { place, events } = await branches.workplaceFor(activation);
+      if (events.length > 0) this.events.record(events);
+      return place;
+    } catch (error) {
+      this.events.failTask('workspace', error);
+      return null;
+    }
+  }
+
+  private takesResolution(): boolean {
+    return [...this.events.state.activations.values()].some(
+      (a) => a.status !== 'done' && a.conflict?.handled && a.conflict.resolver === null,
+    );
+  }
+
+  private serialGit<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.gitQueue.then(work);
+    this.gitQueue = next.then(
+      () => {},
+      () => {},
+    );
+    return next;
+  }
+}

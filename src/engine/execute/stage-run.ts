@@ -1,0 +1,315 @@
+import type { TaskEvent } from '../../core/events.js';
+import type { AgentNode } from '../../core/pipeline.js';
+import type { RuntimeError, RuntimeEvent, RuntimeRequest } from '../../core/runtime.js';
+import { parseSendDirectives } from '../../pipeline/lang/directives.js';
+import { withCost } from '../../scheduler/prices.js';
+import { noRelease } from '../../scheduler/provider-limiter.js';
+import { chunkEventsFromOutput, usesChunks } from '../plan/chunks.js';
+import { chooseRunner, type RunnerChoice, rateLimitedEvent } from '../plan/fallback.js';
+import type { StepOf } from '../plan/plan.js';
+import {
+  concreteEffort,
+  concreteModel,
+  isRouted,
+  RoutingUnavailableError,
+  routeStage,
+} from '../plan/stage-route.js';
+import type { Workplace } from './branch-workspaces.js';
+import { outputCheckEvents } from './output-check.js';
+import { readsVariable, stagePrompt, turnPrompt } from './prompt.js';
+import { askTierRouter } from './router-calls.js';
+import type { RunContext } from './run-context.js';
+import {
+  asRuntimeError,
+  invokeRuntime,
+  limitResetTime,
+  OutputBuffer,
+  resumableSession,
+  sleepUntil,
+} from './run-support.js';
+
+type Runner = Extract<RunnerChoice, { kind: 'run' }>;
+type RuntimeResult = Extract<RuntimeEvent, { type: 'result' }>;
+
+/**
+ * One run of a stage: its prompt, where it works, who runs it, the provider's turn, the runtime
+ * call, and what is recorded of how it ended (completed, limited, failed).
+ */
+export async function runStage(run: RunContext, step: StepOf<'start_stage'>): Promise<void> {
+  if (step.notBefore) await sleepUntil(step.notBefore, run.signal);
+  return new StageRun(run, step, run.agent(step.agent)).perform();
+}
+
+class StageRun {
+  constructor(
+    private readonly run: RunContext,
+    private readonly step: StepOf<'start_stage'>,
+    private readonly node: AgentNode,
+  ) {}
+
+  async perform(): Promise<void> {
+    const { run, step, node } = this;
+    // the provider whose limit this stage waited out (the fold clears it once the stage starts)
+    const limitedBy = run.state.activations.get(step.activation)!.waitingFor?.provider ?? null;
+    const prompt = this.renderPrompt();
+    if (prompt === null) return;
+    // awaited only when there is git work: an await here would let the loop flush the previous
+    // stage's events on their own, a second transaction per stage
+    const pending = run.workspace.workplace(step.activation);
+    const place = pending instanceof Promise ? await pending : pending;
+    if (!place) return;
+    run.events.record([
+      {
+        type: 'stage_started',
+        stage: step.stage,
+        activation: step.activation,
+        agent: node.id,
+        input: step.input,
+        attempt: step.attempt,
+        ...(step.turn ? { turn: step.turn } : {}),
+      },
+    ]);
+    const started = Date.now();
+    const streamed = new OutputBuffer((text) => {
+      run.events.record([{ type: 'stage_output', stage: step.stage, text }]);
+      run.events.flush();
+    }, run.ports.flushMs);
+    const chosen = await this.chooseRunner();
+    if (!chosen) return;
+    const request = this.buildRequest(chosen.runner, prompt, place, limitedBy);
+    // what is recorded so far is in the store before the runtime runs (a store error is not the runtime's)
+    run.events.flush();
+    try {
+      const result = await this.invoke(chosen, request, streamed);
+      if (!result) return;
+      const sha = await run.workspace.commitWorktree(step.stage, node.id, place);
+      run.events.record(this.completionEvents(request, result, { sha, branch: place.branch }, started));
+      this.sendMail(result.text);
+    } catch (error) {
+      streamed.close();
+      if (run.signal.aborted) throw error;
+      run.events.record([this.failureEvent(chosen, asRuntimeError(error), streamed.all)]);
+    }
+  }
+
+  /**
+   * The stage's prompt, with the agent's unread mail when it reads `{{ inbox }}`. Null when the
+   * template failed, and the task with it.
+   */
+  private renderPrompt(): string | null {
+    const { run, step, node } = this;
+    try {
+      let inbox = '';
+      if (run.ports.mail && readsVariable(node, 'inbox')) {
+        run.events.flush(); // mail that earlier stages sent goes out first
+        inbox = run.ports.mail.drainInbox(node.id);
+      }
+      const activation = run.state.activations.get(step.activation)!;
+      return step.turn
+        ? turnPrompt(run.state, node, step.input, inbox)
+        : stagePrompt(run.state, node, activation, step.input, step.attempt, inbox);
+    } catch (error) {
+      run.events.failTask('template_error', error);
+      return null;
+    }
+  }
+
+  /**
+   * Who runs the stage: the agent, on its routed tier (model/effort auto), or on the first
+   * fallback whose provider is open (fallback.ts). Null when it cannot run now (every provider it
+   * may use is closed: the wait is recorded; or routing is impossible: the task failed).
+   */
+  private async chooseRunner(): Promise<Runner | null> {
+    const { run, step, node } = this;
+    const closed = new Map(run.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
+    let worker = node;
+    if (isRouted(node)) {
+      const advice = run.state.routes[step.stage] ? null : await askTierRouter(run, node);
+      try {
+        const routed = routeStage(
+          run.state,
+          node,
+          step.stage,
+          new Set(closed.keys()),
+          () => run.routeHistory(),
+          advice,
+        );
+        worker = routed.node;
+        if (routed.decision) run.events.record([routed.decision]);
+      } catch (error) {
+        if (!(error instanceof RoutingUnavailableError)) throw error;
+        run.events.failTask(error.code, error);
+        return null;
+      }
+    }
+    const choice = chooseRunner(node, worker, step.stage, closed);
+    if (choice.kind === 'closed') {
+      const limit = { provider: choice.provider, resetAt: choice.reopens, message: choice.message };
+      run.events.record([rateLimitedEvent(step, limit, choice.runtimes, new Date())]);
+      return null;
+    }
+    if (choice.decision) run.events.record([choice.decision]);
+    return choice;
+  }
+
+  private buildRequest(
+    runner: AgentNode,
+    prompt: string,
+    place: Workplace,
+    limitedBy: string | null,
+  ): RuntimeRequest {
+    const { run, step, node } = this;
+    const previousMeta = run.state.agentMeta[node.id] ?? [];
+    // back on the provider that limited it, the stage continues the CLI's own conversation
+    // (claude --resume, codex exec resume), so the agent keeps what it had done
+    const resume = node.resume || limitedBy === runner.runtime;
+    const rawName = `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`;
+    return {
+      agentId: node.id,
+      purpose: 'stage',
+      prompt,
+      systemPrompt: node.system_prompt,
+      model: concreteModel(runner.model),
+      effort: concreteEffort(runner.effort),
+      cwd: place.cwd,
+      mcp: node.mcp,
+      extraFlags: node.cli_flags,
+      timeoutMs: (node.timeout ?? run.state.timeouts[runner.runtime] ?? 600) * 1000,
+      signal: run.signal,
+      resumeSessionId: resume ? resumableSession(previousMeta) : null,
+      previousMeta,
+      permissions: node.permissions ?? null,
+      command: node.command ?? null,
+      openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
+      rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
+    };
+  }
+
+  /**
+   * The runtime call, in the provider's turn (`limits:`). Null when another task closed the
+   * provider while this one waited its turn: no call into a closed window (the wait is recorded).
+   */
+  private async invoke(
+    { runner, provider, runtimes }: Runner,
+    request: RuntimeRequest,
+    streamed: OutputBuffer,
+  ): Promise<RuntimeResult | null> {
+    const { run, step, node } = this;
+    const runtime = run.ports.runtimeFor(run.state, runner, 'stage');
+    if (runtime.name !== 'scripted') await run.files.sync();
+    const turn = run.ports.limiter?.acquire(provider, run.signal) ?? noRelease;
+    const release = typeof turn === 'function' ? turn : await turn;
+    const closedNow = run.ports.store.closedProviders(new Date()).find((w) => w.provider === provider);
+    if (closedNow) {
+      release();
+      streamed.close();
+      const message = `${provider} is closed until ${closedNow.resetAt}`;
+      run.events.record([
+        rateLimitedEvent(step, { provider, resetAt: closedNow.resetAt, message }, runtimes, new Date()),
+      ]);
+      return null;
+    }
+    const result = await invokeRuntime(
+      run.signal,
+      runtime,
+      request,
+      (text) => {
+        streamed.add(text);
+        run.ports.observer?.onText?.(step.stage, node.id, text);
+      },
+      // recorded with the stage's outcome, in its transaction
+      (message) => run.events.record([{ type: 'stage_warning', stage: step.stage, agent: node.id, message }]),
+    ).finally(release);
+    streamed.close();
+    return result;
+  }
+
+  /** The stage's completion, its commit, and what its output says (chunks, size, spec, schema). */
+  private completionEvents(
+    request: RuntimeRequest,
+    result: RuntimeResult,
+    commit: { sha: string | null; branch: string | null },
+    started: number,
+  ): TaskEvent[] {
+    const { run, step, node } = this;
+    const { state } = run;
+    const chunkEvents = usesChunks(state.definition)
+      ? chunkEventsFromOutput(state.chunks, node.id, result.text, new Date().toISOString())
+      : [];
+    return [
+      {
+        type: 'stage_completed',
+        stage: step.stage,
+        activation: step.activation,
+        agent: node.id,
+        output: result.text,
+        usage: withCost(result.usage, request.model, state.prices),
+        durationMs: Date.now() - started,
+        ...(result.meta ? { meta: result.meta } : {}),
+      },
+      ...(commit.sha
+        ? [
+            {
+              type: 'workspace_committed' as const,
+              stage: step.stage,
+              sha: commit.sha,
+              ...(commit.branch ? { branch: commit.branch } : {}),
+            },
+          ]
+        : []),
+      ...chunkEvents,
+      ...outputCheckEvents(state, node, step.stage, result.text, step.turn !== undefined),
+    ];
+  }
+
+  /** The output's `SEND:` lines, sent once the completion is in the store (a stage run again never sends twice). */
+  private sendMail(output: string): void {
+    const { run, node } = this;
+    const mail = run.ports.mail;
+    const sends = mail ? parseSendDirectives(output) : [];
+    if (!mail || sends.length === 0) return;
+    run.events.afterFlush(() => {
+      for (const m of sends) mail.send({ taskId: run.taskId, from: node.id, ...m });
+    });
+  }
+
+  /**
+   * A failed call: a limit closes its provider for every task and the stage waits for the reset
+   * (or goes to an open fallback); anything else is a failed attempt, retried after the agent's
+   * backoff or the error's own reset time.
+   */
+  private failureEvent(
+    { provider, runtimes }: Runner,
+    failure: RuntimeError,
+    partialOutput: string,
+  ): TaskEvent {
+    const { run, step, node } = this;
+    if (failure.kind === 'rate_limited' || failure.kind === 'usage_limit') {
+      const resetAt = resetTime(run, failure.resetAt, step.activation);
+      run.rateLimits.set(step.stage, (run.rateLimits.get(step.stage) ?? 0) + 1);
+      run.ports.store.closeProvider(provider, resetAt);
+      const limit = { provider, resetAt, message: failure.message, meta: failure.options.meta };
+      return rateLimitedEvent(step, limit, runtimes, new Date());
+    }
+    const backoffS = node.retry?.backoff ?? 0;
+    const retryAt = failure.resetAt ?? (backoffS > 0 ? new Date(Date.now() + backoffS * 1000) : undefined);
+    return {
+      type: 'stage_attempt_failed',
+      stage: step.stage,
+      activation: step.activation,
+      agent: node.id,
+      attempt: step.attempt,
+      error: { kind: failure.kind, message: failure.message },
+      partialOutput: failure.options.partialOutput ?? partialOutput,
+      ...(retryAt ? { retryAt: retryAt.toISOString() } : {}),
+      meta: { ...failure.options.meta, error_kind: failure.kind },
+    };
+  }
+}
+
+/** When to try again (limitResetTime), counting the limits this stage has met in this process. */
+function resetTime(run: RunContext, given: Date | undefined, activationId: string): string {
+  const activation = run.state.activations.get(activationId);
+  const previous = activation?.stage ? (run.rateLimits.get(activation.stage) ?? 0) : 0;
+  return limitResetTime(given, previous, new Date()).toISOString();
+}
