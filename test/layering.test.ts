@@ -87,6 +87,28 @@ describe('the layering of src/', () => {
     expect(cycles(folderGraph(edges))).toEqual([]);
   });
 
+  it('imports only down the layers docs/architecture.md lists, bottom-up', () => {
+    // folders on one line are side by side: neither imports the other
+    const layers = [
+      ['(root)', 'core'],
+      ['scheduler'],
+      ['pipeline'],
+      ['bus', 'workspace'],
+      ['runtimes'],
+      ['engine'],
+      ['store'],
+      ['app'],
+      ['server'],
+      ['cli'],
+    ];
+    const rank = new Map(layers.flatMap((folders, i) => folders.map((f) => [f, i] as const)));
+    const upward = [...folderGraph(edges)].flatMap(([from, tos]) =>
+      [...tos].filter((to) => !(rank.get(to)! < rank.get(from)!)).map((to) => `${from} → ${to}`),
+    );
+    expect([...folderGraph(edges).keys()].filter((f) => !rank.has(f))).toEqual([]);
+    expect(upward).toEqual([]);
+  });
+
   it('keeps core/ a leaf: it imports nothing else of troupe', () => {
     const out = edges.filter((e) => moduleOf(e.from) === 'core' && moduleOf(e.to) !== 'core');
     expect(out.map((e) => `${relative(src, e.from)} → ${relative(src, e.to)}`)).toEqual([]);
