@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { messageOf } from '../core/errors.js';
 import type { AgentNode, Pipeline } from '../core/pipeline.js';
 import { isOnPath } from '../pipeline/on-path.js';
 import { CLAUDE_INSTALL } from './claude.js';
@@ -256,7 +257,7 @@ function geminiSettingsWarnings(
     } catch (error) {
       out.push({
         agent,
-        message: `${userSettings} is not valid JSON (${(error as Error).message}): gemini fails to start with it`,
+        message: `${userSettings} is not valid JSON (${messageOf(error)}): gemini fails to start with it`,
         fix: 'fix the file (gemini reads JSON with comments)',
         blocking: true,
       });

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { messageOf } from '../core/errors.js';
 
 /**
  * Gemini 0.61 reads a system settings or system defaults file only when the file and every
@@ -66,7 +67,7 @@ export async function makeGeminiRunHome(dir: string, userHome: string, ours: Jso
       else throw new Error('not a JSON object');
     } catch (error) {
       warnings.push(
-        `${userSettings} could not be read (${(error as Error).message}): gemini runs with troupe's settings only`,
+        `${userSettings} could not be read (${messageOf(error)}): gemini runs with troupe's settings only`,
       );
     }
   }

@@ -1,3 +1,4 @@
+import { messageOf } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
 import { RuntimeError } from '../../core/runtime.js';
@@ -22,7 +23,7 @@ export async function askTierRouter(ctx: CallContext, node: AgentNode): Promise<
     return parseTierAdvice(answer, Object.keys(routing.tiers));
   } catch (error) {
     if (ctx.signal.aborted) throw error;
-    return { error: `failed: ${(error as Error).message.split('\n')[0]}` };
+    return { error: `failed: ${messageOf(error).split('\n')[0]}` };
   }
 }
 
@@ -58,7 +59,7 @@ export async function askEntryRouter(ctx: CallContext): Promise<EventOf<'entry_r
     answer = (await routerCall(ctx, runner, ENTRY_ROUTER_ID, prompt)).trim();
   } catch (error) {
     if (ctx.signal.aborted) throw error;
-    answer = `router failed: ${(error as Error).message}`;
+    answer = `router failed: ${messageOf(error)}`;
   }
   const ids = new Set(pipeline.agents.map((a) => a.id));
   const named = answer.split(/[^A-Za-z0-9_-]+/).find((word) => ids.has(word));

@@ -1,3 +1,4 @@
+import { messageOf } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
 import type { TaskWorkspace } from '../../core/task-workspace.js';
 import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
@@ -133,7 +134,7 @@ export class RunWorkspace {
           ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
           : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha };
     } catch (error) {
-      merge = { type: 'workspace_merge_failed', into: workspace.base, reason: (error as Error).message };
+      merge = { type: 'workspace_merge_failed', into: workspace.base, reason: messageOf(error) };
     }
     this.events.record([merge, { type: 'task_completed' }]);
   }
