@@ -40,6 +40,7 @@ beforeAll(async () => {
     '.troupe/config.yaml': 'default_pipeline: write\n',
     'script.yaml': 'agents:\n  writer: ["draft"]\n',
     'bad-script.yaml': `agents:\n  writer: ["draft"]\n${SECRET}: 1\n`,
+    'typo-script.yaml': 'agents:\n  writr: ["draft"]\n',
   });
   symlinkSync(join(outside, 'secret.yaml'), join(dir, 'linked-script.yaml'));
   mkdirSync(join(dir, '.troupe', 'pipelines'), { recursive: true });
@@ -77,6 +78,17 @@ describe('files named in a request stay inside the project', () => {
     expect(text).not.toContain(SECRET);
     expect((await post('/api/run', { input: 'x', script: 'script.yaml' })).status).toBe(202);
     expect((await post('/api/run', { input: 'x', script: 'missing.yaml' })).status).toBe(404);
+  });
+
+  it('checks a script against the pipeline before the task starts, as `troupe run --script` does', async () => {
+    const before = await (await fetch(api('/api/tasks'))).json();
+    for (const script of ['typo-script.yaml', { agents: { writr: ['draft'] } }]) {
+      const { status, text } = await answer(await post('/api/run', { input: 'x', script }));
+      expect(status).toBe(422);
+      expect(codeOf(text)).toBe('script_invalid');
+    }
+    const after = await (await fetch(api('/api/tasks'))).json();
+    expect(after).toEqual(before);
   });
 
   it('refuses imports and output_schema files outside the project in pipeline text', async () => {

@@ -1,7 +1,7 @@
 import { containedPath } from '../core/contained-path.js';
 import { NotFoundError, ScriptError } from '../core/errors.js';
 import type { Script } from '../core/script.js';
-import { loadScript } from '../runtimes/script.js';
+import { loadScript, type ScriptTarget } from '../runtimes/script.js';
 import { ApiError } from './errors.js';
 
 /**
@@ -21,10 +21,10 @@ export function projectFile(root: string, given: string, what: string): string {
 }
 
 /** A scripted-runtime script file of the project, for `POST /api/run` and `/api/fix`. */
-export function loadProjectScript(root: string, given: string): Script {
+export function loadProjectScript(root: string, given: string, target?: ScriptTarget): Script {
   const file = projectFile(root, given, 'script');
   try {
-    return loadScript(file);
+    return loadScript(file, target);
   } catch (error) {
     // the CLI's message quotes the file (unknown keys, a bad regex); the API's says only where to look
     if (error instanceof ScriptError) {

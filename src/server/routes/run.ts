@@ -3,7 +3,7 @@ import type { Script } from '../../core/script.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
 import { loadPipeline } from '../../pipeline/load.js';
-import { parseScript } from '../../runtimes/script.js';
+import { parseScript, type ScriptTarget } from '../../runtimes/script.js';
 import { type FixRequest, type RunRequest, runApi } from '../api/run.js';
 import type { ServerContext } from '../context.js';
 import { badRequest } from '../errors.js';
@@ -28,7 +28,8 @@ export function runRoutes(ctx: ServerContext): Hono {
       ...(size ? { size: { size, by: 'api' } } : {}),
       input,
       ...(agent ? { agent } : {}),
-      script: scriptFrom(ctx, body),
+      // checked against the pipeline before anything runs, as `troupe run --script` does
+      script: scriptFrom(ctx, body, { pipeline, ...(agent ? { start: agent } : {}), warn: () => {} }),
       cwd: ctx.root,
     });
     ctx.runner.run(id);
@@ -51,11 +52,11 @@ export function runRoutes(ctx: ServerContext): Hono {
 }
 
 /** `script`: a path (relative to the project) or the script itself as an object. */
-function scriptFrom(ctx: ServerContext, body: RunRequest | FixRequest): Script | null {
+function scriptFrom(ctx: ServerContext, body: RunRequest | FixRequest, target?: ScriptTarget): Script | null {
   const script = body.script;
   if (script === undefined || script === null) return null;
-  if (typeof script === 'string') return loadProjectScript(ctx.root, script);
+  if (typeof script === 'string') return loadProjectScript(ctx.root, script, target);
   if (typeof script === 'object' && !Array.isArray(script))
-    return parseScript(JSON.stringify(script), '<inline script>');
+    return parseScript(JSON.stringify(script), '<inline script>', target);
   throw badRequest('script must be a path or an object');
 }
