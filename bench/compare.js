@@ -3,7 +3,8 @@
 // with its dist/ and bin/ built (e.g. `cp -r dist bin package.json /tmp/before/` and a symlink to
 // node_modules, before the change). Prints, for each: the time a stage (the overhead benchmark's
 // troupe side, in blocks of 50 runs so that one build's background file writes stay in its own
-// block) and `troupe validate` of a 10-agent pipeline against `node -e 0` (interleaved spawns).
+// block), `troupe validate` of a 10-agent pipeline and `troupe --version` against `node -e 0`
+// (interleaved spawns).
 //   node bench/compare.js /tmp/before /tmp/after
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -60,6 +61,7 @@ const project = makeProject('compare-startup', stages);
 const cases = [
   ['node -e 0', ['-e', '0']],
   ...roots.map((r) => [r, [join(r, 'bin', 'troupe.js'), 'validate', project.pipelineFile]]),
+  ...roots.map((r) => [r, [join(r, 'bin', 'troupe.js'), '--version']]),
 ];
 const spawned = cases.map(() => []);
 for (let i = 0; i < 32; i++) {
@@ -75,8 +77,9 @@ const node = median(spawned[0]);
 console.log(`node -e 0: ${node.toFixed(1)} ms`);
 roots.forEach((root, i) => {
   const validate = median(spawned[i + 1]);
+  const version = median(spawned[i + 1 + roots.length]);
   console.log(
-    `${root}: ${(median(chains[i].times) / stages).toFixed(4)} ms a stage; validate ${validate.toFixed(1)} ms (${(validate / node).toFixed(2)}× node)`,
+    `${root}: ${(median(chains[i].times) / stages).toFixed(4)} ms a stage; validate ${validate.toFixed(1)} ms (${(validate / node).toFixed(2)}× node); --version ${version.toFixed(1)} ms (${(version / node).toFixed(2)}× node)`,
   );
 });
 process.exit(0);
