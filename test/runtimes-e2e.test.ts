@@ -104,3 +104,27 @@ describe('what a runtime warns about is shown, never dropped', () => {
     expect(doctor.stdout).toMatch(/^· codex 0\.171\.0: /m);
   });
 });
+
+describe('a failed stage says what to do about it', () => {
+  const claudePipeline =
+    'agents:\n  - id: writer\n    runtime: claude\n    system_prompt: "Write: {{ input }}"\n';
+  const notLoggedIn = { TROUPE_CLAUDE_BIN: fake('claude'), FAKE_CLI_SCENARIO: 'not-logged-in-stream-json' };
+  const loginHint = 'log in: run `claude` once and use /login';
+
+  it("`run` and `status` print the runtime error's hint, and --json carries it", async () => {
+    const dir = project({ 'p.yaml': claudePipeline });
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml'], notLoggedIn);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/✗ \[1\] writer.*auth: Not logged in.*\n {2}hint: log in: run `claude` once/);
+    const id = /troupe (T-\S+)/.exec(run.stderr)![1]!;
+    const status = await troupe(dir, ['status', id]);
+    expect(status.stdout).toMatch(/auth: Not logged in.*\n\s+hint: log in: run `claude` once/);
+    const json = JSON.parse((await troupe(dir, ['status', id, '--json'])).stdout);
+    expect(json.stages[0].error).toMatchObject({ kind: 'auth', hint: expect.stringContaining(loginHint) });
+    expect(json.hint).toContain(loginHint);
+    const runJson = JSON.parse(
+      (await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], notLoggedIn)).stdout,
+    );
+    expect(runJson.hint).toContain(loginHint);
+  });
+});

@@ -23,6 +23,8 @@ export interface Usage {
 export interface StageError {
   kind: RuntimeErrorKind;
   message: string;
+  /** What the user can do about it (a RuntimeError's hint), where the runtime knows. */
+  hint?: string;
 }
 
 /** Why a task failed when no runtime error says it (a runtime error's kind says it otherwise). */
@@ -288,7 +290,14 @@ export type TaskEvent =
   /** The task has used 80 % of its budget. */
   | { type: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   | { type: 'task_completed' }
-  | { type: 'task_failed'; reason: string; stage: number | null; errorKind: TaskErrorKind | null }
+  | {
+      type: 'task_failed';
+      reason: string;
+      stage: number | null;
+      errorKind: TaskErrorKind | null;
+      /** The error's hint (a TroupeError's) when no stage failed; a stage's is in its error. */
+      hint?: string;
+    }
   | { type: 'task_cancelled'; reason: string };
 
 export type TaskEventType = TaskEvent['type'];

@@ -299,7 +299,11 @@ class StageRun {
       activation: step.activation,
       agent: node.id,
       attempt: step.attempt,
-      error: { kind: failure.kind, message: failure.message },
+      error: {
+        kind: failure.kind,
+        message: failure.message,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
       partialOutput: failure.options.partialOutput ?? partialOutput,
       ...(retryAt ? { retryAt: retryAt.toISOString() } : {}),
       meta: { ...failure.options.meta, error_kind: failure.kind },

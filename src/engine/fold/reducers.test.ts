@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import type { EventOf } from '../../core/events.js';
 import { agent, Log, pipeline } from '../test-pipelines.js';
 import { reducers } from './reducers.js';
 import type { Reducers } from './types.js';
@@ -42,5 +43,41 @@ describe('the fold', () => {
     log.add({ type: 'task_resumed', pid: 1 });
     expect(log.state.status).toBe('running');
     expect(log.state.failure?.reason).toBe('boom');
+  });
+});
+
+describe('a failed stage', () => {
+  const failed = (extra: Partial<EventOf<'stage_attempt_failed'>> = {}): EventOf<'stage_attempt_failed'> => ({
+    type: 'stage_attempt_failed',
+    stage: 1,
+    activation: 'a1',
+    agent: 'a',
+    attempt: 1,
+    error: { kind: 'auth', message: 'not logged in', hint: 'log in' },
+    partialOutput: '',
+    ...extra,
+  });
+  const started = () =>
+    new Log(pipeline(agent('a'))).add({
+      type: 'stage_started',
+      stage: 1,
+      activation: 'a1',
+      agent: 'a',
+      input: 'x',
+      attempt: 1,
+    });
+
+  it("gives the task that failed at it the error's hint; a task's own hint wins", () => {
+    const log = started().add(failed());
+    log.add({ type: 'task_failed', reason: 'agent a failed', stage: 1, errorKind: 'auth' });
+    expect(log.state.failure?.hint).toBe('log in');
+    const own = new Log(pipeline(agent('a'))).add({
+      type: 'task_failed',
+      reason: 'no commits',
+      stage: null,
+      errorKind: 'workspace',
+      hint: 'commit first',
+    });
+    expect(own.state.failure?.hint).toBe('commit first');
   });
 });

@@ -197,7 +197,8 @@ export interface TaskState {
   /** transcript.md of the latest session. */
   transcript: string;
   usage: Usage;
-  failure: { reason: string; stage: number | null; errorKind: string | null } | null;
+  /** `hint`: what the user can do about it (the failed stage's error hint, or the task's own). */
+  failure: { reason: string; stage: number | null; errorKind: string | null; hint: string | null } | null;
   cancelReason: string | null;
 }
 
