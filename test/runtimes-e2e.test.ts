@@ -105,7 +105,7 @@ describe('what a runtime warns about is shown, never dropped', () => {
   });
 });
 
-describe('a failed stage says what to do about it', () => {
+describe('a failed stage says what to do about it, and how long it took', () => {
   const claudePipeline =
     'agents:\n  - id: writer\n    runtime: claude\n    system_prompt: "Write: {{ input }}"\n';
   const notLoggedIn = { TROUPE_CLAUDE_BIN: fake('claude'), FAKE_CLI_SCENARIO: 'not-logged-in-stream-json' };
@@ -126,5 +126,19 @@ describe('a failed stage says what to do about it', () => {
       (await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], notLoggedIn)).stdout,
     );
     expect(runJson.hint).toContain(loginHint);
+  });
+
+  it('a failed stage lasts from its start to its failure in `run`, `status` and --json', async () => {
+    const dir = project({ 'p.yaml': claudePipeline });
+    // three lines 400 ms apart: the failure comes after more than a second
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml'], {
+      ...notLoggedIn,
+      FAKE_CLI_DELAY_MS: '400',
+    });
+    expect(run.stderr).toMatch(/✗ \[1\] writer {2}\d+\.\ds {2}auth: Not logged in/);
+    const id = /troupe (T-\S+)/.exec(run.stderr)![1]!;
+    expect((await troupe(dir, ['status', id])).stdout).toMatch(/\[1\] writer +failed +\d+\.\ds/);
+    const json = JSON.parse((await troupe(dir, ['status', id, '--json'])).stdout);
+    expect(json.stages[0].duration_ms).toBeGreaterThanOrEqual(1000);
   });
 });

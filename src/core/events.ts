@@ -127,6 +127,8 @@ export type TaskEvent =
       attempt: number;
       error: StageError;
       partialOutput: string;
+      /** From the stage's start to its failure; absent in logs from before it was recorded. */
+      durationMs?: number;
       /** ISO time before which the retry must not start (backoff); absent when no retry is due. */
       retryAt?: string;
       meta?: Record<string, string | number | boolean>;

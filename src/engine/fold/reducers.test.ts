@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../core/events.js';
 import { agent, Log, pipeline } from '../test-pipelines.js';
 import { reducers } from './reducers.js';
+import { applyEvent } from './task-state.js';
 import type { Reducers } from './types.js';
 
 /** The `type` of every member of the `TaskEvent` union, read from core/events.ts itself. */
@@ -66,6 +67,22 @@ describe('a failed stage', () => {
       input: 'x',
       attempt: 1,
     });
+
+  it('lasts what the failure recorded', () => {
+    const log = started().add(failed({ durationMs: 44_100 }));
+    expect(log.state.stages[0]!.durationMs).toBe(44_100);
+  });
+
+  it('in a log from before durations were recorded, lasts from its start to its failure', () => {
+    const log = started();
+    const state = applyEvent(log.state, {
+      ...failed(),
+      seq: 9,
+      taskId: 'T-TEST',
+      at: '2026-01-01T00:00:45.500Z',
+    });
+    expect(state.stages[0]!.durationMs).toBe(44_500); // Log's stage_started is at 00:00:01
+  });
 
   it("gives the task that failed at it the error's hint; a task's own hint wins", () => {
     const log = started().add(failed());

@@ -50,6 +50,8 @@ export const stageReducers = {
     stage.status = 'failed';
     stage.error = event.error;
     stage.output = event.partialOutput;
+    // older logs did not record it: the time between the stage's events is close enough
+    stage.durationMs = event.durationMs ?? Math.max(0, Date.parse(event.at) - Date.parse(stage.startedAt));
     stage.finishedAt = event.at;
     if (event.meta) rememberMeta(state, event.agent, event.meta);
     const activation = activationOf(state, event.activation);
