@@ -142,3 +142,21 @@ describe('a failed stage says what to do about it, and how long it took', () => 
     expect(json.stages[0].duration_ms).toBeGreaterThanOrEqual(1000);
   });
 });
+
+describe('troupe usage counts the tokens read from the cache', () => {
+  it('shows them apart from input, totals them, and prices them at the cached rate', async () => {
+    // the captured codex run: 1,234 input tokens, 1,000 of them from the cache, 56 output
+    const dir = project({ 'p.yaml': 'agents:\n  - id: coder\n    runtime: codex\n    model: gpt-5\n' });
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], {
+      TROUPE_CODEX_BIN: fake('codex'),
+    });
+    expect(JSON.parse(run.stdout).usage).toMatchObject({ input_tokens: 234, cache_read_tokens: 1000 });
+    const usage = await troupe(dir, ['usage']);
+    expect(usage.stdout).toMatch(/^agent +stages +input +cached +output +cost$/m);
+    expect(usage.stdout).toMatch(/^coder +1 +234 +1000 +56 +\$0\.0010$/m);
+    const json = JSON.parse((await troupe(dir, ['usage', '--json'])).stdout);
+    expect(json.total).toMatchObject({ input_tokens: 234, cache_read_tokens: 1000, output_tokens: 56 });
+    // gpt-5: $1.25 per million input, $0.125 cached, $10 output
+    expect(json.total.cost_usd).toBeCloseTo((234 * 1.25 + 1000 * 0.125 + 56 * 10) / 1e6, 10);
+  });
+});

@@ -83,7 +83,7 @@ export type TaskEvent =
       gate: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
       script: Script | null;
       /** USD per million tokens by model (config `prices:` over troupe's defaults). */
-      prices?: Record<string, { input: number; output: number }>;
+      prices?: Record<string, { input: number; output: number; cached_input?: number }>;
       /** Config `routing:` when the task started (agents with model/effort auto). */
       routing?: RoutingConfig | null;
       /** `troupe run --label`: for routing rules. */

@@ -98,3 +98,25 @@ describe('a failed stage', () => {
     expect(own.state.failure?.hint).toBe('commit first');
   });
 });
+
+it("a task's usage totals what its stages read from the cache", () => {
+  const log = new Log(pipeline(agent('a')));
+  for (const [n, cached] of [
+    [1, 700],
+    [2, 0],
+  ] as const) {
+    log.add(
+      { type: 'stage_started', stage: n, activation: 'a1', agent: 'a', input: '', attempt: 1 },
+      {
+        type: 'stage_completed',
+        stage: n,
+        activation: 'a1',
+        agent: 'a',
+        output: 'ok',
+        usage: { input_tokens: 10, output_tokens: 5, ...(cached ? { cache_read_tokens: cached } : {}) },
+        durationMs: 1,
+      },
+    );
+  }
+  expect(log.state.usage).toEqual({ input_tokens: 20, output_tokens: 10, cache_read_tokens: 700 });
+});

@@ -97,5 +97,6 @@ function rememberMeta(state: TaskState, agent: string, meta: Record<string, stri
 function addUsage(total: Usage, add: Usage) {
   total.input_tokens += add.input_tokens;
   total.output_tokens += add.output_tokens;
+  if (add.cache_read_tokens) total.cache_read_tokens = (total.cache_read_tokens ?? 0) + add.cache_read_tokens;
   if (add.cost_usd !== undefined) total.cost_usd = (total.cost_usd ?? 0) + add.cost_usd;
 }

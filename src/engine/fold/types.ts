@@ -143,7 +143,7 @@ export interface TaskState {
   timeouts: Record<string, number>;
   gateConfig: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
   script: Script | null;
-  prices: Record<string, { input: number; output: number }>;
+  prices: Record<string, { input: number; output: number; cached_input?: number }>;
   /** A budget_warning has been recorded. */
   budgetWarned: boolean;
   /** Config routing when the task started, its labels and `--tier`. */
