@@ -359,6 +359,19 @@ describe('troupe usage', () => {
     expect(byTask.json.rows.map((r) => r.key)).toEqual([run.json.id]);
     expect((await troupe(dir, ['usage', '--by', 'colour'])).code).toBe(2);
   });
+
+  it('labels a run with --script scripted, not the runtimes and models it never called', async () => {
+    const dir = project();
+    const args = ['--file', example('dev-team'), '--script', example('dev-team', 'script.yaml')];
+    await troupeJson(dir, ['run', 'x', ...args]);
+    const keys = async (by: string) =>
+      (await troupeJson<{ rows: Array<{ key: string }> }>(dir, ['usage', '--by', by])).json.rows.map(
+        (r) => r.key,
+      );
+    expect(await keys('model')).toEqual(['scripted']);
+    expect(await keys('runtime')).toEqual(['scripted']);
+    expect((await troupe(dir, ['usage', '--by', 'model'])).stdout).not.toContain('claude default');
+  });
 });
 
 describe('troupe run --from tasks.json', () => {

@@ -69,9 +69,7 @@ export function registerUsage(program: Command): void {
                 : flags.by === 'agent'
                   ? stage.agent
                   : ran
-                    ? flags.by === 'model'
-                      ? (ran.model ?? `${ran.runtime} default`)
-                      : ran.runtime
+                    ? ranOn(flags.by, ran, state.script !== null)
                     : 'session';
             const row = rows.get(key) ?? emptyRow(key);
             for (const r of [row, total]) {
@@ -107,4 +105,15 @@ export function registerUsage(program: Command): void {
         return 0;
       }),
     );
+}
+
+/**
+ * What a stage ran on, for `--by model` and `--by runtime`. A task run with `--script` ran no
+ * runtime at all: it is labelled scripted, with the model it stood in for when one was named.
+ */
+function ranOn(by: string, ran: { runtime: string; model: string | null }, withScript: boolean): string {
+  const scripted = withScript || ran.runtime === 'scripted';
+  if (by === 'runtime') return scripted ? 'scripted' : ran.runtime;
+  if (scripted) return ran.model ? `${ran.model} (scripted)` : 'scripted';
+  return ran.model ?? `${ran.runtime} default`;
 }
