@@ -54,7 +54,7 @@ describe('troupe run (the real binary)', () => {
     expect(status.json).toEqual(run.json);
     const list = await troupeJson<Array<Record<string, string>>>(dir, ['list']);
     expect(list.json).toEqual([
-      { id: run.json.id, status: 'completed', pipeline: 'agents', input: 'x', created: expect.any(String) },
+      { id: run.json.id, status: 'completed', pipeline: 'dev-team', input: 'x', created: expect.any(String) },
     ]);
   });
 
