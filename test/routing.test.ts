@@ -120,7 +120,7 @@ describe('model and effort routing', () => {
       [forced.json.id, 'fast', 'approved'],
     ]);
 
-    // usage counts the model each stage ran on, not `auto`
+    // usage counts the model each stage ran on, not `auto` (here the script stood in for it)
     const usage = await troupeJson<{ rows: Array<{ key: string; stages: number }> }>(dir, [
       'usage',
       '--by',
@@ -128,8 +128,8 @@ describe('model and effort routing', () => {
       '--json',
     ]);
     expect(Object.fromEntries(usage.json.rows.map((r) => [r.key, r.stages]))).toEqual({
-      'gemini-2.5-flash': 3,
-      opus: 2,
+      'gemini-2.5-flash (scripted)': 3,
+      'opus (scripted)': 2,
     });
   });
 

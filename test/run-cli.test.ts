@@ -54,7 +54,7 @@ describe('troupe run (the real binary)', () => {
     expect(status.json).toEqual(run.json);
     const list = await troupeJson<Array<Record<string, string>>>(dir, ['list']);
     expect(list.json).toEqual([
-      { id: run.json.id, status: 'completed', pipeline: 'agents', input: 'x', created: expect.any(String) },
+      { id: run.json.id, status: 'completed', pipeline: 'dev-team', input: 'x', created: expect.any(String) },
     ]);
   });
 
@@ -358,6 +358,19 @@ describe('troupe usage', () => {
     const byTask = await troupeJson<{ rows: Array<{ key: string }> }>(dir, ['usage', '--by', 'task']);
     expect(byTask.json.rows.map((r) => r.key)).toEqual([run.json.id]);
     expect((await troupe(dir, ['usage', '--by', 'colour'])).code).toBe(2);
+  });
+
+  it('labels a run with --script scripted, not the runtimes and models it never called', async () => {
+    const dir = project();
+    const args = ['--file', example('dev-team'), '--script', example('dev-team', 'script.yaml')];
+    await troupeJson(dir, ['run', 'x', ...args]);
+    const keys = async (by: string) =>
+      (await troupeJson<{ rows: Array<{ key: string }> }>(dir, ['usage', '--by', by])).json.rows.map(
+        (r) => r.key,
+      );
+    expect(await keys('model')).toEqual(['scripted']);
+    expect(await keys('runtime')).toEqual(['scripted']);
+    expect((await troupe(dir, ['usage', '--by', 'model'])).stdout).not.toContain('claude default');
   });
 });
 

@@ -104,3 +104,59 @@ describe('what a runtime warns about is shown, never dropped', () => {
     expect(doctor.stdout).toMatch(/^· codex 0\.171\.0: /m);
   });
 });
+
+describe('a failed stage says what to do about it, and how long it took', () => {
+  const claudePipeline =
+    'agents:\n  - id: writer\n    runtime: claude\n    system_prompt: "Write: {{ input }}"\n';
+  const notLoggedIn = { TROUPE_CLAUDE_BIN: fake('claude'), FAKE_CLI_SCENARIO: 'not-logged-in-stream-json' };
+  const loginHint = 'log in: run `claude` once and use /login';
+
+  it("`run` and `status` print the runtime error's hint, and --json carries it", async () => {
+    const dir = project({ 'p.yaml': claudePipeline });
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml'], notLoggedIn);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/✗ \[1\] writer.*auth: Not logged in.*\n {2}hint: log in: run `claude` once/);
+    const id = /troupe (T-\S+)/.exec(run.stderr)![1]!;
+    const status = await troupe(dir, ['status', id]);
+    expect(status.stdout).toMatch(/auth: Not logged in.*\n\s+hint: log in: run `claude` once/);
+    const json = JSON.parse((await troupe(dir, ['status', id, '--json'])).stdout);
+    expect(json.stages[0].error).toMatchObject({ kind: 'auth', hint: expect.stringContaining(loginHint) });
+    expect(json.hint).toContain(loginHint);
+    const runJson = JSON.parse(
+      (await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], notLoggedIn)).stdout,
+    );
+    expect(runJson.hint).toContain(loginHint);
+  });
+
+  it('a failed stage lasts from its start to its failure in `run`, `status` and --json', async () => {
+    const dir = project({ 'p.yaml': claudePipeline });
+    // three lines 400 ms apart: the failure comes after more than a second
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml'], {
+      ...notLoggedIn,
+      FAKE_CLI_DELAY_MS: '400',
+    });
+    expect(run.stderr).toMatch(/✗ \[1\] writer {2}\d+\.\ds {2}auth: Not logged in/);
+    const id = /troupe (T-\S+)/.exec(run.stderr)![1]!;
+    expect((await troupe(dir, ['status', id])).stdout).toMatch(/\[1\] writer +failed +\d+\.\ds/);
+    const json = JSON.parse((await troupe(dir, ['status', id, '--json'])).stdout);
+    expect(json.stages[0].duration_ms).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe('troupe usage counts the tokens read from the cache', () => {
+  it('shows them apart from input, totals them, and prices them at the cached rate', async () => {
+    // the captured codex run: 1,234 input tokens, 1,000 of them from the cache, 56 output
+    const dir = project({ 'p.yaml': 'agents:\n  - id: coder\n    runtime: codex\n    model: gpt-5\n' });
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], {
+      TROUPE_CODEX_BIN: fake('codex'),
+    });
+    expect(JSON.parse(run.stdout).usage).toMatchObject({ input_tokens: 234, cache_read_tokens: 1000 });
+    const usage = await troupe(dir, ['usage']);
+    expect(usage.stdout).toMatch(/^agent +stages +input +cached +output +cost$/m);
+    expect(usage.stdout).toMatch(/^coder +1 +234 +1000 +56 +\$0\.0010$/m);
+    const json = JSON.parse((await troupe(dir, ['usage', '--json'])).stdout);
+    expect(json.total).toMatchObject({ input_tokens: 234, cache_read_tokens: 1000, output_tokens: 56 });
+    // gpt-5: $1.25 per million input, $0.125 cached, $10 output
+    expect(json.total.cost_usd).toBeCloseTo((234 * 1.25 + 1000 * 0.125 + 56 * 10) / 1e6, 10);
+  });
+});

@@ -22,6 +22,21 @@ const script = `agents:
 `;
 
 describe('tasks in their own git worktree', () => {
+  it('a repository with no commit fails the task with what to do: in `run`, `status` and --json', async () => {
+    const dir = await tmpRepo();
+    await sh(dir, 'checkout', '--quiet', '--orphan', 'empty');
+    writeFiles(dir, { 'p.yaml': pipeline('on_complete'), 's.yaml': script });
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(run.code).toBe(1);
+    const hint = '  hint: commit what is there (git add -A && git commit -m "first commit")';
+    expect(run.stderr).toMatch(/✘ failed T-\S+: empty in .* has no commit yet/);
+    expect(run.stderr).toContain(hint);
+    const id = /troupe (T-\S+)/.exec(run.stderr)![1]!;
+    expect((await troupe(dir, ['status', id])).stdout).toContain(hint);
+    const { json } = await troupeJson<{ hint: string }>(dir, ['status', id]);
+    expect(json.hint).toMatch(/^commit what is there/);
+  });
+
   it('each stage is a commit on the task branch, merged into base at the end; the main checkout is not worked in', async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });

@@ -28,6 +28,7 @@ export function taskJson(state: TaskState) {
     workspace: workspaceView(state),
     waiting: waitingFor(state),
     error: state.failure?.reason ?? null,
+    hint: state.failure?.hint ?? null,
     parent: state.parentTaskId,
     usage: state.usage,
   };
@@ -42,6 +43,14 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
   return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+/** The task's failure hint when no stage's error shows it already (`troupe status`, `run`). */
+export function taskOwnHint(state: TaskState): string | null {
+  const failure = state.failure;
+  if (!failure?.hint) return null;
+  const stageHint = failure.stage === null ? undefined : state.stages[failure.stage - 1]?.error?.hint;
+  return failure.hint === stageHint ? null : failure.hint;
 }
 
 /** `troupe status`'s lines for the task's size and spec (none when neither is known). */

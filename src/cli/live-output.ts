@@ -69,10 +69,16 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
               `✓ [${event.stage}] ${event.agent}  ${formatDuration(event.durationMs)}  ${formatTokens(event.usage)}`,
             ),
           );
-        case 'stage_attempt_failed':
-          return line(
-            paint(31, `✗ [${event.stage}] ${event.agent}: ${event.error.kind}: ${event.error.message}`),
+        case 'stage_attempt_failed': {
+          const took = event.durationMs === undefined ? '' : `  ${formatDuration(event.durationMs)}`;
+          line(
+            paint(
+              31,
+              `✗ [${event.stage}] ${event.agent}${took}  ${event.error.kind}: ${event.error.message}`,
+            ),
           );
+          return event.error.hint ? line(`  hint: ${event.error.hint}`) : undefined;
+        }
         case 'stage_warning':
           return line(paint(33, `⚠ [${event.stage}] ${event.agent}: ${event.message}`));
         case 'budget_warning':
@@ -149,7 +155,8 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
             ),
           );
         case 'task_failed':
-          return line(paint(31, `✘ failed ${state.id}: ${event.reason}`));
+          line(paint(31, `✘ failed ${state.id}: ${event.reason}`));
+          return event.hint ? line(`  hint: ${event.hint}`) : undefined;
         case 'task_cancelled':
           return line(paint(33, `✘ cancelled ${state.id}: ${event.reason}`));
         default:

@@ -23,6 +23,8 @@ export interface Usage {
 export interface StageError {
   kind: RuntimeErrorKind;
   message: string;
+  /** What the user can do about it (a RuntimeError's hint), where the runtime knows. */
+  hint?: string;
 }
 
 /** Why a task failed when no runtime error says it (a runtime error's kind says it otherwise). */
@@ -81,7 +83,7 @@ export type TaskEvent =
       gate: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
       script: Script | null;
       /** USD per million tokens by model (config `prices:` over troupe's defaults). */
-      prices?: Record<string, { input: number; output: number }>;
+      prices?: Record<string, { input: number; output: number; cached_input?: number }>;
       /** Config `routing:` when the task started (agents with model/effort auto). */
       routing?: RoutingConfig | null;
       /** `troupe run --label`: for routing rules. */
@@ -125,6 +127,8 @@ export type TaskEvent =
       attempt: number;
       error: StageError;
       partialOutput: string;
+      /** From the stage's start to its failure; absent in logs from before it was recorded. */
+      durationMs?: number;
       /** ISO time before which the retry must not start (backoff); absent when no retry is due. */
       retryAt?: string;
       meta?: Record<string, string | number | boolean>;
@@ -288,7 +292,14 @@ export type TaskEvent =
   /** The task has used 80 % of its budget. */
   | { type: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   | { type: 'task_completed' }
-  | { type: 'task_failed'; reason: string; stage: number | null; errorKind: TaskErrorKind | null }
+  | {
+      type: 'task_failed';
+      reason: string;
+      stage: number | null;
+      errorKind: TaskErrorKind | null;
+      /** The error's hint (a TroupeError's) when no stage failed; a stage's is in its error. */
+      hint?: string;
+    }
   | { type: 'task_cancelled'; reason: string };
 
 export type TaskEventType = TaskEvent['type'];

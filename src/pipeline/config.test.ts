@@ -69,7 +69,7 @@ describe('loadProjectConfig', () => {
     expect(config.prices.sonnet).toEqual({ input: 2, output: 10 });
     expect(config.prices.llama).toEqual({ input: 0, output: 0 });
     expect(config.prices.opus).toEqual(DEFAULT_PRICES.opus);
-    expect(DEFAULT_PRICES.sonnet).toEqual({ input: 3, output: 15 });
+    expect(DEFAULT_PRICES.sonnet).toEqual({ input: 3, output: 15, cached_input: 0.3 });
   });
 
   it('reads the gate runtime and trust_workspace', () => {

@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { RuntimeName } from '../core/pipeline.js';
 import type { ProviderLimit, RoutingConfig } from '../core/routing.js';
-import { DEFAULT_PRICES } from '../scheduler/prices.js';
+import { DEFAULT_PRICES, type Price } from '../scheduler/prices.js';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
 import {
   LimitsSchema,
@@ -41,7 +41,7 @@ export interface ProjectConfig {
   /** Script file for agents with `runtime: scripted`, as written (relative to the project root). */
   script: string | null;
   /** USD per million tokens, by model-name substring (over troupe's estimates). */
-  prices: Record<string, { input: number; output: number }>;
+  prices: Record<string, Price>;
   /** Tiers and rules for agents with `model: auto` / `effort: auto` (docs/routing.md). */
   routing: RoutingConfig | null;
   /** Caps per provider (runtime), for this process. */
@@ -74,7 +74,14 @@ const ConfigSchema = z.strictObject({
   script: z.string().min(1).nullish(),
   trust_workspace: z.boolean().optional(),
   prices: z
-    .record(z.string(), z.strictObject({ input: z.number().nonnegative(), output: z.number().nonnegative() }))
+    .record(
+      z.string(),
+      z.strictObject({
+        input: z.number().nonnegative(),
+        output: z.number().nonnegative(),
+        cached_input: z.number().nonnegative().optional(),
+      }),
+    )
     .nullish(),
   routing: RoutingSchema.nullish(),
   limits: LimitsSchema.nullish(),

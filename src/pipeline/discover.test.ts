@@ -47,6 +47,15 @@ describe('resolvePipeline', () => {
     );
   });
 
+  it("names a --file agents.yaml by its folder, unless it is the project's own", () => {
+    const root = tempDir({ 'examples/dev-team/agents.yaml': PIPE, '.troupe/agents.yaml': PIPE });
+    const other = tempDir({ '.aqm/agents.yaml': PIPE });
+    const named = (file: string) => resolvePipeline(root, { file }, noDefault).name;
+    expect(named(path.join(root, 'examples/dev-team/agents.yaml'))).toBe('dev-team');
+    expect(named(path.join(other, '.aqm/agents.yaml'))).toBe(path.basename(other));
+    expect(named(path.join(root, '.troupe/agents.yaml'))).toBe('agents'); // as --pipeline agents finds it
+  });
+
   it('a name in .troupe/pipelines/, then .aqm/pipelines/', () => {
     const root = tempDir({
       '.troupe/pipelines/dev.yaml': PIPE,

@@ -42,7 +42,7 @@ export function resolvePipeline(
   if (choice.file !== undefined) {
     const file = path.resolve(choice.file);
     if (!isFile(file)) throw new NotFoundError(`pipeline file not found: ${choice.file}`);
-    return { file, name: nameOf(file) };
+    return { file, name: givenFileName(root, file) };
   }
   if (choice.pipeline !== undefined)
     return namedOrThrow(root, choice.pipeline, `no pipeline named "${choice.pipeline}"`);
@@ -124,6 +124,21 @@ function pipelineFiles(root: string): PipelineLocation[] {
     if (!byName.has('agents') && isFile(file)) byName.set('agents', { file, name: 'agents' });
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * A `--file`'s name: the project's own name for it when it is one of its pipelines, else the
+ * file's name; an `agents.yaml` elsewhere says nothing, so it is named by its folder
+ * (`examples/dev-team/agents.yaml` is dev-team, `../app/.troupe/agents.yaml` is app).
+ */
+function givenFileName(root: string, file: string): string {
+  const known = pipelineFiles(root).find((p) => p.file === file);
+  if (known) return known.name;
+  const name = nameOf(file);
+  if (name !== 'agents') return name;
+  let dir = path.dirname(file);
+  if ((PROJECT_DIRS as readonly string[]).includes(path.basename(dir))) dir = path.dirname(dir);
+  return path.basename(dir) || name;
 }
 
 function nameOf(file: string): string {

@@ -4,6 +4,8 @@ import type { Usage } from '../core/events.js';
 export interface Price {
   input: number;
   output: number;
+  /** Input read from the provider's prompt cache (cheaper); the input price when not given. */
+  cached_input?: number;
 }
 
 /**
@@ -12,14 +14,14 @@ export interface Price {
  * in .troupe/config.yaml. A cost the runtime reports itself is always used instead.
  */
 export const DEFAULT_PRICES: Record<string, Price> = {
-  opus: { input: 15, output: 75 },
-  sonnet: { input: 3, output: 15 },
-  haiku: { input: 0.8, output: 4 },
-  'gpt-4o-mini': { input: 0.15, output: 0.6 },
-  'gpt-4o': { input: 2.5, output: 10 },
-  'gpt-5': { input: 1.25, output: 10 },
-  'gemini-2.5-pro': { input: 1.25, output: 10 },
-  'gemini-2.5-flash': { input: 0.3, output: 2.5 },
+  opus: { input: 15, output: 75, cached_input: 1.5 },
+  sonnet: { input: 3, output: 15, cached_input: 0.3 },
+  haiku: { input: 0.8, output: 4, cached_input: 0.08 },
+  'gpt-4o-mini': { input: 0.15, output: 0.6, cached_input: 0.075 },
+  'gpt-4o': { input: 2.5, output: 10, cached_input: 1.25 },
+  'gpt-5': { input: 1.25, output: 10, cached_input: 0.125 },
+  'gemini-2.5-pro': { input: 1.25, output: 10, cached_input: 0.31 },
+  'gemini-2.5-flash': { input: 0.3, output: 2.5, cached_input: 0.075 },
 };
 
 export function priceFor(model: string | null, prices: Record<string, Price>): Price | null {
@@ -36,6 +38,7 @@ export function withCost(usage: Usage, model: string | null, prices: Record<stri
   if (usage.cost_usd !== undefined) return usage;
   const price = priceFor(model, prices);
   if (!price) return usage;
-  const cost = (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1_000_000;
+  const cached = (usage.cache_read_tokens ?? 0) * (price.cached_input ?? price.input);
+  const cost = (usage.input_tokens * price.input + cached + usage.output_tokens * price.output) / 1_000_000;
   return { ...usage, cost_usd: cost, cost_estimated: true };
 }

@@ -36,6 +36,9 @@ const chunky = `agents:
 `;
 // its own provider, so that its closed window holds up no other task
 const limited = 'agents:\n  - id: solo\n    runtime: gemini\n';
+// fails at once, with a hint: its key variable is not set
+const keyless =
+  'agents:\n  - id: solo\n    runtime: openai\n    model: m\n    openai: {api_key_env: TROUPE_CONTRACT_NO_SUCH_KEY}\n';
 
 let root: string;
 let served: TroupeApp;
@@ -48,6 +51,7 @@ beforeAll(() => {
     '.troupe/pipelines/write.yaml': writer,
     '.troupe/pipelines/chunky.yaml': chunky,
     '.troupe/pipelines/limited.yaml': limited,
+    '.troupe/pipelines/keyless.yaml': keyless,
     '.troupe/pipelines/team.yaml': writer,
     '.troupe/pipelines/deploy.yaml': readFileSync(example('human-deploy'), 'utf8'),
     '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
@@ -231,6 +235,13 @@ describe('every route answers what it declares', () => {
     expect(status).toBe(200);
     expect(data.tasks.map((t) => [t.id, t.status])).toEqual([[id, 'waiting']]);
     await call('POST', `/api/tasks/${id}/cancel`, { reason: 'enough' });
+  });
+
+  it("a failed task's detail carries its error's hint", async () => {
+    const id = await run({ input: 'x', pipeline: 'keyless' });
+    const failed = (await until(id, 'failed')) as Detail & { hint: string | null };
+    expect(failed.hint).toBe('export TROUPE_CONTRACT_NO_SUCH_KEY=… before running troupe');
+    expect(failed.stages[0]).toMatchObject({ error: { kind: 'auth', hint: failed.hint } });
   });
 
   it('a bad request is a one-line 400 that names the field', async () => {

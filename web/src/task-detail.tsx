@@ -96,6 +96,7 @@ export function TaskDetailPage(props: { id: string }) {
           <Fact label="Cost" value={cost(task.usage)} />
         </div>
         {task.error && <p className="error-text">Failed: {task.error}</p>}
+        {task.hint && <p className="muted">Hint: {task.hint}</p>}
         {task.cancel_reason && <p className="muted">Cancelled: {task.cancel_reason}</p>}
         <Actions task={task} stages={stages} ended={ended} onDone={refresh} />
       </div>
@@ -223,6 +224,7 @@ function StageItem(props: { stage: Stage; live: string | undefined; now: number 
           {s.error.kind}: {s.error.message}
         </p>
       )}
+      {s.error?.hint && <p className="muted">Hint: {s.error.hint}</p>}
       {text ? (
         <pre ref={ref} className={`output ${running ? 'streaming' : ''}`} data-testid="stage-output">
           {text}

@@ -11,9 +11,8 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, workspaceLines } = await import(
-          '../../app/task-view.js'
-        );
+        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, taskOwnHint, workspaceLines } =
+          await import('../../app/task-view.js');
         const { waitingFor } = await import('../../engine/fold/task-state.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
@@ -35,10 +34,14 @@ export function registerStatus(program: Command): void {
             `  [${s.n}] ${s.agent.padEnd(16)} ${status.padEnd(13)} ${formatDuration(s.durationMs).padStart(7)}  ${formatTokens(s.usage)}${tier}${gate}`,
           );
           for (const warning of s.warnings) out.push(`      ⚠ ${warning.split('\n')[0]}`);
-          if (s.error)
+          if (s.error) {
             out.push(`      ${s.error.kind}: ${s.error.message.split('\n').slice(0, 3).join(' ')}`);
+            if (s.error.hint) out.push(`      hint: ${s.error.hint}`);
+          }
         }
         if (state.failure) out.push(`  error: ${state.failure.reason}`);
+        const hint = taskOwnHint(state);
+        if (hint) out.push(`  hint: ${hint}`);
         const waiting = waitingFor(state);
         if (waiting)
           out.push(

@@ -12,9 +12,20 @@ interface Row {
   key: string;
   stages: number;
   input_tokens: number;
+  /** Input read from the provider's cache: not in input_tokens, and priced lower. */
+  cache_read_tokens: number;
   output_tokens: number;
   cost_usd: number;
 }
+
+const emptyRow = (key: string): Row => ({
+  key,
+  stages: 0,
+  input_tokens: 0,
+  cache_read_tokens: 0,
+  output_tokens: 0,
+  cost_usd: 0,
+});
 
 export function registerUsage(program: Command): void {
   program
@@ -44,7 +55,7 @@ export function registerUsage(program: Command): void {
               .filter((t) => since === null || Date.parse(t.created) >= since)
               .map((t) => t.id);
         const rows = new Map<string, Row>();
-        const total: Row = { key: 'total', stages: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+        const total = emptyRow('total');
         for (const id of ids) {
           const state = project.tasks.state(id);
           for (const stage of state.stages) {
@@ -58,14 +69,13 @@ export function registerUsage(program: Command): void {
                 : flags.by === 'agent'
                   ? stage.agent
                   : ran
-                    ? flags.by === 'model'
-                      ? (ran.model ?? `${ran.runtime} default`)
-                      : ran.runtime
+                    ? ranOn(flags.by, ran, state.script !== null)
                     : 'session';
-            const row = rows.get(key) ?? { key, stages: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+            const row = rows.get(key) ?? emptyRow(key);
             for (const r of [row, total]) {
               r.stages++;
               r.input_tokens += stage.usage.input_tokens;
+              r.cache_read_tokens += stage.usage.cache_read_tokens ?? 0;
               r.output_tokens += stage.usage.output_tokens;
               r.cost_usd += stage.usage.cost_usd ?? 0;
             }
@@ -79,11 +89,31 @@ export function registerUsage(program: Command): void {
           printJson({ total, by: flags.by, rows: sorted });
           return 0;
         }
+        const columns = (key: string, ...cells: string[]) =>
+          [key.padEnd(24), ...cells.map((c, i) => c.padStart(i === 0 ? 6 : 10))].join(' ');
         const line = (r: Row) =>
-          `${r.key.padEnd(24)} ${String(r.stages).padStart(6)} ${String(r.input_tokens).padStart(10)} ${String(r.output_tokens).padStart(10)} ${`$${r.cost_usd.toFixed(4)}`.padStart(10)}`;
-        const header = `${flags.by.padEnd(24)} ${'stages'.padStart(6)} ${'input'.padStart(10)} ${'output'.padStart(10)} ${'cost'.padStart(10)}`;
+          columns(
+            r.key,
+            String(r.stages),
+            String(r.input_tokens),
+            String(r.cache_read_tokens),
+            String(r.output_tokens),
+            `$${r.cost_usd.toFixed(4)}`,
+          );
+        const header = columns(flags.by, 'stages', 'input', 'cached', 'output', 'cost');
         process.stdout.write(`${[header, ...sorted.map(line), line(total)].join('\n')}\n`);
         return 0;
       }),
     );
+}
+
+/**
+ * What a stage ran on, for `--by model` and `--by runtime`. A task run with `--script` ran no
+ * runtime at all: it is labelled scripted, with the model it stood in for when one was named.
+ */
+function ranOn(by: string, ran: { runtime: string; model: string | null }, withScript: boolean): string {
+  const scripted = withScript || ran.runtime === 'scripted';
+  if (by === 'runtime') return scripted ? 'scripted' : ran.runtime;
+  if (scripted) return ran.model ? `${ran.model} (scripted)` : 'scripted';
+  return ran.model ?? `${ran.runtime} default`;
 }

@@ -1,3 +1,4 @@
+import { isTroupeError } from '../../core/errors.js';
 import type { StoredEvent, TaskErrorKind, TaskEvent } from '../../core/events.js';
 import { decisionLine } from '../../scheduler/decision-lines.js';
 import { applyEvent, type TaskState } from '../fold/task-state.js';
@@ -56,7 +57,8 @@ export class EventBatch {
   /** Records the failure of the task as a whole (no stage's), with the error's message as the reason. */
   failTask(kind: TaskErrorKind, error: unknown): void {
     const reason = error instanceof Error ? error.message : String(error);
-    this.record([{ type: 'task_failed', reason, stage: null, errorKind: kind }]);
+    const hint = isTroupeError(error) ? error.hint : undefined;
+    this.record([{ type: 'task_failed', reason, stage: null, errorKind: kind, ...(hint ? { hint } : {}) }]);
   }
 
   /** Runs `action` once the events recorded so far are in the store. */

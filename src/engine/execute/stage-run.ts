@@ -88,7 +88,7 @@ class StageRun {
     } catch (error) {
       streamed.close();
       if (run.signal.aborted) throw error;
-      run.events.record([this.failureEvent(chosen, asRuntimeError(error), streamed.all)]);
+      run.events.record([this.failureEvent(chosen, asRuntimeError(error), streamed.all, started)]);
     }
   }
 
@@ -282,6 +282,7 @@ class StageRun {
     { provider, runtimes }: Runner,
     failure: RuntimeError,
     partialOutput: string,
+    started: number,
   ): TaskEvent {
     const { run, step, node } = this;
     if (failure.kind === 'rate_limited' || failure.kind === 'usage_limit') {
@@ -299,8 +300,13 @@ class StageRun {
       activation: step.activation,
       agent: node.id,
       attempt: step.attempt,
-      error: { kind: failure.kind, message: failure.message },
+      error: {
+        kind: failure.kind,
+        message: failure.message,
+        ...(failure.hint ? { hint: failure.hint } : {}),
+      },
       partialOutput: failure.options.partialOutput ?? partialOutput,
+      durationMs: Date.now() - started,
       ...(retryAt ? { retryAt: retryAt.toISOString() } : {}),
       meta: { ...failure.options.meta, error_kind: failure.kind },
     };

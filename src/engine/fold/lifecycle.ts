@@ -81,7 +81,13 @@ export const lifecycleReducers = {
 
   task_failed(state, event) {
     state.status = 'failed';
-    state.failure = { reason: event.reason, stage: event.stage, errorKind: event.errorKind };
+    const stageHint = event.stage === null ? undefined : state.stages[event.stage - 1]?.error?.hint;
+    state.failure = {
+      reason: event.reason,
+      stage: event.stage,
+      errorKind: event.errorKind,
+      hint: event.hint ?? stageHint ?? null,
+    };
   },
 
   task_cancelled(state, event) {

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import type { EventOf } from '../../core/events.js';
 import { agent, Log, pipeline } from '../test-pipelines.js';
 import { reducers } from './reducers.js';
+import { applyEvent } from './task-state.js';
 import type { Reducers } from './types.js';
 
 /** The `type` of every member of the `TaskEvent` union, read from core/events.ts itself. */
@@ -43,4 +45,78 @@ describe('the fold', () => {
     expect(log.state.status).toBe('running');
     expect(log.state.failure?.reason).toBe('boom');
   });
+});
+
+describe('a failed stage', () => {
+  const failed = (extra: Partial<EventOf<'stage_attempt_failed'>> = {}): EventOf<'stage_attempt_failed'> => ({
+    type: 'stage_attempt_failed',
+    stage: 1,
+    activation: 'a1',
+    agent: 'a',
+    attempt: 1,
+    error: { kind: 'auth', message: 'not logged in', hint: 'log in' },
+    partialOutput: '',
+    ...extra,
+  });
+  const started = () =>
+    new Log(pipeline(agent('a'))).add({
+      type: 'stage_started',
+      stage: 1,
+      activation: 'a1',
+      agent: 'a',
+      input: 'x',
+      attempt: 1,
+    });
+
+  it('lasts what the failure recorded', () => {
+    const log = started().add(failed({ durationMs: 44_100 }));
+    expect(log.state.stages[0]!.durationMs).toBe(44_100);
+  });
+
+  it('in a log from before durations were recorded, lasts from its start to its failure', () => {
+    const log = started();
+    const state = applyEvent(log.state, {
+      ...failed(),
+      seq: 9,
+      taskId: 'T-TEST',
+      at: '2026-01-01T00:00:45.500Z',
+    });
+    expect(state.stages[0]!.durationMs).toBe(44_500); // Log's stage_started is at 00:00:01
+  });
+
+  it("gives the task that failed at it the error's hint; a task's own hint wins", () => {
+    const log = started().add(failed());
+    log.add({ type: 'task_failed', reason: 'agent a failed', stage: 1, errorKind: 'auth' });
+    expect(log.state.failure?.hint).toBe('log in');
+    const own = new Log(pipeline(agent('a'))).add({
+      type: 'task_failed',
+      reason: 'no commits',
+      stage: null,
+      errorKind: 'workspace',
+      hint: 'commit first',
+    });
+    expect(own.state.failure?.hint).toBe('commit first');
+  });
+});
+
+it("a task's usage totals what its stages read from the cache", () => {
+  const log = new Log(pipeline(agent('a')));
+  for (const [n, cached] of [
+    [1, 700],
+    [2, 0],
+  ] as const) {
+    log.add(
+      { type: 'stage_started', stage: n, activation: 'a1', agent: 'a', input: '', attempt: 1 },
+      {
+        type: 'stage_completed',
+        stage: n,
+        activation: 'a1',
+        agent: 'a',
+        output: 'ok',
+        usage: { input_tokens: 10, output_tokens: 5, ...(cached ? { cache_read_tokens: cached } : {}) },
+        durationMs: 1,
+      },
+    );
+  }
+  expect(log.state.usage).toEqual({ input_tokens: 20, output_tokens: 10, cache_read_tokens: 700 });
 });

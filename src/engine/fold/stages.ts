@@ -50,6 +50,8 @@ export const stageReducers = {
     stage.status = 'failed';
     stage.error = event.error;
     stage.output = event.partialOutput;
+    // older logs did not record it: the time between the stage's events is close enough
+    stage.durationMs = event.durationMs ?? Math.max(0, Date.parse(event.at) - Date.parse(stage.startedAt));
     stage.finishedAt = event.at;
     if (event.meta) rememberMeta(state, event.agent, event.meta);
     const activation = activationOf(state, event.activation);
@@ -95,5 +97,6 @@ function rememberMeta(state: TaskState, agent: string, meta: Record<string, stri
 function addUsage(total: Usage, add: Usage) {
   total.input_tokens += add.input_tokens;
   total.output_tokens += add.output_tokens;
+  if (add.cache_read_tokens) total.cache_read_tokens = (total.cache_read_tokens ?? 0) + add.cache_read_tokens;
   if (add.cost_usd !== undefined) total.cost_usd = (total.cost_usd ?? 0) + add.cost_usd;
 }

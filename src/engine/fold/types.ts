@@ -143,7 +143,7 @@ export interface TaskState {
   timeouts: Record<string, number>;
   gateConfig: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
   script: Script | null;
-  prices: Record<string, { input: number; output: number }>;
+  prices: Record<string, { input: number; output: number; cached_input?: number }>;
   /** A budget_warning has been recorded. */
   budgetWarned: boolean;
   /** Config routing when the task started, its labels and `--tier`. */
@@ -197,7 +197,8 @@ export interface TaskState {
   /** transcript.md of the latest session. */
   transcript: string;
   usage: Usage;
-  failure: { reason: string; stage: number | null; errorKind: string | null } | null;
+  /** `hint`: what the user can do about it (the failed stage's error hint, or the task's own). */
+  failure: { reason: string; stage: number | null; errorKind: string | null; hint: string | null } | null;
   cancelReason: string | null;
 }
 

@@ -74,7 +74,13 @@ export const Stage = named(
     usage: Usage,
     attempt: z.int(),
     duration_ms: z.number(),
-    error: z.strictObject({ kind: z.string(), message: z.string() }).nullable(),
+    error: z
+      .strictObject({
+        kind: z.string(),
+        message: z.string(),
+        hint: z.string().optional().describe('what the user can do about it'),
+      })
+      .nullable(),
     warnings: z.array(z.string()).describe("what the agent's CLI warned about during the stage"),
     route: z
       .strictObject({
@@ -185,6 +191,7 @@ export const TaskDetail = named(
     }),
     waiting: Waiting.nullable(),
     error: z.string().nullable(),
+    hint: z.string().nullable().describe('what the user can do about the failure, where troupe knows'),
     parent: z.string().nullable().describe("the CLI's name (`status --json`) for parent_task_id"),
     usage: Usage,
     parent_task_id: z.string().nullable(),
