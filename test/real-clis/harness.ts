@@ -1,0 +1,103 @@
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { bin as troupeBin } from '../support/troupe.js';
+
+/**
+ * The real CLIs, installed by `npm run test:real-clis` (or by hand) into a cache folder:
+ * `npm install --prefix ~/.cache/troupe/real-clis --no-save --no-audit --no-fund
+ * @anthropic-ai/claude-code@2.1.197 @google/gemini-cli@0.61.0 @openai/codex@0.171.0`.
+ */
+export const CLIS_DIR = process.env.TROUPE_REAL_CLIS_DIR ?? join(homedir(), '.cache', 'troupe', 'real-clis');
+export const cliBin = (cli: 'claude' | 'gemini' | 'codex') => join(CLIS_DIR, 'node_modules', '.bin', cli);
+export const hasCli = (cli: 'claude' | 'gemini' | 'codex') => existsSync(cliBin(cli));
+/** `npm run test:real-clis` sets it: every scenario, not only the quick ones `npm test` runs. */
+export const FULL = process.env.TROUPE_REAL_CLIS_FULL === '1';
+
+/** A home of the test's own: no login, no settings of the user's. */
+export function scratchHome(): string {
+  const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
+  mkdirSync(join(home, '.config'), { recursive: true });
+  return home;
+}
+
+export function writeJson(path: string, value: unknown): void {
+  writeFileSync(path, JSON.stringify(value, null, 2));
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `troupe` with exactly `env` (nothing of the caller's environment but PATH, so no real
+ * credential can reach a CLI); as `user` (via `runuser`) when given.
+ */
+export async function troupeAs(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  user?: string,
+): Promise<RunResult> {
+  const result = await spawnTroupeAs(cwd, args, env, user);
+  return { code: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** The same, not awaited: for a run that is watched while it waits. */
+export function spawnTroupeAs(cwd: string, args: string[], env: Record<string, string>, user?: string) {
+  const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', ...env };
+  const command = user ? 'runuser' : 'node';
+  const argv = user
+    ? [
+        '-u',
+        user,
+        '--',
+        'env',
+        ...Object.entries(base).map(([k, v]) => `${k}=${v}`),
+        'node',
+        troupeBin,
+        ...args,
+      ]
+    : [troupeBin, ...args];
+  return execa(command, argv, {
+    cwd,
+    env: base,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    buffer: true,
+  });
+}
+
+/** Starts `troupe run` and resolves with its task id once it says it waits on a limit. */
+export async function runUntilWaiting(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+  user?: string,
+) {
+  const child = spawnTroupeAs(cwd, args, env, user);
+  let stderr = '';
+  const id = await new Promise<string>((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const id = /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1];
+      if (id && /⏳/.test(stderr)) resolve(id);
+    });
+    child.then((r) =>
+      reject(new Error(`troupe ended (exit ${r.exitCode}) without waiting:\n${r.stdout}\n${stderr}`)),
+    );
+  });
+  return { child, id, stderr: () => stderr };
+}
+
+export function parseJson<T>(run: RunResult): T {
+  try {
+    return JSON.parse(run.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
+  }
+}

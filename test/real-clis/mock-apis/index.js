@@ -1,0 +1,2 @@
+export { anthropic } from './anthropic.js';
+export { startMock } from './common.js';
