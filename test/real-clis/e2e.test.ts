@@ -3,14 +3,16 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sh, tmpRepo } from '../support/git-repo.js';
 import { eventLog } from '../support/troupe.js';
-import { cliBin, FULL, hasCli, parseJson, runUntilWaiting, scratchHome, troupeAs } from './harness.js';
-import { anthropic, type Mock, startMock } from './mock-apis/index.js';
+import { cliBin, hasCli, parseJson, runUntilWaiting, scratchHome, troupeAs, writeJson } from './harness.js';
+import { anthropic, gemini, type Mock, startMock, type Turn, type Vendor } from './mock-apis/index.js';
 
 /**
- * The real `claude` binary through `troupe run`, against a loopback mock of the Anthropic
- * Messages API (ANTHROPIC_BASE_URL, a fake key): the model's tool calls are carried out by
- * Claude Code itself, in the task's worktree.
+ * The real CLIs through `troupe run`, each against a loopback mock of its vendor's API (pointed
+ * at it through the CLI's own base-URL setting, with a fake key): the model's tool calls are
+ * carried out by the CLI itself, in the task's worktree.
  */
+
+type Cli = 'claude' | 'gemini';
 
 interface Status {
   id: string;
@@ -25,31 +27,62 @@ interface Status {
   }>;
 }
 
-const mocks: Mock[] = [];
-afterEach(async () => {
-  for (const m of mocks.splice(0)) await m.close();
-});
-
-function claudeEnv(
-  mock: Mock,
-  home: string,
-  auth: 'api_key' | 'subscription' = 'api_key',
-): Record<string, string> {
-  return {
-    HOME: home,
-    TROUPE_CLAUDE_BIN: cliBin('claude'),
-    ANTHROPIC_BASE_URL: mock.url,
-    ...(auth === 'api_key'
-      ? { ANTHROPIC_API_KEY: 'sk-ant-fake-e2e' }
-      : { CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-fake-e2e' }),
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
+interface CliCase {
+  vendor: Vendor;
+  /** The environment that points the CLI at the mock; `limits`: the one whose limit has a reset. */
+  env(mock: Mock, home: string, purpose: 'work' | 'limits'): Record<string, string>;
+  /** A tool call that writes `hello.txt` in the working directory. */
+  write: Turn['tool'];
+  /** The name of that tool among the tools the CLI offers the model. */
+  toolNames(body: Record<string, unknown>): string[];
 }
 
-const PIPELINE = `agents:
+const CASES: Record<Cli, CliCase> = {
+  claude: {
+    vendor: anthropic,
+    env: (mock, home, purpose) => ({
+      HOME: home,
+      TROUPE_CLAUDE_BIN: cliBin('claude'),
+      ANTHROPIC_BASE_URL: mock.url,
+      // a claude.ai login (a fake OAuth token) reports a limit and its reset (`rate_limit_event`
+      // rejected); with an API key Claude Code retries a 429 by itself, 10 times
+      ...(purpose === 'work'
+        ? { ANTHROPIC_API_KEY: 'sk-ant-fake-e2e' }
+        : { CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-fake-e2e' }),
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    }),
+    write: {
+      name: 'Write',
+      input: ({ cwd }) => ({ file_path: join(cwd ?? '.', 'hello.txt'), content: 'hi from the model\n' }),
+    },
+    toolNames: (body) => (body.tools as Array<{ name: string }>).map((t) => t.name),
+  },
+  gemini: {
+    vendor: gemini,
+    env: (mock, home) => {
+      // GOOGLE_GEMINI_BASE_URL alone selects "gateway" auth, which headless refuses
+      writeJson(join(home, '.gemini', 'settings.json'), {
+        security: { auth: { selectedType: 'gemini-api-key' } },
+      });
+      return {
+        HOME: home,
+        TROUPE_GEMINI_BIN: cliBin('gemini'),
+        GOOGLE_GEMINI_BASE_URL: mock.url,
+        GEMINI_API_KEY: 'fake-gemini-key-e2e',
+      };
+    },
+    write: { name: 'write_file', input: { file_path: 'hello.txt', content: 'hi from the model\n' } },
+    toolNames: (body) =>
+      (body.tools as Array<{ functionDeclarations?: Array<{ name: string }> }>).flatMap(
+        (t) => t.functionDeclarations?.map((f) => f.name) ?? [],
+      ),
+  },
+};
+
+const pipelineFor = (cli: Cli) => `agents:
   - id: dev
-    runtime: claude
+    runtime: ${cli}
     resume: true
     permissions: edit
     system_prompt: "{{ input }}"
@@ -57,101 +90,102 @@ const PIPELINE = `agents:
     handoffs: [{ to: dev, condition: "again == yes" }]
 `;
 
-describe.skipIf(!hasCli('claude'))('claude (real binary, mock Anthropic API)', () => {
-  it('a Write tool call lands in the worktree; usage and session recorded; resume continues it; the gate judges', async () => {
-    const mock = await startMock(anthropic, {
-      dev: [
-        {
-          tool: {
-            name: 'Write',
-            input: ({ cwd }) => ({
-              file_path: join(cwd ?? '.', 'hello.txt'),
-              content: 'hi from the model\n',
-            }),
-          },
-          usage: { input: 1200, output: 30 },
-        },
-        { text: 'Wrote hello.txt.\nagain: yes\n[[script:dev2]] go on', usage: { input: 1300, output: 40 } },
-      ],
-      dev2: [{ text: 'Still there.\nagain: no', usage: { input: 1400, output: 50 } }],
-      gate: [{ text: '{"decision": "approved", "reason": "hello.txt written"}' }],
-    });
-    mocks.push(mock);
-    const repo = await tmpRepo();
-    const pipeline = join(dirname(repo), 'p.yaml');
-    writeFileSync(pipeline, PIPELINE);
-    const env = claudeEnv(mock, scratchHome());
-    const run = await troupeAs(
-      repo,
-      ['run', '[[script:dev]] create hello.txt', '--file', pipeline, '--json'],
-      env,
-    );
-    const task = parseJson<Status>(run);
-    expect(task.error, run.stderr).toBeNull();
-    expect(task.status).toBe('completed');
-    expect(task.stages.map((s) => [s.agent, s.gate?.decision])).toEqual([
-      ['dev', 'approved'],
-      ['dev', 'approved'],
-    ]);
-
-    // the edit: Claude Code's Write tool, in the task's worktree, committed on its branch
-    const write = mock.of('dev')[0]!;
-    expect(write.answered).toBe('tool');
-    expect(write.body.tools.map((t: { name: string }) => t.name)).toContain('Write');
-    const toolResult = mock.of('dev')[1]!.messages!.find((m) => m.kind === 'tool_result')!;
-    expect(toolResult.isError, toolResult.text).toBe(false);
-    expect(toolResult.text).toMatch(/hello\.txt/);
-    expect(await sh(repo, 'show', `troupe/${task.id}:hello.txt`)).toBe('hi from the model');
-    expect(JSON.stringify(write.body.system)).toContain(join('.troupe', 'worktrees', task.id));
-
-    // usage (the mock's figures, summed by Claude Code) and the session id in the event log
-    expect(task.stages[0]!.usage.input_tokens).toBeGreaterThanOrEqual(2500);
-    expect(task.stages[0]!.usage.output_tokens).toBeGreaterThanOrEqual(70);
-    const done = eventLog(repo, task.id).filter((e) => e.type === 'stage_completed');
-    const sessions = done.map((e) => (e.data.meta as Record<string, unknown>).session_id);
-    expect(sessions[0]).toMatch(/^[0-9a-f-]{36}$/);
-
-    // resume: true — the second dev stage continues the first's conversation
-    const resumed = mock.of('dev2')[0]!;
-    const texts = resumed.messages!.map((m) => m.text).join('\n');
-    expect(texts).toContain('[[script:dev]] create hello.txt');
-    expect(resumed.messages!.some((m) => m.kind === 'tool_result' && /hello\.txt/.test(m.text))).toBe(true);
-    expect(sessions[1]).toBe(sessions[0]);
-
-    // the gate: a claude call of its own, given the stage's output
-    const gate = mock.of('gate');
-    expect(gate).toHaveLength(2);
-    expect(gate[0]!.messages!.some((m) => m.role === 'user' && m.text.includes('Wrote hello.txt.'))).toBe(
-      true,
-    );
-  });
-
-  it('a 429 with a reset (a subscription limit) makes the task wait, then it carries on by itself', async () => {
-    const mock = await startMock(anthropic, {
-      dev: [{ limit: { resetAfterS: 2 }, text: 'done after the limit\nagain: no' }],
-      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
-    });
-    mocks.push(mock);
-    const repo = await tmpRepo();
-    const pipeline = join(dirname(repo), 'p.yaml');
-    writeFileSync(pipeline, PIPELINE);
-    // a claude.ai login (here a fake OAuth token): Claude Code then reports the limit and its
-    // reset (`rate_limit_event` rejected); with an API key it retries a 429 by itself
-    const env = claudeEnv(mock, scratchHome(), 'subscription');
-    const { child, id } = await runUntilWaiting(repo, ['run', '[[script:dev]] go', '--file', pipeline], env);
-    const during = parseJson<Status>(await troupeAs(repo, ['status', id, '--json'], env));
-    expect(during.status).toBe('waiting');
-    const run = await child;
-    expect(run.exitCode, String(run.stderr)).toBe(0);
-    expect(String(run.stderr)).toMatch(/claude is limited; waiting until/);
-    const done = parseJson<Status>(await troupeAs(repo, ['status', id, '--json'], env));
-    expect(done.status).toBe('completed');
-    expect(done.stages.map((s) => s.output)).toEqual(['done after the limit\nagain: no']);
-    const calls = mock.of('dev');
-    expect(calls.map((r) => r.answered)).toEqual(['limit', 'text']);
-    // not before the reset the 429 named
-    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1000);
-    const limited = eventLog(repo, id).find((e) => e.type === 'rate_limited');
-    expect(limited?.data.provider).toBe('claude');
-  });
+const mocks: Mock[] = [];
+afterEach(async () => {
+  for (const m of mocks.splice(0)) await m.close();
 });
+
+async function setup(cli: Cli, script: Record<string, Turn[]>) {
+  const mock = await startMock(CASES[cli].vendor, script);
+  mocks.push(mock);
+  const repo = await tmpRepo();
+  const pipeline = join(dirname(repo), 'p.yaml');
+  writeFileSync(pipeline, pipelineFor(cli));
+  return { mock, repo, pipeline };
+}
+
+for (const cli of ['claude', 'gemini'] as const) {
+  const c = CASES[cli];
+  describe.skipIf(!hasCli(cli))(`${cli} (the real binary, a mock of its API)`, () => {
+    it("a tool call writes a file in the task's worktree; usage and session recorded; resume: true continues; the gate judges", async () => {
+      const { mock, repo, pipeline } = await setup(cli, {
+        dev: [
+          { tool: c.write!, usage: { input: 1200, output: 30 } },
+          { text: 'Wrote hello.txt.\nagain: yes\n[[script:dev2]] go on', usage: { input: 1300, output: 40 } },
+        ],
+        dev2: [{ text: 'Still there.\nagain: no', usage: { input: 1400, output: 50 } }],
+        gate: [{ text: '{"decision": "approved", "reason": "hello.txt written"}' }],
+      });
+      const env = c.env(mock, scratchHome(), 'work');
+      const run = await troupeAs(
+        repo,
+        ['run', '[[script:dev]] create hello.txt', '--file', pipeline, '--json'],
+        env,
+      );
+      const task = parseJson<Status>(run);
+      expect(task.error, run.stderr).toBeNull();
+      expect(task.status).toBe('completed');
+      expect(task.stages.map((s) => [s.agent, s.gate?.decision])).toEqual([
+        ['dev', 'approved'],
+        ['dev', 'approved'],
+      ]);
+
+      // the edit: the CLI's own tool, in the task's worktree, committed on its branch
+      const [first, second] = mock.of('dev');
+      expect(first!.answered).toBe('tool');
+      expect(c.toolNames(first!.body)).toContain(c.write!.name);
+      const toolResult = second!.messages!.find((m) => m.kind === 'tool_result')!;
+      expect(toolResult.isError, toolResult.text).toBe(false);
+      expect(toolResult.text).toMatch(/hello\.txt/);
+      expect(toolResult.text).toContain(join('.troupe', 'worktrees', task.id));
+      expect(await sh(repo, 'show', `troupe/${task.id}:hello.txt`)).toBe('hi from the model');
+
+      // usage (at least the mock's figures: the CLIs add their side calls) and the session id
+      expect(task.stages[0]!.usage.input_tokens).toBeGreaterThanOrEqual(2500);
+      expect(task.stages[0]!.usage.output_tokens).toBeGreaterThanOrEqual(70);
+      const done = eventLog(repo, task.id).filter((e) => e.type === 'stage_completed');
+      const sessions = done.map((e) => (e.data.meta as Record<string, unknown>).session_id);
+      expect(sessions[0]).toMatch(/^[0-9a-f-]{36}$/);
+
+      // resume: true — the second dev stage continues the first one's conversation
+      const resumed = mock.of('dev2')[0]!;
+      expect(resumed.messages!.map((m) => m.text).join('\n')).toContain('[[script:dev]] create hello.txt');
+      expect(resumed.messages!.some((m) => m.kind === 'tool_result' && /hello\.txt/.test(m.text))).toBe(true);
+      expect(sessions[1]).toBe(sessions[0]);
+
+      // the gate: a call of its own (a new conversation), given the stage's output
+      const gate = mock.of('gate');
+      expect(gate).toHaveLength(2);
+      expect(gate[0]!.messages!.some((m) => m.role === 'user' && m.text.includes('Wrote hello.txt.'))).toBe(
+        true,
+      );
+      expect(gate[0]!.messages!.some((m) => m.text.includes('[[script:dev]]'))).toBe(false);
+    });
+
+    it('a 429 with a reset makes the task wait (status waiting), then it carries on by itself', async () => {
+      const { mock, repo, pipeline } = await setup(cli, {
+        dev: [{ limit: { resetAfterS: 2 }, text: 'done after the limit\nagain: no' }],
+        gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+      });
+      const env = c.env(mock, scratchHome(), 'limits');
+      const { child, id } = await runUntilWaiting(
+        repo,
+        ['run', '[[script:dev]] go', '--file', pipeline],
+        env,
+      );
+      const during = parseJson<Status>(await troupeAs(repo, ['status', id, '--json'], env));
+      expect(during.status).toBe('waiting');
+      const run = await child;
+      expect(run.exitCode, String(run.stderr)).toBe(0);
+      expect(String(run.stderr)).toMatch(new RegExp(`${cli} is limited; waiting until`));
+      const done = parseJson<Status>(await troupeAs(repo, ['status', id, '--json'], env));
+      expect(done.status).toBe('completed');
+      expect(done.stages.map((s) => s.output)).toEqual(['done after the limit\nagain: no']);
+      const calls = mock.of('dev');
+      expect(calls.map((r) => r.answered)).toEqual(['limit', 'text']);
+      // not before the reset the 429 named
+      expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1000);
+      expect(eventLog(repo, id).find((e) => e.type === 'rate_limited')?.data.provider).toBe(cli);
+    });
+  });
+}

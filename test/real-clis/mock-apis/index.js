@@ -1,2 +1,3 @@
 export { anthropic } from './anthropic.js';
 export { startMock } from './common.js';
+export { gemini } from './gemini.js';
