@@ -4,7 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sh, tmpRepo } from '../support/git-repo.js';
 import { eventLog } from '../support/troupe.js';
 import { cliBin, hasCli, parseJson, runUntilWaiting, scratchHome, troupeAs, writeJson } from './harness.js';
-import { anthropic, gemini, type Mock, startMock, type Turn, type Vendor } from './mock-apis/index.js';
+import {
+  anthropic,
+  gemini,
+  type Mock,
+  openai,
+  startMock,
+  type Turn,
+  type Vendor,
+} from './mock-apis/index.js';
 
 /**
  * The real CLIs through `troupe run`, each against a loopback mock of its vendor's API (pointed
@@ -12,7 +20,7 @@ import { anthropic, gemini, type Mock, startMock, type Turn, type Vendor } from 
  * carried out by the CLI itself, in the task's worktree.
  */
 
-type Cli = 'claude' | 'gemini';
+type Cli = 'claude' | 'gemini' | 'codex';
 
 interface Status {
   id: string;
@@ -35,6 +43,8 @@ interface CliCase {
   write: Turn['tool'];
   /** The name of that tool among the tools the CLI offers the model. */
   toolNames(body: Record<string, unknown>): string[];
+  /** The agent's model (codex: one whose tools are exec_command and apply_patch). */
+  model?: string;
 }
 
 const CASES: Record<Cli, CliCase> = {
@@ -78,11 +88,34 @@ const CASES: Record<Cli, CliCase> = {
         (t) => t.functionDeclarations?.map((f) => f.name) ?? [],
       ),
   },
+  codex: {
+    vendor: openai,
+    env: (mock, home) => {
+      // Codex 0.171 ignores OPENAI_BASE_URL; a provider of its own, without WebSockets (the
+      // default provider tries a WebSocket 5 times before it falls back to HTTP)
+      writeFileSync(
+        join(home, '.codex', 'config.toml'),
+        `model_provider = "mock"\n[model_providers.mock]\nname = "mock"\nbase_url = "${mock.url}/v1"\nenv_key = "CODEX_API_KEY"\nwire_api = "responses"\nsupports_websockets = false\n`,
+      );
+      return {
+        HOME: home,
+        CODEX_HOME: join(home, '.codex'),
+        TROUPE_CODEX_BIN: cliBin('codex'),
+        CODEX_API_KEY: 'sk-fake-codex-e2e',
+      };
+    },
+    write: {
+      name: 'apply_patch',
+      freeform: '*** Begin Patch\n*** Add File: hello.txt\n+hi from the model\n*** End Patch\n',
+    },
+    toolNames: (body) => (body.tools as Array<{ name?: string }>).map((t) => t.name ?? ''),
+    model: 'gpt-5.5',
+  },
 };
 
 const pipelineFor = (cli: Cli) => `agents:
   - id: dev
-    runtime: ${cli}
+    runtime: ${cli}${CASES[cli].model ? `\n    model: ${CASES[cli].model}` : ''}
     resume: true
     permissions: edit
     system_prompt: "{{ input }}"
@@ -104,7 +137,7 @@ async function setup(cli: Cli, script: Record<string, Turn[]>) {
   return { mock, repo, pipeline };
 }
 
-for (const cli of ['claude', 'gemini'] as const) {
+for (const cli of ['claude', 'gemini', 'codex'] as const) {
   const c = CASES[cli];
   describe.skipIf(!hasCli(cli))(`${cli} (the real binary, a mock of its API)`, () => {
     it("a tool call writes a file in the task's worktree; usage and session recorded; resume: true continues; the gate judges", async () => {
@@ -137,7 +170,8 @@ for (const cli of ['claude', 'gemini'] as const) {
       const toolResult = second!.messages!.find((m) => m.kind === 'tool_result')!;
       expect(toolResult.isError, toolResult.text).toBe(false);
       expect(toolResult.text).toMatch(/hello\.txt/);
-      expect(toolResult.text).toContain(join('.troupe', 'worktrees', task.id));
+      // the CLI ran in the task's worktree (each names its working directory to the model)
+      expect(JSON.stringify(first!.body)).toContain(join('.troupe', 'worktrees', task.id));
       expect(await sh(repo, 'show', `troupe/${task.id}:hello.txt`)).toBe('hi from the model');
 
       // usage (at least the mock's figures: the CLIs add their side calls) and the session id
@@ -186,6 +220,7 @@ for (const cli of ['claude', 'gemini'] as const) {
       // not before the reset the 429 named
       expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1000);
       expect(eventLog(repo, id).find((e) => e.type === 'rate_limited')?.data.provider).toBe(cli);
-    });
+      // codex names the reset to the minute ("try again at 8:51 PM"): troupe may wait ~30 s more
+    }, 120_000);
   });
 }

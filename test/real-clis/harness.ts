@@ -18,7 +18,7 @@ export const FULL = process.env.TROUPE_REAL_CLIS_FULL === '1';
 /** A home of the test's own: no login, no settings of the user's. */
 export function scratchHome(): string {
   const home = mkdtempSync(join(tmpdir(), 'troupe-e2e-home-'));
-  mkdirSync(join(home, '.config'), { recursive: true });
+  for (const dir of ['.config', '.codex']) mkdirSync(join(home, dir), { recursive: true });
   return home;
 }
 

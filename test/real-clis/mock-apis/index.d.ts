@@ -2,7 +2,9 @@ export interface Turn {
   text?: string;
   tool?: {
     name: string;
-    input: Record<string, unknown> | ((ctx: { cwd: string | null }) => Record<string, unknown>);
+    input?: Record<string, unknown> | ((ctx: { cwd: string | null }) => Record<string, unknown>);
+    /** A freeform (custom) tool's raw input, as Codex's apply_patch takes it. */
+    freeform?: string;
   };
   usage?: { input?: number; output?: number };
   limit?: { resetAfterS: number };
