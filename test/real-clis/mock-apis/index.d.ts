@@ -5,6 +5,8 @@ export interface Turn {
     input?: Record<string, unknown> | ((ctx: { cwd: string | null }) => Record<string, unknown>);
     /** A freeform (custom) tool's raw input, as Codex's apply_patch takes it. */
     freeform?: string;
+    /** Codex: a `tool_search_call` with this query (the tools it finds come in the next request). */
+    search?: string;
   };
   usage?: { input?: number; output?: number };
   limit?: { resetAfterS: number };

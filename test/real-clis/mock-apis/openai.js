@@ -22,6 +22,15 @@ export const openai = {
         out.push({ role: item.role === 'assistant' ? 'assistant' : item.role, kind: 'text', text });
       } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
         out.push({ role: 'assistant', kind: 'tool_call', text: JSON.stringify(item) });
+      } else if (item.type === 'tool_search_call') {
+        out.push({ role: 'assistant', kind: 'tool_call', text: JSON.stringify(item) });
+      } else if (item.type === 'tool_search_output') {
+        out.push({
+          role: 'user',
+          kind: 'tool_result',
+          text: JSON.stringify(item.tools ?? []),
+          isError: false,
+        });
       } else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
         const output = typeof item.output === 'string' ? item.output : JSON.stringify(item.output);
         out.push({ role: 'user', kind: 'tool_result', text: output, isError: false });
@@ -43,32 +52,42 @@ export const openai = {
   turn(res, turn, { body, id }) {
     const usage = usageOf(turn);
     const responseId = `resp_mock_${id}`;
-    const item = turn.tool?.freeform
+    const item = turn.tool?.search
       ? {
-          // a freeform tool (Codex's apply_patch): its input is the raw text
-          type: 'custom_tool_call',
-          id: `ctc_mock_${id}`,
+          // Codex's client-side tool search: how the model finds deferred (MCP) tools
+          type: 'tool_search_call',
+          id: `ts_mock_${id}`,
           call_id: `call_mock_${id}`,
-          name: turn.tool.name,
-          input: turn.tool.freeform,
+          execution: 'client',
+          arguments: { query: turn.tool.search },
           status: 'completed',
         }
-      : turn.tool
+      : turn.tool?.freeform
         ? {
-            type: 'function_call',
-            id: `fc_mock_${id}`,
+            // a freeform tool (Codex's apply_patch): its input is the raw text
+            type: 'custom_tool_call',
+            id: `ctc_mock_${id}`,
             call_id: `call_mock_${id}`,
             name: turn.tool.name,
-            arguments: JSON.stringify(turn.tool.input ?? {}),
+            input: turn.tool.freeform,
             status: 'completed',
           }
-        : {
-            type: 'message',
-            id: `msg_mock_${id}`,
-            role: 'assistant',
-            status: 'completed',
-            content: [{ type: 'output_text', text: turn.text ?? '', annotations: [] }],
-          };
+        : turn.tool
+          ? {
+              type: 'function_call',
+              id: `fc_mock_${id}`,
+              call_id: `call_mock_${id}`,
+              name: turn.tool.name,
+              arguments: JSON.stringify(turn.tool.input ?? {}),
+              status: 'completed',
+            }
+          : {
+              type: 'message',
+              id: `msg_mock_${id}`,
+              role: 'assistant',
+              status: 'completed',
+              content: [{ type: 'output_text', text: turn.text ?? '', annotations: [] }],
+            };
     const base = { id: responseId, object: 'response', model: body?.model ?? 'gpt-mock', output: [] };
     startSse(res);
     sse(res, { type: 'response.created', response: { ...base, status: 'in_progress' } }, 'response.created');
