@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -101,4 +102,55 @@ export function parseJson<T>(run: RunResult): T {
   } catch {
     throw new Error(`not JSON (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);
   }
+}
+
+/**
+ * The user the non-root scenarios run as, when the tests run as root (root changes what the
+ * CLIs allow: Claude refuses bypassPermissions, Gemini reads settings files only root owns).
+ * Made with `useradd` on first use; null when the tests do not run as root (then every
+ * scenario already ran as a non-root user).
+ */
+export const E2E_USER = 'troupe-e2e';
+export function nonRootUser(): string | null {
+  if (process.getuid?.() !== 0) return null;
+  try {
+    execFileSync('id', ['-u', E2E_USER], { stdio: 'ignore' });
+  } catch {
+    execFileSync('useradd', ['--no-create-home', '--shell', '/usr/sbin/nologin', E2E_USER], {
+      stdio: 'ignore',
+    });
+  }
+  return E2E_USER;
+}
+
+/** Hands the test's folders to `user` (recursively). */
+export function giveTo(user: string, ...paths: string[]): void {
+  for (const path of paths) execFileSync('chown', ['-R', `${user}:`, path]);
+}
+
+let sharedClis: string | null = null;
+/**
+ * A folder of the CLIs that `user` can run: the cache itself when it can, else (a cache under
+ * root's home) a copy of hard links in the temp folder, made once.
+ */
+export function clisFor(user: string | undefined): (cli: 'claude' | 'gemini' | 'codex') => string {
+  if (!user) return cliBin;
+  try {
+    execFileSync('runuser', ['-u', user, '--', 'test', '-x', cliBin('claude')], { stdio: 'ignore' });
+    return cliBin;
+  } catch {
+    if (!sharedClis) {
+      sharedClis = mkdtempSync(join(tmpdir(), 'troupe-real-clis-'));
+      chmodSync(sharedClis, 0o755);
+      execFileSync('cp', ['-al', join(CLIS_DIR, 'node_modules'), join(sharedClis, 'node_modules')]);
+    }
+    const dir = sharedClis;
+    return (cli) => join(dir, 'node_modules', '.bin', cli);
+  }
+}
+
+/** `git` in a repository another user owns. */
+export async function gitIn(repo: string, ...args: string[]): Promise<string> {
+  const result = await execa('git', ['-c', 'safe.directory=*', ...args], { cwd: repo, stdin: 'ignore' });
+  return String(result.stdout);
 }
