@@ -159,6 +159,17 @@ describe('gemini runtime', () => {
     });
   });
 
+  it('a failure keeps its session only once the model answered in it (one that failed at once cannot resume)', () => {
+    const init = '{"type":"init","session_id":"17d05b93-9dbf-4355-a52c-aad119e779be","model":"auto"}';
+    const limited = new GeminiStreamParser(() => NOW);
+    limited.line(init);
+    expect(limited.meta()).toEqual({});
+    const answered = new GeminiStreamParser(() => NOW);
+    answered.line(init);
+    answered.line('{"type":"tool_use","tool_name":"write_file","tool_id":"w1","parameters":{}}');
+    expect(answered.meta()).toEqual({ session_id: '17d05b93-9dbf-4355-a52c-aad119e779be' });
+  });
+
   it('shows a settings file gemini skipped as a warning, before the failure it explains', async () => {
     const events: RuntimeEvent[] = [];
     const error = await (async () => {

@@ -147,6 +147,8 @@ type Json = Record<string, unknown>;
 
 export class GeminiStreamParser implements CliParser {
   private sessionId: string | null = null;
+  /** The model answered in this run (text or a tool call): only then can its session resume. */
+  private answered = false;
   private text = '';
   private result: Json | null = null;
   private lastError: string | null = null;
@@ -173,11 +175,13 @@ export class GeminiStreamParser implements CliParser {
         return [];
       case 'message':
         if (event.role === 'assistant' && typeof event.content === 'string') {
+          this.answered = true;
           this.text += event.content;
           return [{ type: 'text', text: event.content }];
         }
         return [];
       case 'tool_use':
+        this.answered = true;
         return [
           {
             type: 'tool_start',
@@ -208,8 +212,13 @@ export class GeminiStreamParser implements CliParser {
     }
   }
 
+  /**
+   * A failure's session, only when the model had answered in it: Gemini 0.61 cannot resume a
+   * session whose first call failed (`Invalid session identifier`, or `No previous sessions
+   * found for this project`), so after a 429 on the first call the stage must start afresh.
+   */
   meta(): Record<string, string | number | boolean> {
-    return this.sessionId ? { session_id: this.sessionId } : {};
+    return this.sessionId && this.answered ? { session_id: this.sessionId } : {};
   }
 
   /** A settings file Gemini skipped or could not read explains what follows (a model it lacks). */
@@ -227,7 +236,7 @@ export class GeminiStreamParser implements CliParser {
         type: 'result',
         text: this.text,
         usage: geminiUsage(result.stats as Json | undefined),
-        meta: this.meta(),
+        meta: this.sessionId ? { session_id: this.sessionId } : {},
       };
     }
     const resultMessage = String((result?.error as Json | undefined)?.message ?? this.lastError ?? '');

@@ -1,28 +1,31 @@
-// `npm run test:real-clis`: installs the real claude, gemini and codex CLIs into a temp folder
-// and checks, against those binaries, that every flag troupe passes is accepted and that a run
-// without credentials ends classified (auth or network) within 60 s with a clear message.
-// Not part of `npm test` (it downloads the CLIs). TROUPE_REAL_CLIS_DIR reuses an install.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// `npm run test:real-clis`: the real claude, gemini and codex CLIs, installed (once) into a
+// cache folder, ~/.cache/troupe/real-clis or TROUPE_REAL_CLIS_DIR, at the versions the mocks
+// were written against. First: every flag troupe passes is accepted, and a run without
+// credentials ends classified (auth or network) within 60 s with a clear message. Then every
+// scenario of e2e.test.ts: each CLI through `troupe run` against a loopback mock of its
+// vendor's API (mock-apis/), as root and as a non-root user. `npm test` runs a quick part of
+// e2e.test.ts when the cache folder has the CLIs.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { claudeRuntime } from '../../dist/runtimes/claude.js';
 import { codexRuntime } from '../../dist/runtimes/codex.js';
 import { geminiRuntime } from '../../dist/runtimes/gemini.js';
-import { RuntimeError } from '../../dist/runtimes/runtime.js';
+import { RuntimeError } from '../../dist/core/runtime.js';
 
-const PACKAGES = ['@anthropic-ai/claude-code', '@google/gemini-cli', '@openai/codex'];
+const PACKAGES = ['@anthropic-ai/claude-code@2.1.197', '@google/gemini-cli@0.61.0', '@openai/codex@0.171.0'];
 const LIMIT_MS = 60_000;
 
-let prefix = process.env.TROUPE_REAL_CLIS_DIR;
-if (!prefix) {
-  prefix = mkdtempSync(path.join(tmpdir(), 'troupe-real-clis-'));
+const prefix = process.env.TROUPE_REAL_CLIS_DIR ?? path.join(homedir(), '.cache', 'troupe', 'real-clis');
+const bin = (name) => path.join(prefix, 'node_modules', '.bin', name);
+if (!['claude', 'gemini', 'codex'].every((name) => existsSync(bin(name)))) {
   process.stderr.write(`installing ${PACKAGES.join(', ')} into ${prefix}…\n`);
   execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', ...PACKAGES], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
-const bin = (name) => path.join(prefix, 'node_modules', '.bin', name);
 
 // a scratch home (no login anywhere) and a git repository to work in
 const home = mkdtempSync(path.join(tmpdir(), 'troupe-real-home-'));
@@ -122,4 +125,16 @@ for (const [name, runtime, overrides, expected] of cases) {
   );
 }
 process.stdout.write(failed ? `✗ ${failed} of ${cases.length} failed\n` : `✓ all ${cases.length} passed\n`);
-process.exitCode = failed ? 1 : 0;
+
+// every end-to-end scenario, against the mocks
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const e2e = spawnSync(
+  path.join(root, 'node_modules', '.bin', 'vitest'),
+  ['run', 'test/real-clis/e2e.test.ts'],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, TROUPE_REAL_CLIS_DIR: prefix, TROUPE_REAL_CLIS_FULL: '1' },
+  },
+);
+process.exitCode = failed || e2e.status !== 0 ? 1 : 0;
