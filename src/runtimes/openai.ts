@@ -2,8 +2,8 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { messageOf } from '../core/errors.js';
 import type { Usage } from '../core/events.js';
+import { endpointBase, endpointKeyVar, isOpenAiApi } from '../core/openai-endpoint.js';
 import {
-  type OpenAiEndpoint,
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,
@@ -28,7 +28,6 @@ export interface OpenAiOptions {
   now?: () => Date;
 }
 
-export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const EFFORT = { low: 'low', medium: 'medium', high: 'high', max: 'high' } as const;
 
 type Json = Record<string, unknown>;
@@ -48,7 +47,7 @@ async function* stream(
 ): AsyncGenerator<RuntimeEvent> {
   const env = options.env ?? process.env;
   const endpoint = request.openai ?? { baseUrl: null, apiKeyEnv: null };
-  const base = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '');
+  const base = endpointBase(endpoint, env);
   const keyVar = endpointKeyVar(endpoint, base);
   const key = keyVar ? env[keyVar] : undefined;
   if (endpoint.apiKeyEnv && !key) {
@@ -195,25 +194,6 @@ async function* stream(
     usage: usage ?? (await estimate(request.prompt, text)),
     meta: { model: request.model },
   };
-}
-
-/**
- * The variable whose key goes to this endpoint: the one the agent names (`api_key_env`), else
- * OPENAI_API_KEY, but only to OpenAI's own API or to the user's own OPENAI_BASE_URL. A `base_url`
- * in a pipeline (maybe imported from someone else's) never gets the user's OpenAI key unasked.
- */
-export function endpointKeyVar(endpoint: OpenAiEndpoint, base: string): string | null {
-  if (endpoint.apiKeyEnv) return endpoint.apiKeyEnv;
-  return !endpoint.baseUrl || isOpenAiApi(base) ? 'OPENAI_API_KEY' : null;
-}
-
-export function isOpenAiApi(base: string): boolean {
-  try {
-    const url = new URL(base);
-    return url.protocol === 'https:' && url.hostname === 'api.openai.com';
-  } catch {
-    return false;
-  }
 }
 
 /**
