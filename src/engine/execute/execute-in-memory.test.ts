@@ -225,6 +225,38 @@ describe('executor in memory', () => {
       expect(Date.parse(completed.at)).toBeGreaterThanOrEqual(Date.parse(resetAt));
     });
 
+    it('a limit on one endpoint of runtime openai leaves another alone (OpenAI and Ollama)', async () => {
+      const world = memoryWorld();
+      world.store.closeProvider('openai@api.openai.com', new Date(Date.now() + 3_600_000).toISOString());
+      const local = agent('local', {
+        runtime: 'openai',
+        model: 'llama3.2',
+        openai: { base_url: 'http://127.0.0.1:11434/v1', api_key_env: null },
+      });
+      const fromOllama = world.service.start({
+        pipeline: pipeline(local),
+        input: 'go',
+        script: script({ local: ['from ollama'] }),
+      });
+      const t0 = Date.now();
+      expect((await world.service.continue(fromOllama)).status).toBe('completed');
+      expect(Date.now() - t0).toBeLessThan(1000);
+      const hosted = agent('hosted', { runtime: 'openai', model: 'gpt-4.1-mini' });
+      const fromOpenAi = world.service.start({
+        pipeline: pipeline(hosted),
+        input: 'go',
+        script: script({ hosted: ['from openai'] }),
+      });
+      const stop = new AbortController();
+      const state = await world.service
+        .continue(fromOpenAi, { onEvent: (e) => e.type === 'rate_limited' && stop.abort() }, stop.signal)
+        .catch(() => world.service.state(fromOpenAi));
+      expect(state.status).toBe('waiting');
+      expect(eventsOf(world, fromOpenAi).find((e) => e.type === 'rate_limited')).toMatchObject({
+        provider: 'openai@api.openai.com',
+      });
+    });
+
     it("moves a limited stage to the agent's first open fallback at once, and records the decision", async () => {
       const world = memoryWorld();
       const a = agent('a', { fallback: [{ runtime: 'gemini', model: 'gemini-2.5-flash' }] });
