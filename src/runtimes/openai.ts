@@ -216,7 +216,7 @@ function httpError(response: Response, body: string, now: Date): RuntimeError {
   if (/insufficient_quota|billing/i.test(code) || s === 402) kind = 'quota_billing';
   else if (s === 429) {
     kind = 'rate_limited';
-    resetAt = rateLimitReset(response.headers, now);
+    resetAt = rateLimitReset(response.headers, now, limitHit(error, detail, response.headers));
   } else if (s === 401 || s === 403) kind = 'auth';
   else if (/context_length_exceeded/.test(code) || classifyMessage(detail) === 'context_overflow')
     kind = 'context_overflow';
@@ -228,16 +228,37 @@ function httpError(response: Response, body: string, now: Date): RuntimeError {
   });
 }
 
-/** `retry-after` (seconds or a date), else the later of `x-ratelimit-reset-requests|tokens` ("6m0s"). */
-export function rateLimitReset(headers: Headers, now: Date): Date | undefined {
+type LimitHit = 'requests' | 'tokens';
+
+/**
+ * Which of the endpoint's limits a 429 is about: the error's `type` (OpenAI: `requests` or
+ * `tokens`), its message ("… on tokens per min (TPM)"), else the one whose `x-ratelimit-remaining-*`
+ * is 0. Null when nothing says.
+ */
+export function limitHit(error: Json, message: string, headers: Headers): LimitHit | null {
+  if (error.type === 'requests' || error.type === 'tokens') return error.type;
+  const said = /\bon (requests|tokens) per (?:min|day)\b/i.exec(message)?.[1];
+  if (said) return said.toLowerCase() as LimitHit;
+  const spent = (which: LimitHit) => headers.get(`x-ratelimit-remaining-${which}`)?.trim() === '0';
+  if (spent('requests') !== spent('tokens')) return spent('requests') ? 'requests' : 'tokens';
+  return null;
+}
+
+/**
+ * `retry-after` (seconds or a date), else `x-ratelimit-reset-requests|tokens` ("6m0s"): the one
+ * of the limit that was hit, or the later of the two when nothing says which (a minute's request
+ * limit must not wait out the day's token limit, nor the other way round).
+ */
+export function rateLimitReset(headers: Headers, now: Date, hit: LimitHit | null = null): Date | undefined {
   const retryAfter = parseRetryAfter(headers.get('retry-after'), now);
   if (retryAfter) return retryAfter;
-  const resets = ['x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens']
-    .map((h) => headers.get(h))
-    .flatMap((v) => {
-      const ms = v ? parseDuration(v) : undefined;
-      return ms === undefined ? [] : [ms];
-    });
+  const resetIn = (which: LimitHit) => {
+    const value = headers.get(`x-ratelimit-reset-${which}`);
+    return value ? parseDuration(value) : undefined;
+  };
+  const own = hit ? resetIn(hit) : undefined;
+  if (own !== undefined) return new Date(now.getTime() + own);
+  const resets = [resetIn('requests'), resetIn('tokens')].filter((ms) => ms !== undefined);
   return resets.length > 0 ? new Date(now.getTime() + Math.max(...resets)) : undefined;
 }
 
