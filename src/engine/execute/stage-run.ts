@@ -8,6 +8,7 @@ import { noRelease } from '../../scheduler/provider-limiter.js';
 import { chunkEventsFromOutput, usesChunks } from '../plan/chunks.js';
 import { chooseRunner, type RunnerChoice, rateLimitedEvent } from '../plan/fallback.js';
 import type { StepOf } from '../plan/plan.js';
+import { type RetryDecision, retryAfter } from '../plan/retry-policy.js';
 import {
   concreteEffort,
   concreteModel,
@@ -277,8 +278,9 @@ class StageRun {
 
   /**
    * A failed call: a limit closes its provider for every task and the stage waits for the reset
-   * (or goes to an open fallback); anything else is a failed attempt, retried after the agent's
-   * backoff or the error's own reset time.
+   * (or goes to an open fallback); anything else is a failed attempt, which the planner retries
+   * or fails by retry-policy.ts, and a retry's time is recorded with it (the error's own reset
+   * time, else the backoff), so the wait outlives this process.
    */
   private failureEvent(
     { provider, runtimes }: Runner,
@@ -293,8 +295,7 @@ class StageRun {
       const limit = { provider, resetAt, message: failure.message, meta: failure.options.meta };
       return rateLimitedEvent(step, limit, runtimes, new Date());
     }
-    const backoffS = node.retry?.backoff ?? 0;
-    const retryAt = failure.resetAt ?? (backoffS > 0 ? new Date(Date.now() + backoffS * 1000) : undefined);
+    const retryAt = retryTime(retryAfter(node, failure.kind, step.attempt), failure.resetAt, new Date());
     return {
       type: 'stage_attempt_failed',
       stage: step.stage,
@@ -307,6 +308,13 @@ class StageRun {
       meta: { ...failure.options.meta, error_kind: failure.kind },
     };
   }
+}
+
+/** When a retry may start: the error's own reset time when it is ahead, else after the backoff; undefined when now. */
+function retryTime(decision: RetryDecision, resetAt: Date | undefined, now: Date): Date | undefined {
+  if (!decision.retry) return undefined;
+  if (resetAt && resetAt > now) return resetAt;
+  return decision.delayMs > 0 ? new Date(now.getTime() + decision.delayMs) : undefined;
 }
 
 /**
