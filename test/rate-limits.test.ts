@@ -67,6 +67,46 @@ describe('rate limits are a scheduling state', () => {
     await first.child;
   });
 
+  it('a limit closes what was limited: an agent on another endpoint of the same runtime does not wait', async () => {
+    const dir = project({
+      'p.yaml': [
+        'agents:',
+        '  - id: writer',
+        '    runtime: openai',
+        '    model: gpt-4.1-mini',
+        '    handoffs: [{to: editor}]',
+        '  - id: editor',
+        '    runtime: openai',
+        '    model: llama3.2',
+        '    openai: {base_url: "http://127.0.0.1:11434/v1"}',
+        '',
+      ].join('\n'),
+      's.yaml':
+        'agents:\n  writer: [{error: rate_limit, reset_after_s: 60}, "draft"]\n  editor: ["edited"]\n',
+      'other.yaml': 'agents:\n  editor: ["edited"]\n',
+    });
+    const first = await startWaiting(dir);
+    try {
+      const second = await troupeJson(dir, [
+        'run',
+        'other',
+        '--file',
+        'p.yaml',
+        '--script',
+        'other.yaml',
+        '--agent',
+        'editor',
+      ]);
+      expect(second.json.status).toBe('completed');
+      expect(eventLog(dir, second.json.id).filter((e) => e.type === 'rate_limited')).toEqual([]);
+      const limitedBy = eventLog(dir, first.id).find((e) => e.type === 'rate_limited')?.data.provider;
+      expect(limitedBy).toBe('openai@api.openai.com');
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.child.catch(() => {});
+    }
+  });
+
   it('a process killed while its task waits: resume waits out the rest, then finishes', async () => {
     const dir = project({ 'p.yaml': pipeline, 's.yaml': limited });
     const { child, id } = await startWaiting(dir);

@@ -260,7 +260,7 @@ describe('troupe run (the real binary)', () => {
 
   it('a stage that runs past its timeout fails the task with exit 4', async () => {
     const dir = project({
-      'p.yaml': 'agents:\n  - id: slow\n    runtime: claude\n    timeout: 1\n',
+      'p.yaml': 'agents:\n  - id: slow\n    runtime: claude\n    timeout: 1\n    retry: {max_retries: 0}\n',
       's.yaml': 'agents:\n  slow: [{reply: "late", delay_ms: 5000}]\n',
     });
     const { code, json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--script', 's.yaml']);

@@ -24,5 +24,6 @@ export function projectAdapters(root: string, config: ProjectConfig): TaskAdapte
     workspace: gitWorkspace,
     decisionLog: fileDecisionLog(root),
     commandGate: runCommandGate,
+    env: process.env,
   };
 }

@@ -42,11 +42,19 @@ export interface McpServer {
   env: Record<string, string> | null;
 }
 
+/**
+ * Runtime retries: a stage whose call failed with a retryable kind (network, overloaded, timeout)
+ * runs again up to `max_retries` times, the first after `backoff` seconds, each next one after
+ * twice as long (engine/plan/retry-policy.ts).
+ */
 export interface Retry {
   max_retries: number;
   fallback_context_strategy: ContextStrategy | null;
   backoff: number;
 }
+
+/** The retries of an agent without `retry:`, and the values `retry:` leaves out. */
+export const DEFAULT_RETRY = { max_retries: 2, backoff: 10 } as const;
 
 export interface HumanInput {
   enabled: boolean;

@@ -108,6 +108,11 @@ const RETRYABLE: ReadonlySet<RuntimeErrorKind> = new Set([
   'timeout',
 ]);
 
+/** A kind worth trying again: the same call may well succeed later (engine/plan/retry-policy.ts says when). */
+export function isRetryable(kind: RuntimeErrorKind): boolean {
+  return RETRYABLE.has(kind);
+}
+
 export class RuntimeError extends TroupeError {
   readonly code = 'runtime_error';
   constructor(
@@ -124,7 +129,7 @@ export class RuntimeError extends TroupeError {
   }
 
   get retryable(): boolean {
-    return RETRYABLE.has(this.kind);
+    return isRetryable(this.kind);
   }
 
   get resetAt(): Date | undefined {

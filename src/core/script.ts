@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RuntimeErrorKind } from './runtime.js';
 
 /**
  * The scripted runtime's script (`troupe run|test --script script.yaml`). A product feature:
@@ -36,9 +37,20 @@ const ReplyEntry = z.strictObject({
   run: z.array(z.string()).min(1).optional(),
 });
 
+/** A script's `error:` entries and the failure each one plays. */
+export const SCRIPTED_ERRORS = {
+  rate_limit: 'rate_limited',
+  auth: 'auth',
+  timeout: 'timeout',
+  overloaded: 'overloaded',
+  network: 'network',
+  context_overflow: 'context_overflow',
+  crash: 'crashed',
+} as const satisfies Record<string, RuntimeErrorKind>;
+
 const ErrorEntry = z.strictObject({
   ...conditions,
-  error: z.enum(['rate_limit', 'auth', 'timeout', 'context_overflow', 'crash']),
+  error: z.enum(Object.keys(SCRIPTED_ERRORS) as [keyof typeof SCRIPTED_ERRORS]),
   reset_after_s: z.number().nonnegative().optional(),
   delay_ms: z.number().int().nonnegative().optional(),
 });

@@ -1,6 +1,7 @@
 import type { EventStore } from '../core/event-store.js';
 import type { StoredEvent } from '../core/events.js';
 import type { AgentNode, RuntimeName } from '../core/pipeline.js';
+import type { Env } from '../core/provider-key.js';
 import type { Runtime } from '../core/runtime.js';
 import type { Script } from '../core/script.js';
 import type { TaskMail } from '../core/task-mail.js';
@@ -69,6 +70,8 @@ export interface ExecutorPorts {
   decisionLog?: DecisionLog;
   /** `limits:` caps per provider, shared by every task of this process. */
   limiter?: ProviderLimiter;
+  /** The environment the runtimes run in: which endpoint and account a call uses (core/provider-key.ts). */
+  env?: Env;
   /** Runs a `gate: {type: command}`. */
   commandGate: CommandGate;
 }
@@ -84,4 +87,6 @@ export interface TaskAdapters {
   workspace: TaskWorkspace;
   decisionLog: DecisionLog;
   commandGate: CommandGate;
+  /** The environment the runtimes run in (default: none, so provider keys are runtime names). */
+  env?: Env;
 }

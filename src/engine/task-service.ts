@@ -120,6 +120,7 @@ export class TaskService {
       mail: this.mailFor(taskId),
       workspace: this.adapters.workspace,
       limiter: this.limiter,
+      ...(this.adapters.env ? { env: this.adapters.env } : {}),
       decisionLog: this.adapters.decisionLog,
       commandGate: this.adapters.commandGate,
     };

@@ -192,7 +192,7 @@ agents:
       runtime: null,
       verifier: null,
     });
-    expect(qa.retry).toEqual({ max_retries: 0, fallback_context_strategy: null, backoff: 0 });
+    expect(qa.retry).toEqual({ max_retries: 2, fallback_context_strategy: null, backoff: 10 });
   });
 
   it('reads the runtime fields: permissions, effort, resume, command, openai, gate runtime', () => {

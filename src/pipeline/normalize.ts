@@ -1,4 +1,12 @@
-import type { AgentBase, Chunks, Handoff, HumanInput, McpServer, PipelineNode } from '../core/pipeline.js';
+import {
+  type AgentBase,
+  type Chunks,
+  DEFAULT_RETRY,
+  type Handoff,
+  type HumanInput,
+  type McpServer,
+  type PipelineNode,
+} from '../core/pipeline.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { type LocatedAgent, positionOf } from './located-agent.js';
 import { type RawHumanInput, type RawMcpServer, RUNTIMES } from './schema.js';
@@ -90,9 +98,9 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     human_input: humanInput(raw.human_input),
     retry: raw.retry
       ? {
-          max_retries: raw.retry.max_retries ?? 0,
+          max_retries: raw.retry.max_retries ?? DEFAULT_RETRY.max_retries,
           fallback_context_strategy: raw.retry.fallback_context_strategy ?? null,
-          backoff: raw.retry.backoff ?? 0,
+          backoff: raw.retry.backoff ?? DEFAULT_RETRY.backoff,
         }
       : null,
     timeout: raw.timeout ?? null,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_RETRY } from '../core/pipeline.js';
 
 // Each schema here is parsed a few times per process: zod's JIT (a function generated for each
 // object schema on its first parse) costs more than it saves, ~5 ms of `troupe validate`.
@@ -121,11 +122,21 @@ export const OpenAiSchema = z
 
 export const RetrySchema = z
   .strictObject({
-    max_retries: z.number().int().min(0).optional().meta({ default: 0 }),
+    max_retries: z.number().int().min(0).optional().meta({
+      description:
+        'Runs again after a retryable failure (network, overloaded, timeout); other kinds, such as auth, are never retried. 0: none.',
+      default: DEFAULT_RETRY.max_retries,
+    }),
     fallback_context_strategy: z.enum(CONTEXT_STRATEGIES).nullish(),
-    backoff: z.number().min(0).optional().meta({ description: 'Seconds between attempts.', default: 0 }),
+    backoff: z.number().min(0).optional().meta({
+      description: 'Seconds before the first retry; each next one waits twice as long (at most 5 minutes).',
+      default: DEFAULT_RETRY.backoff,
+    }),
   })
-  .meta({ title: 'Retry' });
+  .meta({
+    title: 'Retry',
+    description: 'Runtime retries. Without `retry:`, the defaults apply.',
+  });
 
 export const HumanInputSchema = z
   .union(

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { messageOf } from '../core/errors.js';
+import { endpointBase, endpointKeyVar } from '../core/openai-endpoint.js';
 import type { AgentNode, Pipeline } from '../core/pipeline.js';
 import { isOnPath } from '../pipeline/on-path.js';
 import { CLAUDE_INSTALL } from './claude.js';
@@ -10,7 +11,7 @@ import { CODEX_INSTALL } from './codex.js';
 import { GEMINI_INSTALL } from './gemini.js';
 import { stripJsonComments, userGeminiHome } from './gemini-home.js';
 import { mcpLaunch } from './mcp.js';
-import { acceptsReasoningEffort, DEFAULT_OPENAI_BASE_URL, endpointKeyVar } from './openai.js';
+import { acceptsReasoningEffort } from './openai.js';
 
 /**
  * What `troupe doctor` looks at: each CLI (installed? which version? can it run headless here?),
@@ -133,10 +134,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         apiKeyEnv: agent.openai?.api_key_env ?? null,
       };
       // a local server (Ollama, vLLM) gets no key unless the pipeline names one
-      const variable = endpointKeyVar(
-        endpoint,
-        endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL,
-      );
+      const variable = endpointKeyVar(endpoint, endpointBase(endpoint, env));
       if (!variable) continue;
       const set = Boolean(env[variable]);
       keys.push({ agent: agent.id, variable, set, fix: set ? null : `export ${variable}=…` });
@@ -229,7 +227,7 @@ export function agentWarnings(
     agent.model &&
     agent.model !== 'auto'
   ) {
-    const base = agent.openai?.base_url ?? machine.env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL;
+    const base = endpointBase({ baseUrl: agent.openai?.base_url ?? null, apiKeyEnv: null }, machine.env);
     if (!acceptsReasoningEffort(base, agent.model)) {
       warn(
         `effort is not sent: ${agent.model} at ${base} is not one of OpenAI's reasoning models, which alone take reasoning_effort`,

@@ -46,6 +46,29 @@ beforeAll(async () => {
           { error: { message: 'Rate limit reached', code: 'rate_limit_exceeded' } },
           { 'x-ratelimit-reset-requests': '1s', 'x-ratelimit-reset-tokens': '6m0s' },
         );
+      case '429-tokens':
+        return error(
+          429,
+          {
+            error: {
+              message:
+                'Rate limit reached for gpt-4.1-mini in organization org-x on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.',
+              code: 'rate_limit_exceeded',
+            },
+          },
+          { 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-reset-tokens': '4s' },
+        );
+      case '429-spent':
+        return error(
+          429,
+          { error: { message: 'Rate limit reached', code: 'rate_limit_exceeded' } },
+          {
+            'x-ratelimit-remaining-requests': '0',
+            'x-ratelimit-remaining-tokens': '18000',
+            'x-ratelimit-reset-requests': '12s',
+            'x-ratelimit-reset-tokens': '1m2.5s',
+          },
+        );
       case 'quota':
         return error(429, {
           error: {
@@ -124,7 +147,11 @@ runtimeContract('openai', make, {
   },
   failures: [
     { scenario: '429', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 7000) },
+    // nothing says which limit was hit: the later reset
     { scenario: '429-headers', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 360_000) },
+    // the reset of the limit that was hit: the message names it, or its remaining count is 0
+    { scenario: '429-tokens', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 4000) },
+    { scenario: '429-spent', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 12_000) },
     { scenario: 'quota', kind: 'quota_billing' },
     { scenario: '401', kind: 'auth' },
     { scenario: '500', kind: 'overloaded' },

@@ -2,8 +2,8 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { messageOf } from '../core/errors.js';
 import type { Usage } from '../core/events.js';
+import { endpointBase, endpointKeyVar, isOpenAiApi } from '../core/openai-endpoint.js';
 import {
-  type OpenAiEndpoint,
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,
@@ -28,7 +28,6 @@ export interface OpenAiOptions {
   now?: () => Date;
 }
 
-export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 const EFFORT = { low: 'low', medium: 'medium', high: 'high', max: 'high' } as const;
 
 type Json = Record<string, unknown>;
@@ -48,7 +47,7 @@ async function* stream(
 ): AsyncGenerator<RuntimeEvent> {
   const env = options.env ?? process.env;
   const endpoint = request.openai ?? { baseUrl: null, apiKeyEnv: null };
-  const base = (endpoint.baseUrl ?? env.OPENAI_BASE_URL ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '');
+  const base = endpointBase(endpoint, env);
   const keyVar = endpointKeyVar(endpoint, base);
   const key = keyVar ? env[keyVar] : undefined;
   if (endpoint.apiKeyEnv && !key) {
@@ -198,25 +197,6 @@ async function* stream(
 }
 
 /**
- * The variable whose key goes to this endpoint: the one the agent names (`api_key_env`), else
- * OPENAI_API_KEY, but only to OpenAI's own API or to the user's own OPENAI_BASE_URL. A `base_url`
- * in a pipeline (maybe imported from someone else's) never gets the user's OpenAI key unasked.
- */
-export function endpointKeyVar(endpoint: OpenAiEndpoint, base: string): string | null {
-  if (endpoint.apiKeyEnv) return endpoint.apiKeyEnv;
-  return !endpoint.baseUrl || isOpenAiApi(base) ? 'OPENAI_API_KEY' : null;
-}
-
-export function isOpenAiApi(base: string): boolean {
-  try {
-    const url = new URL(base);
-    return url.protocol === 'https:' && url.hostname === 'api.openai.com';
-  } catch {
-    return false;
-  }
-}
-
-/**
  * `reasoning_effort` only where it is taken: OpenAI's reasoning models (o1, o3, o4-mini, gpt-5…;
  * not gpt-5's chat models). Others reject the parameter or ignore it (docs/runtimes.md).
  */
@@ -236,7 +216,7 @@ function httpError(response: Response, body: string, now: Date): RuntimeError {
   if (/insufficient_quota|billing/i.test(code) || s === 402) kind = 'quota_billing';
   else if (s === 429) {
     kind = 'rate_limited';
-    resetAt = rateLimitReset(response.headers, now);
+    resetAt = rateLimitReset(response.headers, now, limitHit(error, detail, response.headers));
   } else if (s === 401 || s === 403) kind = 'auth';
   else if (/context_length_exceeded/.test(code) || classifyMessage(detail) === 'context_overflow')
     kind = 'context_overflow';
@@ -248,16 +228,37 @@ function httpError(response: Response, body: string, now: Date): RuntimeError {
   });
 }
 
-/** `retry-after` (seconds or a date), else the later of `x-ratelimit-reset-requests|tokens` ("6m0s"). */
-export function rateLimitReset(headers: Headers, now: Date): Date | undefined {
+type LimitHit = 'requests' | 'tokens';
+
+/**
+ * Which of the endpoint's limits a 429 is about: the error's `type` (OpenAI: `requests` or
+ * `tokens`), its message ("… on tokens per min (TPM)"), else the one whose `x-ratelimit-remaining-*`
+ * is 0. Null when nothing says.
+ */
+export function limitHit(error: Json, message: string, headers: Headers): LimitHit | null {
+  if (error.type === 'requests' || error.type === 'tokens') return error.type;
+  const said = /\bon (requests|tokens) per (?:min|day)\b/i.exec(message)?.[1];
+  if (said) return said.toLowerCase() as LimitHit;
+  const spent = (which: LimitHit) => headers.get(`x-ratelimit-remaining-${which}`)?.trim() === '0';
+  if (spent('requests') !== spent('tokens')) return spent('requests') ? 'requests' : 'tokens';
+  return null;
+}
+
+/**
+ * `retry-after` (seconds or a date), else `x-ratelimit-reset-requests|tokens` ("6m0s"): the one
+ * of the limit that was hit, or the later of the two when nothing says which (a minute's request
+ * limit must not wait out the day's token limit, nor the other way round).
+ */
+export function rateLimitReset(headers: Headers, now: Date, hit: LimitHit | null = null): Date | undefined {
   const retryAfter = parseRetryAfter(headers.get('retry-after'), now);
   if (retryAfter) return retryAfter;
-  const resets = ['x-ratelimit-reset-requests', 'x-ratelimit-reset-tokens']
-    .map((h) => headers.get(h))
-    .flatMap((v) => {
-      const ms = v ? parseDuration(v) : undefined;
-      return ms === undefined ? [] : [ms];
-    });
+  const resetIn = (which: LimitHit) => {
+    const value = headers.get(`x-ratelimit-reset-${which}`);
+    return value ? parseDuration(value) : undefined;
+  };
+  const own = hit ? resetIn(hit) : undefined;
+  if (own !== undefined) return new Date(now.getTime() + own);
+  const resets = [resetIn('requests'), resetIn('tokens')].filter((ms) => ms !== undefined);
   return resets.length > 0 ? new Date(now.getTime() + Math.max(...resets)) : undefined;
 }
 

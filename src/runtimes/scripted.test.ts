@@ -14,6 +14,8 @@ const SCRIPTS: Record<string, Script> = {
   auth: script({ error: 'auth' }),
   context_overflow: script({ error: 'context_overflow' }),
   crash: script({ error: 'crash' }),
+  overloaded: script({ error: 'overloaded' }),
+  network: script({ error: 'network' }),
   hang: script({ reply: 'late', delay_ms: 600_000 }),
 };
 
@@ -24,6 +26,8 @@ runtimeContract('scripted', (scenario) => scriptedRuntime(SCRIPTS[scenario]!), {
     { scenario: 'auth', kind: 'auth' },
     { scenario: 'context_overflow', kind: 'context_overflow' },
     { scenario: 'crash', kind: 'crashed' },
+    { scenario: 'overloaded', kind: 'overloaded' },
+    { scenario: 'network', kind: 'network' },
   ],
   hang: { scenario: 'hang' },
   // the executor times the scripted runtime out, as it does every runtime

@@ -1,12 +1,6 @@
 import type { Usage } from '../core/events.js';
-import {
-  type Runtime,
-  RuntimeError,
-  type RuntimeErrorKind,
-  type RuntimeEvent,
-  type RuntimeRequest,
-} from '../core/runtime.js';
-import type { Script, ScriptAgentEntry } from '../core/script.js';
+import { type Runtime, RuntimeError, type RuntimeEvent, type RuntimeRequest } from '../core/runtime.js';
+import { SCRIPTED_ERRORS, type Script, type ScriptAgentEntry } from '../core/script.js';
 
 /**
  * Replies from a script instead of a model: offline, free and deterministic. Its place in
@@ -19,14 +13,6 @@ export function scriptedRuntime(script: Script): Runtime {
     run: (request) => (request.purpose === 'gate' ? gateReply(script, request) : agentReply(script, request)),
   };
 }
-
-const ERROR_KINDS: Record<string, RuntimeErrorKind> = {
-  rate_limit: 'rate_limited',
-  auth: 'auth',
-  timeout: 'timeout',
-  context_overflow: 'context_overflow',
-  crash: 'crashed',
-};
 
 async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenerator<RuntimeEvent> {
   throwIfCancelled(request.signal);
@@ -46,7 +32,7 @@ async function* agentReply(script: Script, request: RuntimeRequest): AsyncGenera
     const resetAt =
       entry.error === 'rate_limit' ? new Date(Date.now() + (entry.reset_after_s ?? 60) * 1000) : undefined;
     throw new RuntimeError(
-      ERROR_KINDS[entry.error]!,
+      SCRIPTED_ERRORS[entry.error],
       `scripted ${entry.error} for agent '${request.agentId}'`,
       {
         ...(resetAt ? { resetAt } : {}),

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ProviderLimiter } from './provider-limiter.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
-/** A capped provider's turn (always a promise). */
+/** A capped provider's turn (always a promise); `provider` is a key of the runtime `runtime@…`. */
 const turn = (limiter: ProviderLimiter, provider: string, signal?: AbortSignal) =>
-  Promise.resolve(limiter.acquire(provider, signal));
+  Promise.resolve(limiter.acquire(provider.split(/[@#]/)[0]!, provider, signal));
 
 describe('ProviderLimiter', () => {
   it('lets at most `concurrency` calls run at once, first come first served', async () => {
@@ -49,10 +49,10 @@ describe('ProviderLimiter', () => {
 
   it('leaves providers without limits alone, and an aborted wait gives its place up', async () => {
     const limiter = new ProviderLimiter({ codex: { concurrency: 1, requests_per_minute: null } });
-    const release = limiter.acquire('claude');
+    const release = limiter.acquire('claude', 'claude');
     expect(release).toBeTypeOf('function'); // no caps: no wait, not even a promise
     (release as () => void)();
-    const first = await limiter.acquire('codex');
+    const first = await limiter.acquire('codex', 'codex');
     const abort = new AbortController();
     const waiting = turn(limiter, 'codex', abort.signal);
     abort.abort(new Error('stop'));
@@ -60,5 +60,18 @@ describe('ProviderLimiter', () => {
     const next = turn(limiter, 'codex');
     first();
     await expect(next).resolves.toBeTypeOf('function');
+  });
+
+  it("caps each provider of a runtime on its own: one endpoint's calls never queue behind another's", async () => {
+    const limiter = new ProviderLimiter({ openai: { concurrency: 1, requests_per_minute: null } });
+    const ollama = await turn(limiter, 'openai@127.0.0.1:11434');
+    const started: string[] = [];
+    void turn(limiter, 'openai@api.openai.com#5d41402a').then(() => started.push('openai'));
+    void turn(limiter, 'openai@127.0.0.1:11434').then(() => started.push('ollama again'));
+    await tick();
+    expect(started).toEqual(['openai']);
+    ollama();
+    await tick();
+    expect(started).toEqual(['openai', 'ollama again']);
   });
 });

@@ -3,7 +3,10 @@ import type { ProviderLimit } from '../core/routing.js';
 /**
  * `limits:` in config: at most `concurrency` calls to a provider at once and at most
  * `requests_per_minute` started in any 60 s, for every task this process runs. A call waits its
- * turn (first come, first served); an aborted wait gives its place up.
+ * turn (first come, first served); an aborted wait gives its place up. The caps are set per
+ * runtime and counted per provider key (core/provider-key.ts), as rate limits are: a cap keeps
+ * one endpoint or account under its own limits, so Ollama's and OpenAI's calls, or two accounts',
+ * do not queue behind each other.
  */
 
 export type Release = () => void;
@@ -101,11 +104,11 @@ export class ProviderLimiter {
   ) {}
 
   /**
-   * A turn with `provider`: at once (not a promise) when it has no caps, else once one is free.
-   * The release must be called when the call ends.
+   * A turn with `provider` (a key of `runtime`): at once (not a promise) when the runtime has no
+   * caps, else once one is free. The release must be called when the call ends.
    */
-  acquire(provider: string, signal?: AbortSignal): Release | Promise<Release> {
-    const limit = this.limits[provider];
+  acquire(runtime: string, provider: string, signal?: AbortSignal): Release | Promise<Release> {
+    const limit = this.limits[runtime];
     if (!limit || (limit.concurrency === null && limit.requests_per_minute === null)) return noRelease;
     let queue = this.queues.get(provider);
     if (!queue) {

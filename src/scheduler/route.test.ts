@@ -21,8 +21,7 @@ const ctx = (over: Partial<RouteContext> = {}): RouteContext => ({
   gated: false,
   forcedTier: null,
   budgetPressed: false,
-  closed: new Set(),
-  agentRuntime: 'claude',
+  closed: new Map(),
   rejectedHere: [],
   ...over,
 });
@@ -112,15 +111,15 @@ describe('decideTier', () => {
 
   it('moves off a closed provider to an open tier, deeper first', () => {
     const r = routing({ default: 'mid' });
-    expect(decideTier(r, ctx({ closed: new Set(['claude']) }), {})).toMatchObject({
+    const claude = { mid: 'claude', deep: 'claude' };
+    const closed = (tiers: Record<string, string>) => ctx({ closed: new Map(Object.entries(tiers)) });
+    expect(decideTier(r, closed(claude), {})).toMatchObject({
       tier: 'fast',
       reason: 'window: claude is closed, fast is open',
     });
-    expect(decideTier(routing({ default: 'fast' }), ctx({ closed: new Set(['gemini']) }), {}).tier).toBe(
-      'mid',
-    );
+    expect(decideTier(routing({ default: 'fast' }), closed({ fast: 'gemini' }), {}).tier).toBe('mid');
     // every tier closed: the decision stands and the stage waits for the reset
-    expect(decideTier(r, ctx({ closed: new Set(['claude', 'gemini']) }), {}).tier).toBe('mid');
+    expect(decideTier(r, closed({ ...claude, fast: 'gemini' }), {}).tier).toBe('mid');
   });
 });
 

@@ -19,10 +19,8 @@ export interface RouteContext {
   forcedTier: string | null;
   /** The task has used 80 % of its budget. */
   budgetPressed: boolean;
-  /** Runtimes whose window is closed now. */
-  closed: ReadonlySet<string>;
-  /** The agent's own runtime, for tiers that name none. */
-  agentRuntime: string;
+  /** The tiers whose provider is closed now by a limit, with that provider (its key). */
+  closed: ReadonlyMap<string, string>;
   /** Tiers of this agent's earlier stages in this task that its gate rejected. */
   rejectedHere: readonly string[];
 }
@@ -154,14 +152,13 @@ export function decideTier(
     tier = order[Math.min(deepestRejected + 1, order.length - 1)]!;
     overrides.push(`escalated: ${from} was rejected in this task`);
   }
-  const runtimeOf = (t: string) => routing.tiers[t]!.runtime ?? ctx.agentRuntime;
-  if (ctx.closed.has(runtimeOf(tier))) {
+  if (ctx.closed.has(tier)) {
     // deeper tiers first (the work still gets done well), then cheaper ones
     const open = [...order.slice(depth(tier) + 1), ...order.slice(0, depth(tier)).reverse()].find(
-      (t) => !ctx.closed.has(runtimeOf(t)),
+      (t) => !ctx.closed.has(t),
     );
     if (open) {
-      overrides.push(`window: ${runtimeOf(tier)} is closed, ${open} is open`);
+      overrides.push(`window: ${ctx.closed.get(tier)} is closed, ${open} is open`);
       tier = open;
     }
   }

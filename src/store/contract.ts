@@ -209,6 +209,20 @@ export function storeContract(name: string, open: () => EventStore) {
       ]);
     });
 
+    it('keeps a window per provider key: two endpoints or accounts of one runtime close apart', () => {
+      store = open();
+      const now = new Date('2026-11-29T12:00:00Z');
+      store.closeProvider('openai@api.openai.com#5d41402a', '2026-11-29T12:01:02Z');
+      store.closeProvider('openai@127.0.0.1:11434', '2026-11-29T12:00:20Z');
+      expect(store.closedProviders(now)).toEqual([
+        { provider: 'openai@127.0.0.1:11434', resetAt: '2026-11-29T12:00:20Z' },
+        { provider: 'openai@api.openai.com#5d41402a', resetAt: '2026-11-29T12:01:02Z' },
+      ]);
+      expect(store.closedProviders(new Date('2026-11-29T12:00:30Z')).map((w) => w.provider)).toEqual([
+        'openai@api.openai.com#5d41402a',
+      ]);
+    });
+
     it('leases a task to one live process at a time; a dead holder’s lease is free', () => {
       store = open();
       const { taskId } = store.createTask(created);

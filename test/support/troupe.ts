@@ -87,17 +87,18 @@ export function project(files: Record<string, string> = {}): string {
 export function eventLog(
   dir: string,
   taskId: string,
-): Array<{ seq: number; type: string; data: Record<string, unknown> }> {
+): Array<{ seq: number; type: string; at: string; data: Record<string, unknown> }> {
   const db = new Database(join(dir, '.troupe', 'troupe.db'), { readonly: true });
   try {
     return db
-      .prepare<[string], { seq: number; type: string; data: string }>(
-        'SELECT seq, type, data FROM events WHERE task_id = ? ORDER BY seq',
+      .prepare<[string], { seq: number; type: string; at: string; data: string }>(
+        'SELECT seq, type, at, data FROM events WHERE task_id = ? ORDER BY seq',
       )
       .all(taskId)
       .map((row) => ({
         seq: row.seq,
         type: row.type,
+        at: row.at,
         data: JSON.parse(row.data) as Record<string, unknown>,
       }));
   } finally {

@@ -225,6 +225,38 @@ describe('executor in memory', () => {
       expect(Date.parse(completed.at)).toBeGreaterThanOrEqual(Date.parse(resetAt));
     });
 
+    it('a limit on one endpoint of runtime openai leaves another alone (OpenAI and Ollama)', async () => {
+      const world = memoryWorld();
+      world.store.closeProvider('openai@api.openai.com', new Date(Date.now() + 3_600_000).toISOString());
+      const local = agent('local', {
+        runtime: 'openai',
+        model: 'llama3.2',
+        openai: { base_url: 'http://127.0.0.1:11434/v1', api_key_env: null },
+      });
+      const fromOllama = world.service.start({
+        pipeline: pipeline(local),
+        input: 'go',
+        script: script({ local: ['from ollama'] }),
+      });
+      const t0 = Date.now();
+      expect((await world.service.continue(fromOllama)).status).toBe('completed');
+      expect(Date.now() - t0).toBeLessThan(1000);
+      const hosted = agent('hosted', { runtime: 'openai', model: 'gpt-4.1-mini' });
+      const fromOpenAi = world.service.start({
+        pipeline: pipeline(hosted),
+        input: 'go',
+        script: script({ hosted: ['from openai'] }),
+      });
+      const stop = new AbortController();
+      const state = await world.service
+        .continue(fromOpenAi, { onEvent: (e) => e.type === 'rate_limited' && stop.abort() }, stop.signal)
+        .catch(() => world.service.state(fromOpenAi));
+      expect(state.status).toBe('waiting');
+      expect(eventsOf(world, fromOpenAi).find((e) => e.type === 'rate_limited')).toMatchObject({
+        provider: 'openai@api.openai.com',
+      });
+    });
+
     it("moves a limited stage to the agent's first open fallback at once, and records the decision", async () => {
       const world = memoryWorld();
       const a = agent('a', { fallback: [{ runtime: 'gemini', model: 'gemini-2.5-flash' }] });
@@ -245,6 +277,83 @@ describe('executor in memory', () => {
       });
       expect(world.store.closedProviders(new Date()).map((w) => w.provider)).toEqual(['claude']);
       expect(world.decisions).toEqual([expect.objectContaining({ task: id, kind: 'fallback' })]);
+    });
+  });
+
+  describe('runtime retries', () => {
+    const started = (events: StoredEvent[]) =>
+      events.flatMap((e) => (e.type === 'stage_started' ? [[e.stage, e.attempt]] : []));
+
+    it('retries overloaded and network failures after a doubling backoff, then goes on', async () => {
+      const world = memoryWorld();
+      const a = agent('a', { retry: { max_retries: 2, backoff: 0.1, fallback_context_strategy: null } });
+      const id = world.service.start({
+        pipeline: pipeline(a),
+        input: 'go',
+        script: script({ a: [{ error: 'overloaded' }, { error: 'network' }, 'done'] }),
+      });
+      const done = await world.service.continue(id);
+      expect(done.status).toBe('completed');
+      const events = eventsOf(world, id);
+      expect(started(events)).toEqual([
+        [1, 1],
+        [1, 2],
+        [1, 3],
+      ]);
+      const failed = events.filter((e) => e.type === 'stage_attempt_failed');
+      expect(failed.map((e) => e.type === 'stage_attempt_failed' && e.error.kind)).toEqual([
+        'overloaded',
+        'network',
+      ]);
+      const waits = failed.map(
+        (e) => e.type === 'stage_attempt_failed' && Date.parse(e.retryAt!) - Date.parse(e.at),
+      );
+      expect(waits[0]).toBeGreaterThanOrEqual(95);
+      expect(waits[1]).toBeGreaterThanOrEqual(195);
+      const second = events.filter((e) => e.type === 'stage_started')[1]!;
+      expect(Date.parse(second.at)).toBeGreaterThanOrEqual(
+        Date.parse((failed[0] as { retryAt: string }).retryAt),
+      );
+    });
+
+    it('fails with the kind once the attempts are used up; auth is never retried', async () => {
+      const world = memoryWorld();
+      const fast = { max_retries: 2, backoff: 0, fallback_context_strategy: null };
+      const timedOut = world.service.start({
+        pipeline: pipeline(agent('a', { retry: fast })),
+        input: 'go',
+        script: script({ a: [{ error: 'timeout' }] }),
+      });
+      expect((await world.service.continue(timedOut)).failure).toMatchObject({
+        reason: expect.stringMatching(/failed after 3 attempts/),
+        errorKind: 'timeout',
+      });
+      const denied = world.service.start({
+        pipeline: pipeline(agent('a', { retry: fast })),
+        input: 'go',
+        script: script({ a: [{ error: 'auth' }, 'never'] }),
+      });
+      expect((await world.service.continue(denied)).failure).toMatchObject({ errorKind: 'auth' });
+      expect(started(eventsOf(world, denied))).toEqual([[1, 1]]);
+    });
+
+    it('retries by default (no retry:), and the backoff is recorded, so a new process waits out the rest', async () => {
+      const world = memoryWorld();
+      const id = world.service.start({
+        pipeline: pipeline(agent('a')),
+        input: 'go',
+        script: script({ a: [{ error: 'overloaded' }, 'done'] }),
+      });
+      const stop = new AbortController();
+      const first = await world.service
+        .continue(id, { onEvent: (e) => e.type === 'stage_attempt_failed' && stop.abort() }, stop.signal)
+        .catch(() => world.service.state(id));
+      expect(first.status).not.toBe('failed');
+      const failed = eventsOf(world, id).find((e) => e.type === 'stage_attempt_failed')!;
+      expect(
+        failed.type === 'stage_attempt_failed' && Date.parse(failed.retryAt!) - Date.parse(failed.at),
+      ).toBe(10_000);
+      expect(first.activations.get('a1')?.retryAt).toBe((failed as { retryAt: string }).retryAt);
     });
   });
 

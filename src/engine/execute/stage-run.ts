@@ -1,5 +1,6 @@
 import type { TaskEvent } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
+import { ClosedProviders, type Env } from '../../core/provider-key.js';
 import type { RuntimeError, RuntimeEvent, RuntimeRequest } from '../../core/runtime.js';
 import { parseSendDirectives } from '../../pipeline/lang/directives.js';
 import { withCost } from '../../scheduler/prices.js';
@@ -7,6 +8,7 @@ import { noRelease } from '../../scheduler/provider-limiter.js';
 import { chunkEventsFromOutput, usesChunks } from '../plan/chunks.js';
 import { chooseRunner, type RunnerChoice, rateLimitedEvent } from '../plan/fallback.js';
 import type { StepOf } from '../plan/plan.js';
+import { type RetryDecision, retryAfter } from '../plan/retry-policy.js';
 import {
   concreteEffort,
   concreteModel,
@@ -76,7 +78,7 @@ class StageRun {
     }, run.ports.flushMs);
     const chosen = await this.chooseRunner();
     if (!chosen) return;
-    const request = this.buildRequest(chosen.runner, prompt, place, limitedBy);
+    const request = this.buildRequest(chosen, prompt, place, limitedBy);
     // what is recorded so far is in the store before the runtime runs (a store error is not the runtime's)
     run.events.flush();
     try {
@@ -121,7 +123,8 @@ class StageRun {
    */
   private async chooseRunner(): Promise<Runner | null> {
     const { run, step, node } = this;
-    const closed = new Map(run.ports.store.closedProviders(new Date()).map((w) => [w.provider, w.resetAt]));
+    const closed = new ClosedProviders(run.ports.store.closedProviders(new Date()));
+    const env = providerEnv(run);
     let worker = node;
     if (isRouted(node)) {
       const advice = run.state.routes[step.stage] ? null : await askTierRouter(run, node);
@@ -130,7 +133,7 @@ class StageRun {
           run.state,
           node,
           step.stage,
-          new Set(closed.keys()),
+          { closed, env },
           () => run.routeHistory(),
           advice,
         );
@@ -142,7 +145,7 @@ class StageRun {
         return null;
       }
     }
-    const choice = chooseRunner(node, worker, step.stage, closed);
+    const choice = chooseRunner(node, worker, step.stage, closed, env);
     if (choice.kind === 'closed') {
       const limit = { provider: choice.provider, resetAt: choice.reopens, message: choice.message };
       run.events.record([rateLimitedEvent(step, limit, choice.runtimes, new Date())]);
@@ -153,7 +156,7 @@ class StageRun {
   }
 
   private buildRequest(
-    runner: AgentNode,
+    { runner, provider }: Runner,
     prompt: string,
     place: Workplace,
     limitedBy: string | null,
@@ -162,7 +165,7 @@ class StageRun {
     const previousMeta = run.state.agentMeta[node.id] ?? [];
     // back on the provider that limited it, the stage continues the CLI's own conversation
     // (claude --resume, codex exec resume), so the agent keeps what it had done
-    const resume = node.resume || limitedBy === runner.runtime;
+    const resume = node.resume || limitedBy === provider;
     const rawName = `${step.stage}${step.turn ? `-r${step.turn.round}` : ''}`;
     return {
       agentId: node.id,
@@ -197,15 +200,15 @@ class StageRun {
     const { run, step, node } = this;
     const runtime = run.ports.runtimeFor(run.state, runner, 'stage');
     if (runtime.name !== 'scripted') await run.files.sync();
-    const turn = run.ports.limiter?.acquire(provider, run.signal) ?? noRelease;
+    const turn = run.ports.limiter?.acquire(runner.runtime, provider, run.signal) ?? noRelease;
     const release = typeof turn === 'function' ? turn : await turn;
-    const closedNow = run.ports.store.closedProviders(new Date()).find((w) => w.provider === provider);
-    if (closedNow) {
+    const closedUntil = new ClosedProviders(run.ports.store.closedProviders(new Date())).until(provider);
+    if (closedUntil) {
       release();
       streamed.close();
-      const message = `${provider} is closed until ${closedNow.resetAt}`;
+      const message = `${provider} is closed until ${closedUntil}`;
       run.events.record([
-        rateLimitedEvent(step, { provider, resetAt: closedNow.resetAt, message }, runtimes, new Date()),
+        rateLimitedEvent(step, { provider, resetAt: closedUntil, message }, runtimes, new Date()),
       ]);
       return null;
     }
@@ -275,8 +278,9 @@ class StageRun {
 
   /**
    * A failed call: a limit closes its provider for every task and the stage waits for the reset
-   * (or goes to an open fallback); anything else is a failed attempt, retried after the agent's
-   * backoff or the error's own reset time.
+   * (or goes to an open fallback); anything else is a failed attempt, which the planner retries
+   * or fails by retry-policy.ts, and a retry's time is recorded with it (the error's own reset
+   * time, else the backoff), so the wait outlives this process.
    */
   private failureEvent(
     { provider, runtimes }: Runner,
@@ -292,8 +296,7 @@ class StageRun {
       const limit = { provider, resetAt, message: failure.message, meta: failure.options.meta };
       return rateLimitedEvent(step, limit, runtimes, new Date());
     }
-    const backoffS = node.retry?.backoff ?? 0;
-    const retryAt = failure.resetAt ?? (backoffS > 0 ? new Date(Date.now() + backoffS * 1000) : undefined);
+    const retryAt = retryTime(retryAfter(node, failure.kind, step.attempt), failure.resetAt, new Date());
     return {
       type: 'stage_attempt_failed',
       stage: step.stage,
@@ -311,6 +314,21 @@ class StageRun {
       meta: { ...failure.options.meta, error_kind: failure.kind },
     };
   }
+}
+
+/** When a retry may start: the error's own reset time when it is ahead, else after the backoff; undefined when now. */
+function retryTime(decision: RetryDecision, resetAt: Date | undefined, now: Date): Date | undefined {
+  if (!decision.retry) return undefined;
+  if (resetAt && resetAt > now) return resetAt;
+  return decision.delayMs > 0 ? new Date(now.getTime() + decision.delayMs) : undefined;
+}
+
+/**
+ * The environment provider keys are computed in: the one the runtimes get, except under a script,
+ * where no account is used (and the keys are the same on every machine).
+ */
+function providerEnv(run: RunContext): Env {
+  return run.state.script ? {} : (run.ports.env ?? {});
 }
 
 /** When to try again (limitResetTime), counting the limits this stage has met in this process. */

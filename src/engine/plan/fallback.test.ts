@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ClosedProviders } from '../../core/provider-key.js';
 import { agent } from '../test-pipelines.js';
 import { chooseRunner, rateLimitedEvent } from './fallback.js';
 import type { StepOf } from './plan.js';
@@ -12,10 +13,11 @@ describe('fallback: who runs a stage while providers are closed', () => {
       { runtime: 'codex', model: null },
     ],
   });
-  const closed = (...providers: Array<[string, string]>) => new Map(providers);
+  const closed = (...providers: Array<[string, string]>) =>
+    new ClosedProviders(providers.map(([provider, resetAt]) => ({ provider, resetAt })));
 
   it("runs on the agent's own runtime while it is open", () => {
-    const choice = chooseRunner(node, node, 3, closed(['gemini', '2026-12-01T10:00:00Z']));
+    const choice = chooseRunner(node, node, 3, closed(['gemini', '2026-12-01T10:00:00Z']), {});
     expect(choice).toMatchObject({ kind: 'run', runner: node, provider: 'claude', decision: null });
   });
 
@@ -25,6 +27,7 @@ describe('fallback: who runs a stage while providers are closed', () => {
       node,
       3,
       closed(['claude', '2026-12-01T10:00:00Z'], ['gemini', '2026-12-01T09:00:00Z']),
+      {},
     );
     expect(choice).toMatchObject({
       kind: 'run',
@@ -43,7 +46,7 @@ describe('fallback: who runs a stage while providers are closed', () => {
 
   it('a routed stage falls back from its tier, not from the agent as written', () => {
     const onTier = { ...node, runtime: 'gemini' as const, model: 'gemini-2.5-flash' };
-    const choice = chooseRunner(node, onTier, 1, closed());
+    const choice = chooseRunner(node, onTier, 1, closed(), {});
     expect(choice).toMatchObject({ kind: 'run', runner: onTier, provider: 'gemini' });
   });
 
@@ -57,12 +60,50 @@ describe('fallback: who runs a stage while providers are closed', () => {
         ['gemini', '2026-12-01T09:00:00Z'],
         ['codex', '2026-12-01T11:00:00Z'],
       ),
+      {},
     );
     expect(choice).toMatchObject({
       kind: 'closed',
       provider: 'claude',
       reopens: '2026-12-01T09:00:00Z',
       message: 'claude, gemini, codex are closed until 2026-12-01T09:00:00Z',
+    });
+  });
+
+  describe('providers are what was limited: runtime, endpoint and account', () => {
+    const ollama = agent('local', {
+      runtime: 'openai',
+      model: 'llama3.2',
+      openai: { base_url: 'http://127.0.0.1:11434/v1', api_key_env: null },
+    });
+    const hosted = agent('hosted', { runtime: 'openai', model: 'gpt-4.1-mini' });
+    const env = { OPENAI_API_KEY: 'sk-one' };
+
+    it('a limit on OpenAI does not close Ollama, both runtime openai', () => {
+      const limited = chooseRunner(hosted, hosted, 1, closed(), env);
+      expect(limited).toMatchObject({
+        kind: 'run',
+        provider: expect.stringMatching(/^openai@api\.openai\.com#[0-9a-f]{8}$/),
+      });
+      const windows = closed([(limited as { provider: string }).provider, '2026-12-01T10:00:00Z']);
+      expect(chooseRunner(ollama, ollama, 2, windows, env)).toMatchObject({
+        kind: 'run',
+        provider: 'openai@127.0.0.1:11434',
+      });
+      expect(chooseRunner(hosted, hosted, 3, windows, env)).toMatchObject({ kind: 'closed' });
+      // another key is another account
+      expect(chooseRunner(hosted, hosted, 4, windows, { OPENAI_API_KEY: 'sk-two' })).toMatchObject({
+        kind: 'run',
+      });
+    });
+
+    it('a window from before provider keys (runtime*) closes every provider of its runtime', () => {
+      const windows = closed(['openai*', '2026-12-01T10:00:00Z']);
+      expect(chooseRunner(ollama, ollama, 1, windows, env)).toMatchObject({
+        kind: 'closed',
+        reopens: '2026-12-01T10:00:00Z',
+      });
+      expect(chooseRunner(node, node, 1, windows, env)).toMatchObject({ kind: 'run', provider: 'claude' });
     });
   });
 
@@ -86,8 +127,8 @@ describe('fallback: who runs a stage while providers are closed', () => {
 
     it('retries at once when another runtime of the stage is open', () => {
       const choices = [
-        { runtime: 'claude' as const, model: null },
-        { runtime: 'gemini' as const, model: null },
+        { runtime: 'claude' as const, model: null, provider: 'claude' },
+        { runtime: 'gemini' as const, model: null, provider: 'gemini' },
       ];
       const event = rateLimitedEvent(
         step,
@@ -109,7 +150,7 @@ describe('fallback: who runs a stage while providers are closed', () => {
     });
 
     it('waits for the reset when the limited provider was its only one', () => {
-      const choices = [{ runtime: 'claude' as const, model: null }];
+      const choices = [{ runtime: 'claude' as const, model: null, provider: 'claude' }];
       const event = rateLimitedEvent(step, limit, { choices, closed: closed() }, now);
       expect(event).not.toHaveProperty('retryAt');
     });

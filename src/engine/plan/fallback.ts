@@ -1,5 +1,6 @@
 import type { EventOf } from '../../core/events.js';
 import type { AgentNode, RuntimeName } from '../../core/pipeline.js';
+import { type ClosedProviders, type Env, providerKey } from '../../core/provider-key.js';
 import type { StepOf } from './plan.js';
 import { concreteModel } from './stage-route.js';
 
@@ -13,10 +14,15 @@ export interface RuntimeChoice {
   model: string | null;
 }
 
-/** The runtimes a stage may use, in order (its agent's, then `fallback:`), and the closed providers with their reset times. */
+/** A runtime the stage may use, with the provider (key) it would call. */
+export interface ProviderChoice extends RuntimeChoice {
+  provider: string;
+}
+
+/** The runtimes a stage may use, in order (its agent's, then `fallback:`), and the providers closed now. */
 export interface StageRuntimes {
-  choices: readonly RuntimeChoice[];
-  closed: ReadonlyMap<string, string>;
+  choices: readonly ProviderChoice[];
+  closed: ClosedProviders;
 }
 
 export type RunnerChoice =
@@ -24,7 +30,7 @@ export type RunnerChoice =
       kind: 'run';
       /** The agent as it runs this stage: on its routed tier, or moved to a fallback. */
       runner: AgentNode;
-      /** The provider called: the runner's runtime. */
+      /** The provider called: the runner's (core/provider-key.ts). */
       provider: string;
       /** A move to a fallback, to record. */
       decision: EventOf<'decision'> | null;
@@ -35,34 +41,40 @@ export type RunnerChoice =
 /**
  * Who runs a stage of `node` (`worker`: the agent on its routed tier): the agent when its
  * provider is open, else its first fallback whose provider is, else nobody: every provider it
- * may use is closed, and the stage waits with everything else that needs them.
+ * may use is closed, and the stage waits with everything else that needs them. A fallback keeps
+ * the agent's endpoint settings, so its provider is that of the agent moved to its runtime.
  */
 export function chooseRunner(
   node: AgentNode,
   worker: AgentNode,
   stage: number,
-  closed: ReadonlyMap<string, string>,
+  closed: ClosedProviders,
+  env: Env,
 ): RunnerChoice {
-  const choices = [{ runtime: worker.runtime, model: worker.model }, ...(node.fallback ?? [])];
+  const runners = [
+    worker,
+    ...(node.fallback ?? []).map((f) => ({ ...worker, runtime: f.runtime, model: f.model })),
+  ];
+  const choices = runners.map((r) => ({ runtime: r.runtime, model: r.model, provider: providerKey(r, env) }));
   const runtimes = { choices, closed };
-  const choice = choices.find((c) => !closed.has(c.runtime));
-  if (!choice) {
-    const reopens = choices.map((c) => closed.get(c.runtime)!).sort()[0]!;
-    const names = choices.map((c) => c.runtime).join(', ');
+  const at = choices.findIndex((c) => !closed.isClosed(c.provider));
+  if (at < 0) {
+    const reopens = choices.map((c) => closed.until(c.provider)!).sort()[0]!;
+    const names = [...new Set(choices.map((c) => c.provider))];
     return {
       kind: 'closed',
-      provider: worker.runtime,
+      provider: choices[0]!.provider,
       reopens,
-      message: `${names} ${choices.length > 1 ? 'are' : 'is'} closed until ${reopens}`,
+      message: `${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} closed until ${reopens}`,
       runtimes,
     };
   }
-  if (choice === choices[0])
-    return { kind: 'run', runner: worker, provider: choice.runtime, decision: null, runtimes };
+  const choice = choices[at]!;
+  if (at === 0) return { kind: 'run', runner: worker, provider: choice.provider, decision: null, runtimes };
   return {
     kind: 'run',
-    runner: { ...worker, runtime: choice.runtime, model: choice.model },
-    provider: choice.runtime,
+    runner: runners[at]!,
+    provider: choice.provider,
     decision: {
       type: 'decision',
       stage,
@@ -70,7 +82,7 @@ export function chooseRunner(
       kind: 'fallback',
       from: { runtime: worker.runtime, model: concreteModel(worker.model) },
       to: { runtime: choice.runtime, model: choice.model },
-      reason: `${worker.runtime} is closed until ${closed.get(worker.runtime)}`,
+      reason: `${choices[0]!.provider} is closed until ${closed.until(choices[0]!.provider)}`,
     },
     runtimes,
   };
@@ -93,7 +105,7 @@ export function rateLimitedEvent(
   { choices, closed }: StageRuntimes,
   now: Date,
 ): EventOf<'rate_limited'> {
-  const fallbackOpen = choices.some((c) => c.runtime !== limit.provider && !closed.has(c.runtime));
+  const fallbackOpen = choices.some((c) => c.provider !== limit.provider && !closed.isClosed(c.provider));
   return {
     type: 'rate_limited',
     stage: step.stage,

@@ -364,24 +364,30 @@ describe('planner: human input', () => {
 });
 
 describe('planner: runtime retry and recovery', () => {
+  /** Attempts 1..n of agent a's stage 1, each failed with `kind` (the executor's backoff recorded with each). */
   const failing = (
     retry: { max_retries: number; backoff: number } | null,
-    kind: RuntimeErrorKind = 'crashed',
+    kind: RuntimeErrorKind = 'overloaded',
+    attempts = 1,
   ) => {
     const p = pipeline(agent('a', { retry: retry && { ...retry, fallback_context_strategy: null } }));
-    return new Log(p).add(
-      { type: 'stage_started', stage: 1, activation: 'a1', agent: 'a', input: 'x', attempt: 1 },
-      {
-        type: 'stage_attempt_failed',
-        stage: 1,
-        activation: 'a1',
-        agent: 'a',
-        attempt: 1,
-        error: { kind, message: 'boom' },
-        partialOutput: '',
-        retryAt: '2026-01-01T00:00:06.000Z',
-      },
-    );
+    const log = new Log(p);
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      log.add(
+        { type: 'stage_started', stage: 1, activation: 'a1', agent: 'a', input: 'x', attempt },
+        {
+          type: 'stage_attempt_failed',
+          stage: 1,
+          activation: 'a1',
+          agent: 'a',
+          attempt,
+          error: { kind, message: 'boom' },
+          partialOutput: '',
+          retryAt: '2026-01-01T00:00:06.000Z',
+        },
+      );
+    }
+    return log;
   };
 
   it('retries the same stage after the backoff while retries remain', () => {
@@ -393,16 +399,47 @@ describe('planner: runtime retry and recovery', () => {
     });
   });
 
-  it('fails the task once the attempts are used up', () => {
-    expect(only(failing(null))).toMatchObject({
+  it.each(['overloaded', 'network', 'timeout'] as const)(
+    'retries %s by default, twice, then fails the task with the kind',
+    (kind) => {
+      expect(only(failing(null, kind, 1))).toMatchObject({ kind: 'start_stage', attempt: 2 });
+      expect(only(failing(null, kind, 2))).toMatchObject({ kind: 'start_stage', attempt: 3 });
+      expect(only(failing(null, kind, 3))).toMatchObject({
+        kind: 'fail',
+        reason: "agent 'a' failed after 3 attempts: boom",
+        errorKind: kind,
+      });
+    },
+  );
+
+  it.each(['auth', 'quota_billing', 'context_overflow', 'crashed', 'script_missing', 'cancelled'] as const)(
+    'never retries %s, whatever retry: says',
+    (kind) => {
+      for (const retry of [null, { max_retries: 3, backoff: 0 }]) {
+        expect(only(failing(retry, kind))).toMatchObject({
+          kind: 'fail',
+          reason: "agent 'a' failed: boom",
+          errorKind: kind,
+        });
+      }
+    },
+  );
+
+  it('max_retries: 0 turns retries off', () => {
+    expect(only(failing({ max_retries: 0, backoff: 1 }, 'timeout'))).toMatchObject({
       kind: 'fail',
-      reason: "agent 'a' failed: boom",
-      errorKind: 'crashed',
+      errorKind: 'timeout',
     });
   });
 
-  it('does not retry a missing script entry', () => {
-    expect(only(failing({ max_retries: 3, backoff: 0 }, 'script_missing'))).toMatchObject({ kind: 'fail' });
+  it('runs a stage whose session was lost again at once (without it), even with max_retries: 0', () => {
+    expect(only(failing({ max_retries: 0, backoff: 1 }, 'session_not_found'))).toMatchObject({
+      kind: 'start_stage',
+      attempt: 2,
+    });
+    expect(only(failing({ max_retries: 0, backoff: 1 }, 'session_not_found', 2))).toMatchObject({
+      kind: 'fail',
+    });
   });
 
   it('a rate-limited stage waits for the reset under the same number, and the limit is not a failed attempt', () => {

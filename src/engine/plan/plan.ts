@@ -18,6 +18,7 @@ import {
   type TaskState,
 } from '../fold/task-state.js';
 import { resolveHandoffs } from './handoffs.js';
+import { retryAfter } from './retry-policy.js';
 import { planSession } from './session-plan.js';
 
 /**
@@ -203,9 +204,8 @@ function planReady(
 ): Step | null {
   const previous = activation.stage === null ? undefined : state.stages[activation.stage - 1];
   if (previous?.status === 'failed') {
-    const allowed = 1 + (node.retry?.max_retries ?? 0);
     const error = previous.error;
-    if (activation.attempts >= allowed || error?.kind === 'script_missing' || error?.kind === 'cancelled') {
+    if (!error || !retryAfter(node, error.kind, activation.attempts).retry) {
       const tries = activation.attempts === 1 ? '' : ` after ${activation.attempts} attempts`;
       return fail(
         `agent '${node.id}' failed${tries}: ${error?.message ?? 'unknown error'}`,

@@ -1,6 +1,7 @@
 import { TroupeError } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
+import { type ClosedProviders, type Env, providerKey } from '../../core/provider-key.js';
 import type { Tier } from '../../core/routing.js';
 import type { Effort } from '../../core/runtime.js';
 import { decideTier, onTier, ROUTER_REASON, type RouterAdvice, taskKind } from '../../scheduler/route.js';
@@ -37,7 +38,7 @@ export function routeStage(
   state: TaskState,
   node: AgentNode,
   stage: number,
-  closed: ReadonlySet<string>,
+  providers: { closed: ClosedProviders; env: Env },
   history: () => readonly RouteOutcome[],
   advice: RouterAdvice | null = null,
 ): { node: AgentNode; decision: EventOf<'decision'> | null } {
@@ -57,6 +58,11 @@ export function routeStage(
     };
     return { node: onTier(node, tier, which), decision: null };
   }
+  const closed = new Map<string, string>();
+  for (const [name, tier] of Object.entries(routing.tiers)) {
+    const key = providerKey(onTier(node, tier, which), providers.env);
+    if (providers.closed.isClosed(key)) closed.set(name, key);
+  }
   const size = state.size?.size ?? null;
   const rejectedHere = state.stages
     .filter((s) => s.agent === node.id && s.gate?.decision === 'rejected' && state.routes[s.n])
@@ -73,7 +79,6 @@ export function routeStage(
       forcedTier: state.forcedTier,
       budgetPressed: state.budgetWarned,
       closed,
-      agentRuntime: node.runtime,
       rejectedHere,
     },
     tierRecords(history(), taskKind(state.pipeline, node.id, size)),

@@ -40,6 +40,31 @@ describe('sqlite store: provider windows across connections', () => {
   });
 });
 
+describe('sqlite store: a store written before provider keys', () => {
+  it('keeps its windows, each now closing every provider of its runtime; a later open changes nothing', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');
+    const old = new Database(file);
+    old.exec('CREATE TABLE provider_windows (provider TEXT PRIMARY KEY, reset_at TEXT NOT NULL)');
+    old.prepare('INSERT INTO provider_windows VALUES (?, ?)').run('openai', '2026-11-29T12:05:00Z');
+    old.close();
+    const now = new Date('2026-11-29T12:00:00Z');
+    let store = openSqliteStore(file);
+    try {
+      expect(store.closedProviders(now)).toEqual([{ provider: 'openai*', resetAt: '2026-11-29T12:05:00Z' }]);
+      store.closeProvider('claude', '2026-11-29T12:06:00Z');
+    } finally {
+      store.close();
+    }
+    store = openSqliteStore(file);
+    try {
+      // `claude` is a provider key of this troupe: not taken for an old window again
+      expect(store.closedProviders(now).map((w) => w.provider)).toEqual(['claude', 'openai*']);
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('sqlite store: a task list costs the same whatever the store holds', () => {
   it('picks the page through an index first, and summarises only its rows', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');

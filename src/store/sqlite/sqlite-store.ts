@@ -13,6 +13,7 @@ import {
   type TaskSummary,
 } from '../../core/event-store.js';
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
+import { ANY_ACCOUNT } from '../../core/provider-key.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page
@@ -279,11 +280,22 @@ export function openSqliteStore(file: string): EventStore {
   };
 }
 
-/** Brings a store written by an older troupe up to this schema. */
+/** Brings a store written by an older troupe up to this schema (`user_version` counts the steps). */
 function migrate(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
   if (!columns.some((c) => c.name === 'superseded_by'))
     db.exec('ALTER TABLE events ADD COLUMN superseded_by INTEGER');
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version < 1) {
+    // windows were keyed by runtime name and closed all of it: they now say so (`claude*`, see
+    // core/provider-key.ts), and a bare name is one provider key like any other
+    db.transaction(() => {
+      db.exec(
+        `UPDATE provider_windows SET provider = provider || '${ANY_ACCOUNT}' WHERE provider NOT GLOB '*[@#*]*'`,
+      );
+      db.pragma('user_version = 1');
+    })();
+  }
 }
 
 function toSummary(row: TaskRow): TaskSummary {
