@@ -124,7 +124,7 @@ export const RetrySchema = z
   .strictObject({
     max_retries: z.number().int().min(0).optional().meta({
       description:
-        'Runs again after a retryable failure (network, overloaded, timeout); other kinds, such as auth, are never retried. 0: none.',
+        'Runs again after a retryable failure (network, overloaded, timeout; with retry: also a crash); kinds such as auth are never retried. 0: none.',
       default: DEFAULT_RETRY.max_retries,
     }),
     fallback_context_strategy: z.enum(CONTEXT_STRATEGIES).nullish(),

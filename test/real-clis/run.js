@@ -10,10 +10,10 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RuntimeError } from '../../dist/core/runtime.js';
 import { claudeRuntime } from '../../dist/runtimes/claude.js';
 import { codexRuntime } from '../../dist/runtimes/codex.js';
 import { geminiRuntime } from '../../dist/runtimes/gemini.js';
-import { RuntimeError } from '../../dist/core/runtime.js';
 
 const PACKAGES = ['@anthropic-ai/claude-code@2.1.197', '@google/gemini-cli@0.61.0', '@openai/codex@0.171.0'];
 const LIMIT_MS = 60_000;

@@ -412,7 +412,7 @@ describe('planner: runtime retry and recovery', () => {
     },
   );
 
-  it.each(['auth', 'quota_billing', 'context_overflow', 'crashed', 'script_missing', 'cancelled'] as const)(
+  it.each(['auth', 'quota_billing', 'context_overflow', 'script_missing', 'cancelled'] as const)(
     'never retries %s, whatever retry: says',
     (kind) => {
       for (const retry of [null, { max_retries: 3, backoff: 0 }]) {
@@ -424,6 +424,14 @@ describe('planner: runtime retry and recovery', () => {
       }
     },
   );
+
+  it('retries a crash only under retry:, as aqm retries any failed call', () => {
+    expect(only(failing(null, 'crashed'))).toMatchObject({ kind: 'fail', errorKind: 'crashed' });
+    expect(only(failing({ max_retries: 1, backoff: 0 }, 'crashed'))).toMatchObject({
+      kind: 'start_stage',
+      attempt: 2,
+    });
+  });
 
   it('max_retries: 0 turns retries off', () => {
     expect(only(failing({ max_retries: 0, backoff: 1 }, 'timeout'))).toMatchObject({

@@ -25,7 +25,13 @@ describe('retryAfter: whether a failed stage runs again, and when', () => {
   });
 
   it('never retries auth or any other kind that would fail the same way', () => {
-    for (const kind of ['auth', 'quota_billing', 'context_overflow', 'crashed', 'missing_cli'] as const)
+    for (const kind of ['auth', 'quota_billing', 'context_overflow', 'missing_cli'] as const)
       expect(retryAfter(retry(5, 1), kind, 1)).toEqual({ retry: false });
+  });
+
+  it('retries a crash only when the agent asks for retries, as aqm retries any failure', () => {
+    expect(retryAfter({ retry: null }, 'crashed', 1)).toEqual({ retry: false });
+    expect(retryAfter(retry(1, 2), 'crashed', 1)).toEqual({ retry: true, delayMs: 2000 });
+    expect(retryAfter(retry(1, 2), 'crashed', 2)).toEqual({ retry: false });
   });
 });

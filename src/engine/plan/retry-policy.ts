@@ -10,8 +10,10 @@ import { isRetryable, type RuntimeErrorKind } from '../../core/runtime.js';
  *   most 5 minutes;
  * - `session_not_found` runs again at once without the lost session, as the docs promise, at
  *   least once even with `max_retries: 0`;
- * - any other kind (auth, quota_billing, context_overflow, crashed, …) fails the task at once:
- *   the same call would fail the same way.
+ * - `crashed` (the CLI died, or an unclassified failure) runs again only when the agent asks for
+ *   retries with `retry:`, as aqm retries any failure of a call; never by default;
+ * - any other kind (auth, quota_billing, context_overflow, missing_cli, …) fails the task at
+ *   once: the same call would fail the same way.
  *
  * Limits (`rate_limited`, `usage_limit`) are not failed attempts: they wait for their window.
  */
@@ -29,6 +31,7 @@ export function retryAfter(
   const { max_retries, backoff } = node.retry ?? DEFAULT_RETRY;
   if (kind === 'session_not_found')
     return attempt < 1 + Math.max(1, max_retries) ? { retry: true, delayMs: 0 } : { retry: false };
-  if (!isRetryable(kind) || attempt >= 1 + max_retries) return { retry: false };
+  const retried = isRetryable(kind) || (kind === 'crashed' && node.retry !== null);
+  if (!retried || attempt >= 1 + max_retries) return { retry: false };
   return { retry: true, delayMs: Math.min(backoff * 1000 * 2 ** (attempt - 1), MAX_DELAY_MS) };
 }
