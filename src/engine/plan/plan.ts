@@ -1,4 +1,11 @@
-import { type HandoffTarget, isTerminal, type SessionTurn, type TaskErrorKind } from '../../core/events.js';
+import {
+  type EventOf,
+  type HandoffTarget,
+  isTerminal,
+  type SessionTurn,
+  type TaskErrorKind,
+  type TaskEventType,
+} from '../../core/events.js';
 import {
   type AgentNode,
   findNode,
@@ -26,6 +33,9 @@ import { planSession } from './session-plan.js';
  * routing, gate, retry and fan-out rule is testable with a plain object. The executor
  * performs the steps and appends their events; then it asks again.
  */
+/** An event's fields without its `type`: what a step that records it as it is carries. */
+type EventBody<T extends TaskEventType> = Omit<EventOf<T>, 'type'>;
+
 export type Step =
   | {
       kind: 'start_stage';
@@ -39,17 +49,10 @@ export type Step =
       /** A session turn: `activation` is the session's, `agent` the speaker. */
       turn?: SessionTurn;
     }
-  | { kind: 'start_session'; activation: string; session: string; participants: string[]; topic: string }
-  | { kind: 'end_round'; activation: string; round: number; agreed: string[]; consensus: boolean }
-  | {
-      kind: 'end_session';
-      activation: string;
-      session: string;
-      stage: number;
-      outcome: 'consensus' | 'no_consensus';
-      rounds: number;
-      output: string;
-    }
+  // the session steps record their event as it is
+  | ({ kind: 'start_session' } & EventBody<'session_started'>)
+  | ({ kind: 'end_round' } & EventBody<'session_round_ended'>)
+  | ({ kind: 'end_session' } & EventBody<'session_ended'>)
   | {
       kind: 'ask_human';
       activation: string;
