@@ -31,7 +31,9 @@ describe('troupeCommand: what to tell the user to run next', () => {
 
   it('node with the path to bin/troupe.js otherwise: relative from the clone, absolute from elsewhere', () => {
     expect(troupeCommand({ env: {}, cwd: packageRoot() })).toBe('node bin/troupe.js');
-    const { root } = dirs();
-    expect(troupeCommand({ env: {}, cwd: root })).toBe(`node ${bin}`);
+    // deep enough that the way back up is longer than the absolute path, wherever the clone is
+    const far = join(dirs().root, ...Array.from({ length: 24 }, (_, i) => `d${i}`));
+    mkdirSync(far, { recursive: true });
+    expect(troupeCommand({ env: {}, cwd: far })).toBe(`node ${bin}`);
   });
 });
