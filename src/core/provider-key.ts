@@ -125,6 +125,15 @@ function endpointName(url: string): string {
   }
 }
 
+// asked for on every stage (and each fallback) with the same few variables: hashed once each
+const fingerprints = new Map<string, string>();
+
 function fingerprint(variable: string, value: string): string {
-  return createHash('sha256').update(`${variable}=${value}`).digest('hex').slice(0, 8);
+  const named = `${variable}=${value}`;
+  let print = fingerprints.get(named);
+  if (print === undefined) {
+    print = createHash('sha256').update(named).digest('hex').slice(0, 8);
+    fingerprints.set(named, print);
+  }
+  return print;
 }
