@@ -1,19 +1,10 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse, type Served, serve } from './support/serve.js';
-import { eventLog, example, project, troupe, waitFor } from './support/troupe.js';
+import { eventLog, example, project, troupe, waitFor, writerEditorPipeline } from './support/troupe.js';
 
 /** `troupe serve` as people use it: a real server on a free loopback port, driven over HTTP. */
 
-const writerPipeline = `agents:
-  - id: writer
-    runtime: claude
-    system_prompt: "Write: {{ input }}"
-    handoffs: [{ to: editor }]
-  - id: editor
-    runtime: claude
-    system_prompt: "Edit: {{ input }}"
-`;
 const slowScript = {
   agents: {
     writer: [{ reply: 'first draft\nwith two lines\n', delay_ms: 150 }],
@@ -60,7 +51,7 @@ const getJson = async <T = Record<string, unknown>>(path: string) =>
 
 beforeAll(async () => {
   dir = project({
-    '.troupe/pipelines/write.yaml': writerPipeline,
+    '.troupe/pipelines/write.yaml': writerEditorPipeline,
     '.troupe/pipelines/deploy.yaml': (await import('node:fs')).readFileSync(example('human-deploy'), 'utf8'),
     '.troupe/config.yaml': 'default_pipeline: write\n',
     'no-human.yaml': noHuman,
@@ -230,7 +221,7 @@ describe('troupe serve: REST API', () => {
     expect(pipelines.pipelines.map((p) => p.name)).toEqual(['chunky', 'deploy', 'design', 'team', 'write']);
     expect(pipelines.default).toBe('write');
 
-    const broken = writerPipeline.replace('handoffs: [{ to: editor }]', 'handoffs: [{ to: editr }]');
+    const broken = writerEditorPipeline.replace('handoffs: [{ to: editor }]', 'handoffs: [{ to: editr }]');
     const check = (await (await post('/api/validate', { name: 'write', content: broken })).json()) as {
       valid: boolean;
       diagnostics: { line: number; message: string }[];
@@ -461,7 +452,7 @@ describe('troupe serve: sessions, chunks and the agent form', () => {
 
 describe('troupe serve: security and lifecycle', () => {
   it('with a token, every request needs it (header, ?token= or the cookie the page gets)', async () => {
-    const d = project({ '.troupe/pipelines/write.yaml': writerPipeline });
+    const d = project({ '.troupe/pipelines/write.yaml': writerEditorPipeline });
     const s = await serve(d, ['--token', 'sekrit-token']);
     try {
       const url = (p: string) => new URL(p, s.url).toString();
@@ -499,7 +490,7 @@ describe('troupe serve: security and lifecycle', () => {
   });
 
   it('stops cleanly on SIGTERM and, started again, carries on the task it was running', async () => {
-    const d = project({ '.troupe/pipelines/write.yaml': writerPipeline });
+    const d = project({ '.troupe/pipelines/write.yaml': writerEditorPipeline });
     const first = await serve(d);
     const slow = { agents: { writer: [{ reply: 'slow draft', delay_ms: 3000 }], editor: ['edited'] } };
     const started = await fetch(new URL('/api/run', first.url), {

@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { example, waitFor } from '../../test/support/troupe.js';
+import { example, project, waitFor, writerEditorPipeline } from '../../test/support/troupe.js';
 import { TASK_STATUSES } from '../core/events.js';
 import { loadProjectConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -17,15 +16,6 @@ import { openApiDocument } from './openapi.js';
  * field the declaration does not have fails here.
  */
 
-const writer = `agents:
-  - id: writer
-    runtime: claude
-    system_prompt: "Write: {{ input }}"
-    handoffs: [{ to: editor }]
-  - id: editor
-    runtime: claude
-    system_prompt: "Edit: {{ input }}"
-`;
 const chunky = `agents:
   - id: planner
     runtime: claude
@@ -45,22 +35,17 @@ let served: TroupeApp;
 const answered = new Set<Route>();
 
 beforeAll(() => {
-  root = mkdtempSync(path.join(tmpdir(), 'troupe-contract-'));
-  const files: Record<string, string> = {
+  root = project({
     '.troupe/config.yaml': 'default_pipeline: write\n',
-    '.troupe/pipelines/write.yaml': writer,
+    '.troupe/pipelines/write.yaml': writerEditorPipeline,
     '.troupe/pipelines/chunky.yaml': chunky,
     '.troupe/pipelines/limited.yaml': limited,
     '.troupe/pipelines/keyless.yaml': keyless,
-    '.troupe/pipelines/team.yaml': writer,
+    '.troupe/pipelines/team.yaml': writerEditorPipeline,
     '.troupe/pipelines/deploy.yaml': readFileSync(example('human-deploy'), 'utf8'),
     '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
     'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
-  };
-  for (const [file, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
-    writeFileSync(path.join(root, file), text);
-  }
+  });
   const store = openSqliteStore(path.join(root, '.troupe', 'troupe.db'));
   served = createApp({ project: { root, store, config: loadProjectConfig(root) }, pollMs: 10 });
   served.start();
@@ -135,7 +120,9 @@ describe('every route answers what it declares', () => {
     await call('GET', '/api/pipelines/write/yaml');
     await call('GET', '/api/agents');
     await call('GET', '/api/agents?pipeline=design');
-    expect((await call('POST', '/api/validate', { name: 'write', content: writer })).status).toBe(200);
+    expect(
+      (await call('POST', '/api/validate', { name: 'write', content: writerEditorPipeline })).status,
+    ).toBe(200);
     const solo = { content: 'agents:\n  - id: solo\n    runtime: claude\n' };
     expect((await call('PUT', '/api/pipelines/solo', solo)).status).toBe(201);
     expect((await call('PUT', '/api/pipelines/solo', solo)).status).toBe(200);

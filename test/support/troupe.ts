@@ -74,6 +74,17 @@ export interface TaskJson {
 }
 
 /** A fresh project directory with the given files (paths relative to it). */
+/** Two claude agents, writer then editor: the pipeline the server tests run (under a script). */
+export const writerEditorPipeline = `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "Write: {{ input }}"
+    handoffs: [{ to: editor }]
+  - id: editor
+    runtime: claude
+    system_prompt: "Edit: {{ input }}"
+`;
+
 export function project(files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'troupe-test-'));
   for (const [path, content] of Object.entries(files)) {
