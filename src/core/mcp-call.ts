@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { McpServer } from './pipeline.js';
 
 /**
  * troupe's own MCP server (`mcp: [troupe]`, src/mcp/): what a stage's runtime call may do
@@ -11,6 +12,11 @@ import { z } from 'zod';
 
 /** The pipeline's name for the server: `mcp: [troupe]`, without a command. */
 export const TROUPE_MCP_SERVER = 'troupe';
+
+/** A server named `troupe` without a command is troupe's own; the engine gives each call its own. */
+export function isTroupeServer(server: McpServer): boolean {
+  return server.server === TROUPE_MCP_SERVER && !server.command;
+}
 
 /** One runtime call's identity and what it may do, as the engine decides it. */
 export interface TroupeMcpCall {

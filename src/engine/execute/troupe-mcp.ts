@@ -1,4 +1,4 @@
-import { TROUPE_MCP_SERVER, type TroupeMcpCall } from '../../core/mcp-call.js';
+import { isTroupeServer, type TroupeMcpCall } from '../../core/mcp-call.js';
 import { type AgentNode, findNode, type McpServer } from '../../core/pipeline.js';
 import { directiveText } from '../../pipeline/lang/directives.js';
 import { directiveTargets } from '../plan/handoffs.js';
@@ -35,11 +35,6 @@ export class StageMcp {
     const directives = directiveText(port.directives(this.call));
     return directives ? `${directives}\n${text}` : text;
   }
-}
-
-/** A server named `troupe` without a command is troupe's own. */
-export function isTroupeServer(server: McpServer): boolean {
-  return server.server === TROUPE_MCP_SERVER && !server.command;
 }
 
 function mcpCall(run: RunContext, step: StepOf<'start_stage'>, node: AgentNode): TroupeMcpCall {
