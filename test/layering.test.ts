@@ -98,7 +98,7 @@ describe('the layering of src/', () => {
       ['engine'],
       ['store'],
       ['app'],
-      ['server'],
+      ['mcp', 'server'],
       ['cli'],
     ];
     const rank = new Map(layers.flatMap((folders, i) => folders.map((f) => [f, i] as const)));

@@ -8,6 +8,7 @@ import { loadScript } from '../runtimes/script.js';
 import { fileDecisionLog } from '../store/decision-log.js';
 import { TaskFiles } from '../store/task-files.js';
 import { gitWorkspace } from '../workspace/task-workspace.js';
+import { projectTroupeMcp } from './troupe-mcp.js';
 
 /**
  * The real world a project's tasks run in: the CLIs and endpoints of runtimes/, git worktrees,
@@ -24,6 +25,7 @@ export function projectAdapters(root: string, config: ProjectConfig): TaskAdapte
     workspace: gitWorkspace,
     decisionLog: fileDecisionLog(root),
     commandGate: runCommandGate,
+    troupeMcp: projectTroupeMcp(root),
     env: process.env,
   };
 }

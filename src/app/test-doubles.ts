@@ -5,7 +5,7 @@ import { RuntimeError } from '../core/runtime.js';
 import type { TaskMail } from '../core/task-mail.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
 import type { TaskState } from '../engine/fold/task-state.js';
-import type { TaskAdapters, TaskProjection } from '../engine/ports.js';
+import type { TaskAdapters, TaskProjection, TroupeMcp } from '../engine/ports.js';
 import { TaskService } from '../engine/task-service.js';
 import { defaultConfig, type ProjectConfig } from '../pipeline/config.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
@@ -129,7 +129,7 @@ export interface MemoryWorld {
  * script: there is no other runtime here. `store` wraps another one (one that counts appends).
  */
 export function memoryWorld(
-  options: { store?: EventStore; repo?: string | null; config?: ProjectConfig } = {},
+  options: { store?: EventStore; repo?: string | null; config?: ProjectConfig; troupeMcp?: TroupeMcp } = {},
 ): MemoryWorld {
   const store = options.store ?? openMemoryStore();
   const workspace = new MemoryWorkspace(options.repo ?? null);
@@ -152,6 +152,7 @@ export function memoryWorld(
     workspace,
     decisionLog: (line) => decisions.push(line),
     commandGate: runCommandGate,
+    ...(options.troupeMcp ? { troupeMcp: options.troupeMcp } : {}),
   };
   const service = new TaskService('/memory/project', store, options.config ?? defaultConfig(), adapters);
   return { service, store, workspace, mail, files, decisions };

@@ -1,6 +1,7 @@
 import type { EventStore } from '../core/event-store.js';
 import type { StoredEvent } from '../core/events.js';
-import type { AgentNode, RuntimeName } from '../core/pipeline.js';
+import type { McpDirective, TroupeMcpCall } from '../core/mcp-call.js';
+import type { AgentNode, McpServer, RuntimeName } from '../core/pipeline.js';
 import type { Env } from '../core/provider-key.js';
 import type { Runtime } from '../core/runtime.js';
 import type { Script } from '../core/script.js';
@@ -44,6 +45,14 @@ export interface RunObserver {
   onText?(stage: number, agent: string, text: string): void;
 }
 
+/** troupe's own MCP server, for agents with `mcp: [troupe]` (core/mcp-call.ts, docs/mcp.md). */
+export interface TroupeMcp {
+  /** The server one runtime call starts, with the call's identity; forgets what an earlier run of the call recorded. */
+  server(call: TroupeMcpCall): McpServer;
+  /** The directive-like tool calls the call made, in order. */
+  directives(call: TroupeMcpCall): McpDirective[];
+}
+
 export interface ExecutorPorts {
   store: EventStore;
   /** The task's files for people and file-reading agents, written from its state. */
@@ -74,6 +83,8 @@ export interface ExecutorPorts {
   env?: Env;
   /** Runs a `gate: {type: command}`. */
   commandGate: CommandGate;
+  /** `mcp: [troupe]`: without it the server is left as written. */
+  troupeMcp?: TroupeMcp;
 }
 
 /** The concrete world a TaskService runs tasks in; app/task-adapters.ts builds the real one. */
@@ -87,6 +98,7 @@ export interface TaskAdapters {
   workspace: TaskWorkspace;
   decisionLog: DecisionLog;
   commandGate: CommandGate;
+  troupeMcp?: TroupeMcp;
   /** The environment the runtimes run in (default: none, so provider keys are runtime names). */
   env?: Env;
 }

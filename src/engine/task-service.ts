@@ -123,6 +123,7 @@ export class TaskService {
       ...(this.adapters.env ? { env: this.adapters.env } : {}),
       decisionLog: this.adapters.decisionLog,
       commandGate: this.adapters.commandGate,
+      ...(this.adapters.troupeMcp ? { troupeMcp: this.adapters.troupeMcp } : {}),
     };
     return runTask(taskId, ports);
   }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { messageOf } from '../core/errors.js';
+import { isTroupeServer } from '../core/mcp-call.js';
 import { endpointBase, endpointKeyVar } from '../core/openai-endpoint.js';
 import type { AgentNode, Pipeline } from '../core/pipeline.js';
 import { isOnPath } from '../pipeline/on-path.js';
@@ -114,7 +115,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const keys: KeyCheck[] = [];
   for (const agent of options.pipeline?.agents ?? []) {
     if (agent.type !== 'agent') continue;
-    for (const server of agent.mcp.map(mcpLaunch)) {
+    // troupe's own server is this troupe: nothing to find
+    for (const server of agent.mcp.filter((s) => !isTroupeServer(s)).map(mcpLaunch)) {
       const found = path.isAbsolute(server.command)
         ? existsSync(server.command)
         : isOnPath(server.command, env.PATH);

@@ -10,6 +10,7 @@ import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
 import { registerList } from './list.js';
+import { registerMcp } from './mcp.js';
 import { registerMerge } from './merge.js';
 import { registerPipeline } from './pipeline.js';
 import { registerPr } from './pr.js';
@@ -50,6 +51,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['worktrees'], registerWorktrees],
   [['merge'], registerMerge],
   [['pr'], registerPr],
+  [['mcp'], registerMcp],
 ];
 
 /**

@@ -1,4 +1,5 @@
 import type { TaskEvent } from '../../core/events.js';
+import { isTroupeServer } from '../../core/mcp-call.js';
 import type { AgentNode } from '../../core/pipeline.js';
 import type { RuntimeRequest } from '../../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../../pipeline/lang/gate-decision.js';
@@ -51,7 +52,8 @@ export async function judgeOutput(
     model: gate.model ?? concreteModel(verifier?.model) ?? ctx.state.gateConfig.model,
     effort: concreteEffort(verifier?.effort),
     cwd,
-    mcp: verifier?.mcp ?? [],
+    // a verdict is no stage: troupe's own server (directives for the executor) is left out
+    mcp: verifier?.mcp.filter((server) => !isTroupeServer(server)) ?? [],
     extraFlags: verifier?.cli_flags ?? [],
     timeoutMs,
     signal: ctx.signal,

@@ -29,6 +29,7 @@ import {
   resumableSession,
   sleepUntil,
 } from './run-support.js';
+import { StageMcp } from './troupe-mcp.js';
 
 type Runner = Extract<RunnerChoice, { kind: 'run' }>;
 type RuntimeResult = Extract<RuntimeEvent, { type: 'result' }>;
@@ -78,12 +79,15 @@ class StageRun {
     }, run.ports.flushMs);
     const chosen = await this.chooseRunner();
     if (!chosen) return;
-    const request = this.buildRequest(chosen, prompt, place, limitedBy);
+    const mcp = StageMcp.of(run, step, node);
+    const request = this.buildRequest(chosen, prompt, place, limitedBy, mcp);
     // what is recorded so far is in the store before the runtime runs (a store error is not the runtime's)
     run.events.flush();
     try {
-      const result = await this.invoke(chosen, request, streamed);
-      if (!result) return;
+      const called = await this.invoke(chosen, request, streamed);
+      if (!called) return;
+      // troupe's MCP tool calls count as the directives they stand for
+      const result = { ...called, text: mcp.output(called.text) };
       const sha = await run.workspace.commitWorktree(step.stage, node.id, place);
       run.events.record(this.completionEvents(request, result, { sha, branch: place.branch }, started));
       this.sendMail(result.text);
@@ -160,6 +164,7 @@ class StageRun {
     prompt: string,
     place: Workplace,
     limitedBy: string | null,
+    mcp: StageMcp,
   ): RuntimeRequest {
     const { run, step, node } = this;
     const previousMeta = run.state.agentMeta[node.id] ?? [];
@@ -175,7 +180,7 @@ class StageRun {
       model: concreteModel(runner.model),
       effort: concreteEffort(runner.effort),
       cwd: place.cwd,
-      mcp: node.mcp,
+      mcp: mcp.servers(node),
       extraFlags: node.cli_flags,
       timeoutMs: (node.timeout ?? run.state.timeouts[runner.runtime] ?? 600) * 1000,
       signal: run.signal,

@@ -83,6 +83,15 @@ export function conditionHolds(
 }
 
 function autoTargets(pipeline: Pipeline, handoff: Handoff, output: string): string[] {
-  const allowed = handoff.to.includes('*') ? pipeline.agents.map((a) => a.id) : handoff.to;
-  return parseHandoffDirective(output, allowed);
+  return parseHandoffDirective(output, allowedTargets(pipeline, handoff));
+}
+
+function allowedTargets(pipeline: Pipeline, handoff: Handoff): string[] {
+  return handoff.to.includes('*') ? pipeline.agents.map((a) => a.id) : handoff.to;
+}
+
+/** Whom a `HANDOFF:` of this agent can name: the targets of its `condition: auto` handoffs, each once. */
+export function directiveTargets(pipeline: Pipeline, node: PipelineNode): string[] {
+  const auto = node.handoffs.filter((h) => h.condition === 'auto');
+  return [...new Set(auto.flatMap((h) => allowedTargets(pipeline, h)))];
 }

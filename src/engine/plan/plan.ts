@@ -334,6 +334,12 @@ function fanOutAgent(state: TaskState, group: string): string | null {
   return null;
 }
 
+/** The agent may ask a person mid-task (`HUMAN_INPUT:`): `human_input` on demand. */
+export function asksOnDemand(node: AgentNode): boolean {
+  const mode = node.human_input?.enabled ? node.human_input.mode : null;
+  return mode === 'on_demand' || mode === 'both';
+}
+
 function planSettling(state: TaskState, activation: Activation, node: AgentNode): Step | null {
   const stage = state.stages[activation.stage! - 1]!;
   if (repeatsItself(state, node.id)) {
@@ -343,9 +349,7 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
       'runaway',
     );
   }
-  const onDemand =
-    node.human_input?.enabled && (node.human_input.mode === 'on_demand' || node.human_input.mode === 'both');
-  if (onDemand && stage.gate === null) {
+  if (asksOnDemand(node) && stage.gate === null) {
     const questions = parseHumanInputQuestions(stage.output);
     if (questions.length > 0) {
       return {

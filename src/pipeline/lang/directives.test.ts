@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parseMcpDirectives } from '../../core/mcp-call.js';
 import {
+  directiveText,
   hasVote,
   parseChunkDirectives,
   parseHandoffDirective,
@@ -129,5 +131,38 @@ describe('parseSizeDirective', () => {
   it('ignores SIZE: inside a line and values that are not sizes', () => {
     expect(parseSizeDirective('the SIZE: M of it')).toBeNull();
     expect(parseSizeDirective('SIZE: medium')).toBeNull();
+  });
+});
+
+describe('directiveText: MCP tool calls as the directives they stand for', () => {
+  it('reads back through the parsers as the same directives', () => {
+    const text = directiveText([
+      { kind: 'handoff', to: ['qa', 'docs'] },
+      { kind: 'chunk_add', description: 'write\nthe   tests' },
+      { kind: 'chunk_done', id: 'C-001' },
+      { kind: 'ask_human', question: 'which\ngrammar?' },
+    ]);
+    expect(parseHandoffDirective(text, ['qa', 'docs', 'dev'])).toEqual(['qa', 'docs']);
+    expect(parseChunkDirectives(text)).toEqual({ add: ['write the tests'], done: ['C-001'], remove: [] });
+    expect(parseHumanInputQuestions(text)).toEqual(['which grammar?']);
+  });
+
+  it('writes the keyword for the last vote only, and nothing against', () => {
+    const agree = { kind: 'vote', agree: true, keyword: 'VOTE: AGREE' } as const;
+    const against = { kind: 'vote', agree: false, keyword: 'VOTE: AGREE' } as const;
+    expect(hasVote(directiveText([against, agree]), 'VOTE: AGREE')).toBe(true);
+    expect(directiveText([agree, against])).toBe('');
+  });
+
+  it('is empty without calls', () => {
+    expect(directiveText([])).toBe('');
+  });
+});
+
+describe('parseMcpDirectives', () => {
+  it('passes over a line cut off or not a directive', () => {
+    const file =
+      '{"kind":"chunk_done","id":"C-001"}\n{"kind":"handoff","to":3}\nnot json\n{"kind":"handoff","to":["q';
+    expect(parseMcpDirectives(file)).toEqual([{ kind: 'chunk_done', id: 'C-001' }]);
   });
 });

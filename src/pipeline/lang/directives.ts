@@ -1,3 +1,4 @@
+import type { McpDirective } from '../../core/mcp-call.js';
 import { parseTaskSize, type TaskSize } from '../../core/spec.js';
 
 /**
@@ -94,4 +95,36 @@ export function parseSendDirectives(output: string): Array<{ to: string; subject
     messages.push({ to: head[1]!, subject: (head[2] ?? '').trim(), body: body.join('\n') });
   }
   return messages;
+}
+
+/**
+ * The text directives that troupe's MCP tool calls stand for (core/mcp-call.ts), one per line,
+ * so the executor reads a tool call exactly as it reads the directive: the parsers above see
+ * these lines before the agent's own text. Only the last vote counts, and a vote against writes
+ * nothing (the keyword is the vote). '' when there are none.
+ */
+export function directiveText(directives: readonly McpDirective[]): string {
+  const lastVote = directives.findLast((d) => d.kind === 'vote');
+  return directives
+    .filter((d) => d.kind !== 'vote' || d === lastVote)
+    .map(directiveLine)
+    .filter((line) => line !== null)
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+function directiveLine(d: McpDirective): string | null {
+  const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+  switch (d.kind) {
+    case 'handoff':
+      return `HANDOFF: ${d.to.join(', ')}`;
+    case 'chunk_add':
+      return `CHUNK_ADD: ${oneLine(d.description)}`;
+    case 'chunk_done':
+      return `CHUNK_DONE: ${d.id}`;
+    case 'ask_human':
+      return `HUMAN_INPUT: ${oneLine(d.question)}`;
+    case 'vote':
+      return d.agree ? d.keyword : null;
+  }
 }

@@ -1,0 +1,70 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectMail } from '../bus/task-mail.js';
+import { NotFoundError, UsageError } from '../core/errors.js';
+import type { EventStore } from '../core/event-store.js';
+import {
+  decodeMcpCall,
+  type McpDirective,
+  mcpDirectiveLine,
+  parseMcpDirectives,
+  TROUPE_MCP_ENV,
+  type TroupeMcpCall,
+} from '../core/mcp-call.js';
+import type { TaskMail } from '../core/task-mail.js';
+import { foldEvents, type TaskState } from '../engine/fold/task-state.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+
+/**
+ * What one runtime call's server works on: who is calling (the identity the executor gave it),
+ * the task as the store has it now (read only: the executor owns the task while its stage
+ * runs), the project's bus, and the call's file of recorded directives.
+ */
+export class CallSession {
+  private store: EventStore | null = null;
+  private mailbox: TaskMail | null = null;
+
+  constructor(
+    readonly root: string,
+    readonly callsFile: string,
+    readonly call: TroupeMcpCall,
+  ) {}
+
+  static fromEnv(env: NodeJS.ProcessEnv): CallSession {
+    const missing = Object.values(TROUPE_MCP_ENV).filter((name) => !env[name]);
+    if (missing.length > 0)
+      throw new UsageError(`${missing.join(', ')} not set`, {
+        hint: 'troupe starts this server itself for agents with `mcp: [troupe]` (docs/mcp.md)',
+      });
+    const call = decodeMcpCall(env[TROUPE_MCP_ENV.call]!);
+    if (!call)
+      throw new UsageError(`${TROUPE_MCP_ENV.call} is not a call troupe made: ${env[TROUPE_MCP_ENV.call]}`);
+    return new CallSession(env[TROUPE_MCP_ENV.root]!, env[TROUPE_MCP_ENV.calls]!, call);
+  }
+
+  /** The task now: every event appended so far, folded. */
+  state(): TaskState {
+    this.store ??= openSqliteStore(join(this.root, '.troupe', 'troupe.db'));
+    const events = [...this.store.events(this.call.taskId)];
+    if (events.length === 0) throw new NotFoundError(`no task ${this.call.taskId}`);
+    return foldEvents(events);
+  }
+
+  mail(): TaskMail {
+    this.mailbox ??= projectMail(this.root, () => this.state().definition.agents.map((a) => a.id));
+    return this.mailbox;
+  }
+
+  /** What this call recorded so far. */
+  recorded(): McpDirective[] {
+    return existsSync(this.callsFile) ? parseMcpDirectives(readFileSync(this.callsFile, 'utf8')) : [];
+  }
+
+  record(directive: McpDirective): void {
+    appendFileSync(this.callsFile, mcpDirectiveLine(directive));
+  }
+
+  close(): void {
+    this.store?.close();
+  }
+}

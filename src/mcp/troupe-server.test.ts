@@ -1,0 +1,251 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bin, project, troupe, troupeJson } from '../../test/support/troupe.js';
+import { parseMcpDirectives, TROUPE_MCP_ENV, type TroupeMcpCall } from '../core/mcp-call.js';
+
+/**
+ * troupe's MCP server through the SDK's own client, over a real stdio child (`node
+ * bin/troupe.js mcp`), against a real task: planner wrote a spec, dev waits at its human gate.
+ */
+
+const pipeline = `agents:
+  - id: planner
+    runtime: claude
+    spec: required
+    chunks: {initial: ["write the parser"]}
+    handoffs: [{to: dev}]
+  - id: dev
+    runtime: claude
+    human_input: on_demand
+    gate: {type: human}
+    handoffs: [{to: "qa, docs", condition: auto}]
+  - id: qa
+    runtime: claude
+  - id: docs
+    runtime: claude
+`;
+const script = `agents:
+  planner:
+    - '{"requirements": ["parse it"], "files": ["src/parse.ts"], "verification": ["npm test"]}'
+  dev: ["working on it"]
+`;
+
+let dir: string;
+let taskId: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  dir = project({ 'agents.yaml': pipeline, 'script.yaml': script });
+  const run = await troupeJson(dir, [
+    'run',
+    'build a parser',
+    '--file',
+    'agents.yaml',
+    '--script',
+    'script.yaml',
+    '--size',
+    'M',
+  ]);
+  expect(run.json.status).toBe('awaiting_gate');
+  taskId = run.json.id;
+});
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+let calls = 0;
+
+/** A server for one call of dev's stage 2 (or as `call` says), and the file it records to. */
+async function server(call: Partial<TroupeMcpCall> = {}) {
+  const file = join(dir, `calls-${++calls}.jsonl`);
+  const identity: TroupeMcpCall = {
+    taskId,
+    agent: 'dev',
+    stage: 2,
+    attempt: 1,
+    handoffTargets: ['qa', 'docs'],
+    canAsk: true,
+    voteKeyword: null,
+    ...call,
+  };
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      [TROUPE_MCP_ENV.root]: dir,
+      [TROUPE_MCP_ENV.calls]: file,
+      [TROUPE_MCP_ENV.call]: JSON.stringify(identity),
+    },
+  });
+  const client = new Client({ name: 'test', version: '0.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  const tool = async (name: string, args: Record<string, unknown> = {}) => {
+    const result = (await client.callTool({ name, arguments: args })) as {
+      isError?: boolean;
+      content: Array<{ text: string }>;
+    };
+    return { error: result.isError === true, text: result.content.map((c) => c.text).join('') };
+  };
+  const recorded = () => {
+    try {
+      return parseMcpDirectives(readFileSync(file, 'utf8'));
+    } catch {
+      return [];
+    }
+  };
+  return { client, tool, recorded };
+}
+
+describe('troupe mcp', () => {
+  it('lists its tools', async () => {
+    const { client } = await server();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'add_chunk',
+      'ask_human',
+      'complete_chunk',
+      'hand_off',
+      'list_chunks',
+      'read_context',
+      'read_messages',
+      'read_spec',
+      'send_message',
+      'vote',
+    ]);
+    expect(tools.find((t) => t.name === 'hand_off')!.description).toContain('Allowed: qa, docs');
+  });
+
+  it('reads the task: its context, its spec and its chunks', async () => {
+    const { tool } = await server();
+    const context = await tool('read_context');
+    expect(context.error).toBe(false);
+    expect(context.text).toContain('build a parser');
+    expect(context.text).toContain('planner');
+    expect(JSON.parse((await tool('read_spec')).text)).toMatchObject({
+      agent: 'planner',
+      spec: { requirements: ['parse it'], files: ['src/parse.ts'] },
+    });
+    expect(JSON.parse((await tool('list_chunks')).text)).toEqual([
+      { id: 'C-001', description: 'write the parser', status: 'pending' },
+    ]);
+  });
+
+  it('records chunks added and completed, with the ids they will get', async () => {
+    const { tool, recorded } = await server();
+    expect(JSON.parse((await tool('add_chunk', { description: 'tests' })).text)).toMatchObject({
+      id: 'C-002',
+    });
+    expect(JSON.parse((await tool('add_chunk', { description: 'docs' })).text)).toMatchObject({
+      id: 'C-003',
+    });
+    expect((await tool('complete_chunk', { id: 'C-003' })).error).toBe(false);
+    expect((await tool('complete_chunk', { id: 'C-001' })).error).toBe(false);
+    expect(recorded()).toEqual([
+      { kind: 'chunk_add', description: 'tests' },
+      { kind: 'chunk_add', description: 'docs' },
+      { kind: 'chunk_done', id: 'C-003' },
+      { kind: 'chunk_done', id: 'C-001' },
+    ]);
+  });
+
+  it('a chunk that does not exist is a tool error naming the ones that do', async () => {
+    const { tool, recorded } = await server();
+    const missing = await tool('complete_chunk', { id: 'C-009' });
+    expect(missing).toEqual({ error: true, text: 'no chunk C-009; the task has: C-001' });
+    expect(recorded()).toEqual([]);
+  });
+
+  it('hands off only to the targets the pipeline allows from this agent', async () => {
+    const { tool, recorded } = await server();
+    const refused = await tool('hand_off', { to: ['qa', 'ghost'] });
+    expect(refused).toEqual({
+      error: true,
+      text: "agent 'dev' cannot hand off to 'ghost'; allowed: qa, docs",
+    });
+    expect((await tool('hand_off', { to: ['docs', 'qa', 'docs'] })).error).toBe(false);
+    expect(recorded()).toEqual([{ kind: 'handoff', to: ['docs', 'qa'] }]);
+  });
+
+  it('an agent without an auto handoff cannot choose where it goes', async () => {
+    const { tool } = await server({ agent: 'planner', stage: 1, handoffTargets: [] });
+    const refused = await tool('hand_off', { to: ['dev'] });
+    expect(refused.error).toBe(true);
+    expect(refused.text).toContain("agent 'planner' has no `condition: auto` handoff");
+  });
+
+  it('asks a person only for an agent with human_input on demand', async () => {
+    const dev = await server();
+    expect((await dev.tool('ask_human', { question: 'which grammar?' })).error).toBe(false);
+    expect(dev.recorded()).toEqual([{ kind: 'ask_human', question: 'which grammar?' }]);
+    const planner = await server({ agent: 'planner', stage: 1, canAsk: false });
+    const refused = await planner.tool('ask_human', { question: 'which grammar?' });
+    expect(refused.error).toBe(true);
+    expect(refused.text).toContain("agent 'planner' cannot ask a person");
+  });
+
+  it('votes in a session turn with its keyword, and refuses outside one', async () => {
+    const turn = await server({ voteKeyword: 'VOTE: AGREE' });
+    expect((await turn.tool('vote', { agree: true })).error).toBe(false);
+    expect((await turn.tool('vote', { agree: false })).text).toBe('Recorded: you do not agree.');
+    expect(turn.recorded()).toEqual([
+      { kind: 'vote', agree: true, keyword: 'VOTE: AGREE' },
+      { kind: 'vote', agree: false, keyword: 'VOTE: AGREE' },
+    ]);
+    const refused = await (await server()).tool('vote', { agree: true });
+    expect(refused.error).toBe(true);
+    expect(refused.text).toContain('not taking a turn in a session');
+  });
+
+  it('sends mail on the bus at once, and reads the agent’s unread mail', async () => {
+    const qa = await server({ agent: 'qa', stage: 3 });
+    expect(
+      await qa.tool('send_message', { to: 'dev', subject: 'bug', body: 'the parser drops commas' }),
+    ).toEqual({
+      error: false,
+      text: 'Sent to dev.',
+    });
+    const dev = await server();
+    const inbox = await dev.tool('read_messages');
+    expect(inbox.text).toContain('From qa (status: bug):\nthe parser drops commas');
+    expect((await dev.tool('read_messages')).text).toBe('No unread messages.');
+    // the bus is AMQ's: `troupe bus` sees what the tool sent
+    await qa.tool('send_message', { to: 'user', subject: 'fyi', body: 'done' });
+    const list = await troupe(dir, ['bus', 'list', '--me', 'user', '--json']);
+    expect(list.stdout).toContain('fyi');
+    // sends are not directives: nothing is recorded for the executor
+    expect(qa.recorded()).toEqual([]);
+  });
+
+  it('a recipient that is not in the pipeline is a tool error', async () => {
+    const { tool } = await server();
+    const refused = await tool('send_message', { to: 'nobody', subject: 's', body: 'b' });
+    expect(refused).toEqual({
+      error: true,
+      text: "no agent 'nobody' in this pipeline; send to one of: planner, dev, qa, docs, user",
+    });
+  });
+
+  it('bad arguments are a tool error, and the server goes on answering', async () => {
+    const { tool } = await server();
+    const bad = await tool('hand_off', { to: 'qa' });
+    expect(bad.error).toBe(true);
+    expect(bad.text).toContain('Invalid arguments for tool hand_off');
+    expect((await tool('add_chunk', {})).error).toBe(true);
+    expect((await tool('list_chunks')).error).toBe(false);
+  });
+
+  it('started without a call’s identity: one line and the usage exit code', async () => {
+    const run = await troupe(dir, ['mcp']);
+    expect(run.code).toBe(2);
+    expect(run.stderr.split('\n')[0]).toBe(
+      'troupe: TROUPE_MCP_ROOT, TROUPE_MCP_CALLS, TROUPE_MCP_CALL not set',
+    );
+    expect(run.stderr).not.toContain('    at ');
+  });
+});

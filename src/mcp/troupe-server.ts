@@ -1,0 +1,173 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { NotFoundError, StateError, UsageError } from '../core/errors.js';
+import { usesChunks } from '../engine/plan/chunks.js';
+import { packageVersion } from '../package-root.js';
+import { nextChunkId } from '../pipeline/lang/chunk-table.js';
+import type { CallSession } from './call-session.js';
+
+/**
+ * troupe's own MCP server: the tools an agent calls instead of writing text directives
+ * (docs/mcp.md). Handoffs, chunks, questions and votes are recorded for the executor, which
+ * reads them as the directives they stand for when the call ends; mail goes through the bus at
+ * once; the context, spec and chunks are read from the task's log. A bad call throws, and the
+ * SDK answers it as a tool error (`isError`) with the message.
+ */
+export function troupeMcpServer(session: CallSession): McpServer {
+  const server = new McpServer({ name: 'troupe', version: packageVersion() });
+  const { call } = session;
+  const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
+  const json = (value: unknown) => text(JSON.stringify(value, null, 2));
+
+  server.registerTool(
+    'hand_off',
+    {
+      description: `Choose which agents work next when your turn ends (as a HANDOFF: line). Allowed: ${
+        call.handoffTargets.join(', ') || 'none (the pipeline decides where this agent hands off)'
+      }.`,
+      inputSchema: { to: z.array(z.string()).min(1).describe('agent ids, in order') },
+    },
+    ({ to }) => {
+      if (call.handoffTargets.length === 0)
+        throw new StateError(
+          `agent '${call.agent}' has no \`condition: auto\` handoff: where it goes next is decided by the pipeline`,
+        );
+      const refused = to.filter((id) => !call.handoffTargets.includes(id));
+      if (refused.length > 0)
+        throw new UsageError(
+          `agent '${call.agent}' cannot hand off to ${refused.map((id) => `'${id}'`).join(', ')}; allowed: ${call.handoffTargets.join(', ')}`,
+        );
+      const targets = [...new Set(to)];
+      session.record({ kind: 'handoff', to: targets });
+      return text(`Recorded: when your turn ends, the task goes on to ${targets.join(', ')}.`);
+    },
+  );
+
+  server.registerTool(
+    'add_chunk',
+    {
+      description: "Add a chunk (a unit of work) to the task's tracked chunks (as CHUNK_ADD:).",
+      inputSchema: { description: z.string().trim().min(1).describe('what the chunk is') },
+    },
+    ({ description }) => {
+      const state = session.state();
+      chunksTracked(state.definition);
+      const id = pendingId(state.chunks, session.recorded().filter((d) => d.kind === 'chunk_add').length);
+      session.record({ kind: 'chunk_add', description });
+      return json({ id, description, note: 'added when your turn ends' });
+    },
+  );
+
+  server.registerTool(
+    'complete_chunk',
+    {
+      description: 'Mark a chunk done (as CHUNK_DONE:).',
+      inputSchema: { id: z.string().trim().min(1).describe('the chunk id, e.g. C-001') },
+    },
+    ({ id }) => {
+      const state = session.state();
+      chunksTracked(state.definition);
+      const added = session.recorded().filter((d) => d.kind === 'chunk_add');
+      const known = [...state.chunks.map((c) => c.id), ...added.map((_, i) => pendingId(state.chunks, i))];
+      if (!known.includes(id))
+        throw new NotFoundError(`no chunk ${id}; the task has: ${known.join(', ') || 'none'}`);
+      session.record({ kind: 'chunk_done', id });
+      return text(`Recorded: ${id} is done when your turn ends.`);
+    },
+  );
+
+  server.registerTool(
+    'list_chunks',
+    { description: "The task's chunks: id, description, status (pending or done)." },
+    () => json(session.state().chunks.map(({ id, description, status }) => ({ id, description, status }))),
+  );
+
+  server.registerTool(
+    'ask_human',
+    {
+      description:
+        'Ask a person a question (as HUMAN_INPUT:): the task waits for the answer when your turn ends.',
+      inputSchema: { question: z.string().trim().min(1) },
+    },
+    ({ question }) => {
+      if (!call.canAsk)
+        throw new StateError(
+          `agent '${call.agent}' cannot ask a person: it has no \`human_input\` with mode on_demand or both`,
+        );
+      session.record({ kind: 'ask_human', question });
+      return text('Recorded: when your turn ends, troupe asks a person and the task waits for the answer.');
+    },
+  );
+
+  server.registerTool(
+    'vote',
+    {
+      description:
+        'Vote in a discussion session: agree or not that consensus is reached. Your last vote counts.',
+      inputSchema: { agree: z.boolean() },
+    },
+    ({ agree }) => {
+      if (call.voteKeyword === null)
+        throw new StateError(
+          `agent '${call.agent}' is not taking a turn in a session: there is nothing to vote on`,
+        );
+      session.record({ kind: 'vote', agree, keyword: call.voteKeyword });
+      return text(`Recorded: you ${agree ? 'agree' : 'do not agree'}.`);
+    },
+  );
+
+  server.registerTool(
+    'send_message',
+    {
+      description:
+        'Send a message on the bus to another agent of the pipeline, or to `user` (a person). Sent at once.',
+      inputSchema: { to: z.string().trim().min(1), subject: z.string(), body: z.string() },
+    },
+    ({ to, subject, body }) => {
+      const agents = session.state().definition.agents.map((a) => a.id);
+      if (to !== 'user' && !agents.includes(to))
+        throw new NotFoundError(
+          `no agent '${to}' in this pipeline; send to one of: ${[...agents, 'user'].join(', ')}`,
+        );
+      session.mail().send({ taskId: call.taskId, from: call.agent, to, subject, body });
+      return text(`Sent to ${to}.`);
+    },
+  );
+
+  server.registerTool(
+    'read_messages',
+    { description: 'Your unread messages on the bus (they are marked read).' },
+    () => text(session.mail().drainInbox(call.agent) || 'No unread messages.'),
+  );
+
+  server.registerTool(
+    'read_context',
+    { description: "The task's shared context (context.md): its input and what each agent has done." },
+    () => text(session.state().contextMd || '(the context is empty)'),
+  );
+
+  server.registerTool(
+    'read_spec',
+    {
+      description:
+        "The task's spec (requirements, files, verification), when an agent with `spec: required` wrote one.",
+    },
+    () => {
+      const { spec } = session.state();
+      return spec ? json(spec) : text('No spec has been recorded for this task.');
+    },
+  );
+
+  return server;
+}
+
+function chunksTracked(definition: Parameters<typeof usesChunks>[0]): void {
+  if (!usesChunks(definition)) throw new StateError('this pipeline tracks no chunks: no agent has `chunks:`');
+}
+
+/** The id the i-th chunk this call adds gets, after the task's own (the executor adds them first). */
+function pendingId(existing: Parameters<typeof nextChunkId>[0], i: number): string {
+  let chunks = [...existing];
+  for (let n = 0; n <= i; n++) chunks = [...chunks, { id: nextChunkId(chunks) }];
+  return chunks.at(-1)!.id;
+}
