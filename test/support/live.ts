@@ -48,6 +48,8 @@ export async function liveProject(extraEnv: Record<string, string> = {}): Promis
     GEMINI_API_KEY: 'fake',
     TMUX: '',
     TMUX_PANE: '',
+    // vitest runs under npx: the agents should be told to run this troupe, not `npx troupe`
+    npm_command: '',
     ...extraEnv,
   };
   const tmux = (args: string[]) =>
