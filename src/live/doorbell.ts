@@ -87,6 +87,10 @@ export function noticeText(me: string, items: NoticeItem[], readCommand: string)
 
 /** A subject from another process, made safe to type: one line, no control characters, short. */
 function clean(text: string): string {
-  const one = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  const one = text
+    .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '') // terminal escape sequences, whole
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
   return one.length > 80 ? `${one.slice(0, 79)}…` : one;
 }
