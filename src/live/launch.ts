@@ -6,10 +6,10 @@ import { rfc3339 } from '../bus/clock.js';
 import { DEFAULT_DIR } from '../bus/root.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import { agentLaunch } from './agent-command.js';
-import { findCodexConversation } from './conversation-id.js';
 import { type Adapter, LAUNCH_FILE, type LaunchAgent, readLaunchConfig } from './launch-config.js';
 import {
   type AgentRecord,
+  knownConversation,
   readSessionRecord,
   type SessionRecord,
   writeSessionRecord,
@@ -116,7 +116,9 @@ export function launch(options: LaunchOptions): LaunchResult {
       nonce,
     });
     const previousId =
-      agent.resume_policy === 'resume' ? recordedConversation(agent, prev, options.env) : null;
+      agent.resume_policy === 'resume' && prev?.adapter === agent.adapter
+        ? knownConversation(prev, options.env)
+        : null;
     const run = agentLaunch(agent.adapter, agent.command, instruction, previousId);
     return {
       agent,
@@ -203,22 +205,6 @@ export function launch(options: LaunchOptions): LaunchResult {
     result.attach = `tmux${tmux.socket ? ` -L ${tmux.socket}` : ''} attach -t ${tmuxSession}`;
   }
   return result;
-}
-
-/**
- * The conversation to resume: the recorded id, or for codex the one its session files hold for
- * the nonce of the last launch (looked up now, since codex only wrote it once it started).
- */
-function recordedConversation(
-  agent: LaunchAgent,
-  prev: AgentRecord | undefined,
-  env: NodeJS.ProcessEnv,
-): string | null {
-  if (!prev || prev.adapter !== agent.adapter) return null;
-  if (prev.conversation_id) return prev.conversation_id;
-  if (agent.adapter !== 'codex' || !prev.nonce) return null;
-  const since = Date.parse(prev.launched) - 60_000;
-  return findCodexConversation(prev.nonce, Number.isNaN(since) ? 0 : since, env);
 }
 
 function summary(

@@ -5,6 +5,7 @@ import { goJson } from '../bus/go-json.js';
 import { HUMAN } from '../bus/handle.js';
 import { ensureMailbox, mailbox, sessionRoots } from '../bus/layout.js';
 import { messageOf, UsageError } from '../core/errors.js';
+import { findCodexConversation } from './conversation-id.js';
 import type { Adapter } from './launch-config.js';
 import { isValidSession } from './launch-config.js';
 
@@ -99,9 +100,20 @@ export function listSessions(baseRoot: string): SessionSummary[] {
       agents: Object.entries(record.agents).map(([handle, a]) => ({
         handle,
         adapter: a.adapter,
-        conversation_id: a.conversation_id,
+        conversation_id: knownConversation(a),
         launches: a.launches,
       })),
     };
   });
+}
+
+/**
+ * The agent's conversation: the recorded id, or for codex the one its session files hold for the
+ * nonce of its last launch (looked up when asked: codex writes it only once it has started).
+ */
+export function knownConversation(a: AgentRecord, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (a.conversation_id) return a.conversation_id;
+  if (a.adapter !== 'codex' || !a.nonce) return null;
+  const since = Date.parse(a.launched) - 60_000;
+  return findCodexConversation(a.nonce, Number.isNaN(since) ? 0 : since, env);
 }
