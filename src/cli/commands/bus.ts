@@ -166,7 +166,10 @@ export function registerBus(program: Command): void {
     .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session')
     .action(run('operations', 'doctor'));
 
-  verb('setup', "detect agent CLIs; write AMQ's .amqrc, .amq/launch.json, the session and mailboxes")
+  bus
+    .command('setup')
+    .description("detect agent CLIs; write AMQ's .amqrc, .amq/launch.json, the session and mailboxes")
+    .option('--json', 'print JSON')
     .option('--preview', 'print the plan and its digest; write nothing')
     .option('--apply <digest>', 'write the plan if its digest is still this one (else exit 6)')
     .option('--agents <list>', 'roster: handles or handle:cli (default: one per CLI found)')
