@@ -3,7 +3,9 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadAmqrc } from '../bus/amqrc.js';
 import { rfc3339 } from '../bus/clock.js';
+import { mailbox } from '../bus/layout.js';
 import { DEFAULT_DIR } from '../bus/root.js';
+import { lockState, readWakeLock } from '../bus/wake-lock.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import { agentLaunch } from './agent-command.js';
 import { type Adapter, LAUNCH_FILE, type LaunchAgent, readLaunchConfig } from './launch-config.js';
@@ -197,14 +199,21 @@ export function launch(options: LaunchOptions): LaunchResult {
   }
   writeSessionRecord(root, next);
   for (const a of agents) {
-    if (a.pane && (a.disposition === 'started' || a.disposition === 'resumed'))
-      options.startWake({ root, me: a.handle, pane: a.pane });
+    if (!a.pane || a.disposition === 'disabled') continue;
+    // an agent left running keeps its wake, unless that wake died (then it gets a new one)
+    if (a.disposition === 'running' && wakeRunning(root, a.handle)) continue;
+    options.startWake({ root, me: a.handle, pane: a.pane });
   }
   if (tmuxSession) {
     result.tmux_session = tmuxSession;
     result.attach = `tmux${tmux.socket ? ` -L ${tmux.socket}` : ''} attach -t ${tmuxSession}`;
   }
   return result;
+}
+
+function wakeRunning(root: string, handle: string): boolean {
+  const lock = readWakeLock(mailbox(root, handle));
+  return lock !== undefined && lockState(lock) === 'running';
 }
 
 function summary(
