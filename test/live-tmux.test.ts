@@ -165,6 +165,14 @@ describe('troupe launch and wake, in tmux', () => {
       return w?.state === 'running' ? w : undefined;
     });
     expect(second.pid).not.toBe(first.pid);
+    const who = JSON.parse((await p.run(['bus', 'who', '--json'])).stdout) as Array<{
+      session: string;
+      handle: string;
+      presence_source?: string;
+    }>;
+    expect(who.find((w) => w.session === 'collab' && w.handle === 'claude')?.presence_source).toBe(
+      'notifier_live',
+    );
     // one wake per agent: another one, in the foreground, leaves at once
     const third = await p.run(['wake', '--me', 'claude', '--root', launched.root, '--pane', pane]);
     expect(third.code).toBe(0);
