@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
 import type { Amqrc } from './amqrc.js';
@@ -28,6 +28,7 @@ import {
   type RootConfig,
   readConfig,
   requireInitialized,
+  sessionRoots,
 } from './layout.js';
 import {
   byCreated,
@@ -43,6 +44,7 @@ import { isActive, type Presence, readPresence, setPresence, touchPresence } fro
 import { listReceipts, type ReceiptFilter, type Stage, waitForReceipt } from './receipts.js';
 import { p2pThread, routedThread } from './threads.js';
 import type { ValidateOptions } from './validate.js';
+import { lockState, readWakeLock } from './wake-lock.js';
 import { type WatchOptions, type WatchResult, watchDir } from './watch.js';
 
 export interface BusOptions {
@@ -117,7 +119,8 @@ export interface WhoEntry {
   status: string;
   last_seen: string;
   active: boolean;
-  presence_source?: 'recent_activity';
+  /** `notifier_live`: a running `troupe wake` holds its lock; `recent_activity`: seen in 10 min. */
+  presence_source?: 'recent_activity' | 'notifier_live';
 }
 
 /**
@@ -486,23 +489,17 @@ export class MessageBus {
 
   /** Every agent with an inbox in the base root and each of its sessions. */
   who(): WhoEntry[] {
-    const roots: Array<[string, string]> = [['', this.baseRoot]];
-    for (const name of safeReaddir(this.baseRoot)) {
-      if (
-        name.startsWith('_') ||
-        name.startsWith('.') ||
-        ['agents', 'threads', 'meta', 'extensions', 'bridge'].includes(name)
-      )
-        continue;
-      if (isDir(join(this.baseRoot, name, 'agents'))) roots.push([name, join(this.baseRoot, name)]);
-    }
+    const roots: Array<[string, string]> = [['', this.baseRoot], ...sessionRoots(this.baseRoot)];
     const now = Date.now();
     return roots.flatMap(([session, root]) =>
       mailboxHandles(root)
         .filter((h) => isDir(join(root, 'agents', h, 'inbox')))
         .map((handle): WhoEntry => {
-          const p = readPresence(mailbox(root, handle));
-          const active = isActive(p, now);
+          const box = mailbox(root, handle);
+          const p = readPresence(box);
+          const lock = readWakeLock(box);
+          const notifier = lock !== undefined && lockState(lock) === 'running';
+          const active = notifier || isActive(p, now);
           return {
             session,
             root,
@@ -511,7 +508,11 @@ export class MessageBus {
             status: p?.status ?? '',
             last_seen: p?.last_seen ?? '',
             active,
-            ...(active ? { presence_source: 'recent_activity' as const } : {}),
+            ...(notifier
+              ? { presence_source: 'notifier_live' as const }
+              : active
+                ? { presence_source: 'recent_activity' as const }
+                : {}),
           };
         }),
     );
@@ -576,14 +577,6 @@ function isDir(path: string): boolean {
     return statSync(path).isDirectory();
   } catch {
     return false;
-  }
-}
-
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
   }
 }
 

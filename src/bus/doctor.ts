@@ -3,9 +3,19 @@ import { join } from 'node:path';
 import { messageOf } from '../core/errors.js';
 import { parseRfc3339 } from './clock.js';
 import { HUMAN } from './handle.js';
-import { configPath, ensureMailbox, mailbox, mailboxHandles, missingLeaves, readConfig } from './layout.js';
+import {
+  configPath,
+  ensureMailbox,
+  type Mailbox,
+  mailbox,
+  mailboxHandles,
+  missingLeaves,
+  readConfig,
+  sessionRoots,
+} from './layout.js';
 import { isActive, readPresence } from './presence.js';
 import type { ResolvedRoot } from './root.js';
+import { type LockState, lockState, readWakeLock } from './wake-lock.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'error';
 
@@ -23,7 +33,11 @@ export interface MailboxOps {
   oldest_dlq_age_s?: number;
   presence_status?: string;
   presence_age_s?: number;
-  presence_source?: 'recent_activity';
+  presence_source?: 'recent_activity' | 'notifier_live';
+  /** The session holding this mailbox; absent for the root itself. */
+  session?: string;
+  /** Its `troupe wake` lock, if any: `running`, `stale` (owner gone), `unverified` (another host). */
+  wake?: { pid: number; state: LockState; started: string; pane?: string };
 }
 
 export interface DoctorReport {
@@ -34,6 +48,7 @@ export interface DoctorReport {
     agents: MailboxOps[];
     operator_gate: { unread: number };
     hints: Array<{ code: string; detail: string }>;
+    wakes: { running: number; stale: number };
   };
 }
 
@@ -93,42 +108,74 @@ export function doctor(
   const summary = { ok: 0, warn: 0, error: 0 };
   for (const c of checks) summary[c.status]++;
   const report: DoctorReport = { checks, mailboxes, summary };
-  if (options.ops) report.ops = ops(root, handles);
+  if (options.ops) report.ops = ops(resolved, handles);
   return report;
 }
 
-function ops(root: string, handles: string[]): NonNullable<DoctorReport['ops']> {
+function ops(resolved: ResolvedRoot, handles: string[]): NonNullable<DoctorReport['ops']> {
   const now = Date.now();
-  const agents = handles.map((handle): MailboxOps => {
-    const box = mailbox(root, handle);
-    const unread = ages(box.inboxNew, now);
-    const dlq = ages(box.dlqNew, now);
-    const p = readPresence(box);
-    const seen = p ? parseRfc3339(p.last_seen ?? '') : undefined;
-    return {
-      handle,
-      unread_count: unread.length,
-      ...(unread.length ? { oldest_unread_age_s: Math.max(...unread) } : {}),
-      dlq_count: dlq.length,
-      ...(dlq.length ? { oldest_dlq_age_s: Math.max(...dlq) } : {}),
-      ...(p ? { presence_status: p.status } : {}),
-      ...(seen !== undefined ? { presence_age_s: Math.round((now - Number(seen / 1_000_000n)) / 1000) } : {}),
-      ...(isActive(p, now) ? { presence_source: 'recent_activity' as const } : {}),
-    };
-  });
+  // a base root's sessions are where launched agents live: their backlog and wakes count too
+  const sessions = resolved.root === resolved.baseRoot ? sessionRoots(resolved.root) : [];
+  const agents = [
+    ...handles.map((handle) => mailboxOps(mailbox(resolved.root, handle), now)),
+    ...sessions.flatMap(([session, root]) =>
+      mailboxHandles(root).map((handle) => ({ ...mailboxOps(mailbox(root, handle), now), session })),
+    ),
+  ];
   const hints: Array<{ code: string; detail: string }> = [];
   for (const a of agents) {
     if (a.unread_count > 0 && !a.presence_source && a.handle !== HUMAN) {
       hints.push({
         code: 'unread_backlog_no_notifier',
-        detail: `${a.handle} has ${a.unread_count} unread and no recent activity`,
+        detail: `${a.session ? `${a.session}/` : ''}${a.handle} has ${a.unread_count} unread, no running wake and no recent activity`,
       });
     }
   }
   if (process.env.AMQ_GLOBAL_ROOT)
     hints.push({ code: 'global_root_configured', detail: process.env.AMQ_GLOBAL_ROOT });
-  const user = agents.find((a) => a.handle === HUMAN);
-  return { agents, operator_gate: { unread: user?.unread_count ?? 0 }, hints };
+  for (const a of agents) {
+    if (a.wake?.state === 'stale') {
+      hints.push({
+        code: 'stale_wake_lock',
+        detail: `${a.session ? `${a.session}/` : ''}${a.handle}: wake pid ${a.wake.pid} is gone; the next \`troupe wake\` takes its lock over`,
+      });
+    }
+  }
+  const unreadForUser = agents.filter((a) => a.handle === HUMAN).reduce((n, a) => n + a.unread_count, 0);
+  const wakes = {
+    running: agents.filter((a) => a.wake?.state === 'running').length,
+    stale: agents.filter((a) => a.wake?.state === 'stale').length,
+  };
+  return { agents, operator_gate: { unread: unreadForUser }, hints, wakes };
+}
+
+function mailboxOps(box: Mailbox, now: number): MailboxOps {
+  const unread = ages(box.inboxNew, now);
+  const dlq = ages(box.dlqNew, now);
+  const p = readPresence(box);
+  const seen = p ? parseRfc3339(p.last_seen ?? '') : undefined;
+  const lock = readWakeLock(box);
+  const wake = lock
+    ? {
+        pid: lock.pid,
+        state: lockState(lock),
+        started: lock.started,
+        ...(lock.pane ? { pane: lock.pane } : {}),
+      }
+    : undefined;
+  const source =
+    wake?.state === 'running' ? 'notifier_live' : isActive(p, now) ? 'recent_activity' : undefined;
+  return {
+    handle: box.handle,
+    unread_count: unread.length,
+    ...(unread.length ? { oldest_unread_age_s: Math.max(...unread) } : {}),
+    dlq_count: dlq.length,
+    ...(dlq.length ? { oldest_dlq_age_s: Math.max(...dlq) } : {}),
+    ...(p ? { presence_status: p.status } : {}),
+    ...(seen !== undefined ? { presence_age_s: Math.round((now - Number(seen / 1_000_000n)) / 1000) } : {}),
+    ...(source ? { presence_source: source } : {}),
+    ...(wake ? { wake } : {}),
+  };
 }
 
 function ages(dir: string, now: number): number[] {

@@ -13,6 +13,14 @@ export class ContextMismatchError extends TroupeError {
   readonly code = 'context_mismatch';
 }
 
+/**
+ * The operator has to act before this can go on (AMQ exit 6): `bus setup --apply` with a digest
+ * that is not the plan's any more.
+ */
+export class ActionRequiredError extends TroupeError {
+  readonly code = 'action_required';
+}
+
 /** A different file already holds this name in `new/` or `cur/`; both copies are kept. */
 export class CollisionError extends TroupeError {
   readonly code = 'bus_collision';

@@ -101,6 +101,29 @@ export function mailboxHandles(root: string): string[] {
   }
 }
 
+/** Names a base root holds that are not sessions: its own folders, and `_`/`.` names. */
+const NOT_SESSIONS = new Set(['agents', 'threads', 'meta', 'extensions', 'bridge']);
+
+/** `[name, root]` of each session of a base root: a direct child with `agents/` (AMQ's `who`). */
+export function sessionRoots(baseRoot: string): Array<[session: string, root: string]> {
+  let names: string[];
+  try {
+    names = readdirSync(baseRoot).sort();
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => !n.startsWith('_') && !n.startsWith('.') && !NOT_SESSIONS.has(n))
+    .filter((n) => {
+      try {
+        return lstatSync(join(baseRoot, n, 'agents')).isDirectory();
+      } catch {
+        return false;
+      }
+    })
+    .map((n) => [n, join(baseRoot, n)]);
+}
+
 export interface RootConfig {
   version: number;
   created_utc: string;

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
 import {
+  ActionRequiredError,
   AmqrcError,
   BusTimeoutError,
   CollisionError,
@@ -60,6 +61,7 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   MessageInvalidError: [new MessageInvalidError('parse_error', 'x'), 1, 422],
   AmqrcError: [new AmqrcError('.amqrc', 'x'), 1, 500],
   DlqRetryError: [new DlqRetryError('x'), 1, 409],
+  ActionRequiredError: [new ActionRequiredError('x'), 6, 409],
   GitError: [new GitError(['status'], 128, 'fatal: not a git repository'), 1, 500],
   MergeConflictError: [new MergeConflictError('b', 'main', ['a.ts']), 1, 409],
   BranchInUseError: [new BranchInUseError('troupe/T-1--a'), 1, 409],

@@ -11,6 +11,8 @@ export const Exit = {
   /** The message bus refused a valid route: session-pin conflict, or no eligible root inside Git (AMQ's 5). */
   contextMismatch: 5,
   waitingForHuman: 6,
+  /** The operator has to act first: a setup plan that changed, launch commands to paste (AMQ's 6). */
+  actionRequired: 6,
 } as const;
 
 export type ExitCode = (typeof Exit)[keyof typeof Exit];
@@ -41,6 +43,7 @@ export const EXIT_BY_CODE = {
   bus_message_invalid: Exit.failed,
   bus_config_invalid: Exit.failed,
   bus_dlq_retry_refused: Exit.failed,
+  action_required: Exit.actionRequired,
   git_failed: Exit.failed,
   merge_conflict: Exit.failed,
   branch_in_use: Exit.failed,

@@ -28,6 +28,8 @@ export type TroupeErrorCode =
   | 'bus_message_invalid'
   | 'bus_config_invalid'
   | 'bus_dlq_retry_refused'
+  // live co-op: setup and launch wait for the operator (bus/errors.ts; AMQ's exit 6)
+  | 'action_required'
   // git, worktrees and the scripted runtime's effects (workspace/, engine/execute/branch-workspaces.ts)
   | 'git_failed'
   | 'merge_conflict'

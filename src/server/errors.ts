@@ -31,6 +31,7 @@ export const STATUS_BY_CODE = {
   context_mismatch: 409,
   bus_collision: 409,
   bus_dlq_retry_refused: 409,
+  action_required: 409,
   merge_conflict: 409,
   branch_in_use: 409,
   repo_without_commits: 409,

@@ -29,6 +29,7 @@ export function registerBus(program: Command): void {
     messaging: () => import('./bus/messaging.js'),
     operations: () => import('./bus/operations.js'),
     waiting: () => import('./bus/waiting.js'),
+    setup: () => import('./bus/setup.js'),
   };
   const run =
     (file: keyof typeof load, name: string) =>
@@ -164,6 +165,17 @@ export function registerBus(program: Command): void {
     .option('--fix-mailboxes', 'create missing mailbox directories')
     .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session')
     .action(run('operations', 'doctor'));
+
+  bus
+    .command('setup')
+    .description("detect agent CLIs; write AMQ's .amqrc, .amq/launch.json, the session and mailboxes")
+    .option('--json', 'print JSON')
+    .option('--preview', 'print the plan and its digest; write nothing')
+    .option('--apply <digest>', 'write the plan if its digest is still this one (else exit 6)')
+    .option('--agents <list>', 'roster: handles or handle:cli (default: one per CLI found)')
+    .option('--session <name>', 'default session (default: collab)')
+    .option('-y, --yes', 'write the plan without a preview')
+    .action(run('setup', 'setup'));
 
   verb('cleanup', 'remove leftover temp files')
     .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')

@@ -10,6 +10,7 @@ import { registerDemo } from './demo.js';
 import { registerDoctor } from './doctor.js';
 import { registerInit } from './init.js';
 import { registerList } from './list.js';
+import { registerLive } from './live.js';
 import { registerMcp } from './mcp.js';
 import { registerMerge } from './merge.js';
 import { registerPipeline } from './pipeline.js';
@@ -45,6 +46,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['schema'], registerSchema],
   [['doctor'], registerDoctor],
   [['bus'], registerBus],
+  [['launch', 'session', 'wake'], registerLive],
   [['serve'], registerServe],
   [['usage'], registerUsage],
   [['decisions'], registerDecisions],

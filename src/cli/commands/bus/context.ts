@@ -49,6 +49,8 @@ export interface BusFlags {
   ops?: boolean;
   fixMailboxes?: boolean;
   tmpOlderThan?: string;
+  preview?: boolean;
+  apply?: string;
 }
 
 export function printJson(value: unknown): void {

@@ -197,10 +197,18 @@ export async function doctor(flags: BusFlags): Promise<number> {
   else {
     for (const c of report.checks) process.stdout.write(`[${c.status}] ${c.name}: ${c.detail}\n`);
     for (const a of report.ops?.agents ?? []) {
+      const who = a.session ? `${a.session}/${a.handle}` : a.handle;
+      const wake = a.wake
+        ? `  wake ${a.wake.state} (pid ${a.wake.pid}${a.wake.pane ? `, pane ${a.wake.pane}` : ''})`
+        : '';
       process.stdout.write(
-        `  ${a.handle.padEnd(16)} unread ${a.unread_count}  dlq ${a.dlq_count}  ${a.presence_status ?? ''}\n`,
+        `  ${who.padEnd(24)} unread ${a.unread_count}  dlq ${a.dlq_count}  ${a.presence_status ?? ''}${wake}\n`,
       );
     }
+    if (report.ops)
+      process.stdout.write(
+        `  wakes: ${report.ops.wakes.running} running, ${report.ops.wakes.stale} stale lock(s)\n`,
+      );
     for (const h of report.ops?.hints ?? []) process.stdout.write(`  hint ${h.code}: ${h.detail}\n`);
   }
   return Exit.ok;

@@ -1,0 +1,62 @@
+import { ActionRequiredError } from '../../../bus/errors.js';
+import { UsageError } from '../../../core/errors.js';
+import type { Adapter } from '../../../live/launch-config.js';
+import { applySetup, projectDirOf, readSetupState } from '../../../live/setup-files.js';
+import { planDigest, planSetup, type SetupPlan } from '../../../live/setup-plan.js';
+import { runDoctor } from '../../../runtimes/doctor-checks.js';
+import { Exit } from '../../exit-codes.js';
+import { type BusFlags, printJson, splitList } from './context.js';
+
+/**
+ * `troupe bus setup`: a plan from the CLIs found here and the files already there; `--preview`
+ * writes nothing, `--apply <digest>` writes that plan only if it is still the plan (else exit 6).
+ */
+export async function setup(flags: BusFlags): Promise<number> {
+  if (flags.preview && (flags.apply || flags.yes))
+    throw new UsageError('--preview writes nothing: drop --apply/--yes');
+  const projectDir = projectDirOf(process.cwd());
+  const report = await runDoctor({ cwd: projectDir });
+  const detected = report.clis.filter((c) => c.installed).map((c) => c.runtime as Adapter);
+  const agents = flags.agents === undefined ? undefined : splitList(flags.agents);
+  const plan = planSetup(
+    { detected, ...(agents ? { agents } : {}), ...(flags.session ? { session: flags.session } : {}) },
+    readSetupState(projectDir),
+  );
+  const digest = planDigest(plan);
+  if (flags.apply !== undefined && flags.apply !== digest) {
+    throw new ActionRequiredError(
+      `the setup plan changed since its preview (now ${digest}); nothing was written`,
+      {
+        hint: 'run `troupe bus setup --preview` again, review it, and apply its digest',
+      },
+    );
+  }
+  const apply = flags.apply !== undefined || flags.yes === true;
+  if (apply) applySetup(plan);
+  if (flags.json) printJson({ [apply ? 'applied' : 'preview']: { digest, plan } });
+  else process.stdout.write(describe(plan, digest, apply));
+  // without an approval, the operator still has to apply it (AMQ: exit 6)
+  return apply || flags.preview ? Exit.ok : Exit.actionRequired;
+}
+
+function describe(plan: SetupPlan, digest: string, applied: boolean): string {
+  const agents = plan.roster.map((r) =>
+    r.kind === 'agent' ? `${r.handle} (${r.adapter})` : `${r.handle} (person)`,
+  );
+  const lines = [
+    `${applied ? 'Set up' : 'Plan for'} ${plan.project_dir}`,
+    `  roster: ${agents.join(', ')}`,
+    `  session: ${plan.default_session} (in ${plan.root}/${plan.default_session})`,
+    `  CLIs found: ${plan.detected.join(', ') || 'none'}`,
+    ...plan.files.map((f) => `  ${f.action.padEnd(7)} ${f.path}`),
+    `  ${applied ? 'created' : 'create '} ${plan.mailboxes.length} mailbox(es)`,
+    `digest: ${digest}`,
+  ];
+  if (!applied) lines.push(`apply it with: troupe bus setup --apply ${digest}${flagsEcho(plan)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function flagsEcho(plan: SetupPlan): string {
+  const agents = plan.roster.flatMap((r) => (r.kind === 'agent' ? [`${r.handle}:${r.adapter}`] : []));
+  return ` --agents ${agents.join(',')} --session ${plan.default_session}`;
+}

@@ -1,0 +1,122 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseDuration } from '../../bus/duration.js';
+import { parseHandle } from '../../bus/handle.js';
+import { resolveRoot } from '../../bus/root.js';
+import { NotFoundError, UsageError } from '../../core/errors.js';
+import { type Launcher, type LaunchResult, launch, projectSession } from '../../live/launch.js';
+import { createSession, listSessions } from '../../live/session-record.js';
+import { spawnWake } from '../../live/spawn-wake.js';
+import { Tmux } from '../../live/tmux.js';
+import { runWake } from '../../live/wake.js';
+import { Exit } from '../exit-codes.js';
+import { troupeCommand } from '../self-command.js';
+import type { LiveFlags } from './live.js';
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+export async function launchCommand(flags: LiveFlags): Promise<number> {
+  const launcher = flags.launcher ?? 'auto';
+  if (!['auto', 'tmux', 'commands'].includes(launcher))
+    throw new UsageError(`--launcher must be auto, tmux or commands, not '${launcher}'`);
+  const result = launch({
+    cwd: process.cwd(),
+    ...(flags.session ? { session: flags.session } : {}),
+    launcher: launcher as Launcher,
+    tmux: new Tmux(),
+    troupe: troupeCommand(),
+    env: process.env,
+    startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
+  });
+  if (flags.json) print(result);
+  else process.stdout.write(describeLaunch(result));
+  // the printed commands are the operator's to run (AMQ: exit 6)
+  return result.launcher === 'commands' ? Exit.actionRequired : Exit.ok;
+}
+
+function describeLaunch(r: LaunchResult): string {
+  const lines: string[] = [];
+  if (r.launcher === 'commands') {
+    lines.push(`Paste each command into a terminal of its own (session ${r.session}):`);
+    for (const a of r.agents)
+      lines.push(a.command ? `\n# ${a.handle}\n${a.command}` : `\n# ${a.handle}: ${a.disposition}`);
+    return `${lines.join('\n')}\n`;
+  }
+  lines.push(`session ${r.session} (${r.root})`);
+  for (const a of r.agents) {
+    const id = a.conversation_id ? ` conversation ${a.conversation_id}` : '';
+    lines.push(`  ${a.handle.padEnd(12)} ${a.disposition.padEnd(8)} ${a.pane ?? ''}${id}`);
+  }
+  if (r.attach) lines.push(`attach: ${r.attach}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export async function sessionCreate(name: string, flags: LiveFlags): Promise<number> {
+  const { config, baseRoot } = projectSession(process.cwd(), name);
+  if (!existsSync(baseRoot))
+    throw new NotFoundError(`${baseRoot} does not exist`, { hint: 'run `troupe bus setup` first' });
+  const root = createSession(
+    baseRoot,
+    name,
+    config.agents.map((a) => a.handle),
+  );
+  if (flags.json) print({ session: name, root });
+  else process.stdout.write(`session ${name}: ${root}\n`);
+  return Exit.ok;
+}
+
+export async function sessionList(flags: LiveFlags): Promise<number> {
+  const { baseRoot } = projectSession(process.cwd());
+  const sessions = listSessions(baseRoot);
+  if (flags.json) print(sessions);
+  else {
+    for (const s of sessions) {
+      process.stdout.write(`${s.session}  ${s.root}\n`);
+      for (const a of s.agents)
+        process.stdout.write(
+          `  ${a.handle.padEnd(12)} ${a.adapter.padEnd(7)} ${a.conversation_id ?? '(not known yet)'}  launches ${a.launches}\n`,
+        );
+    }
+  }
+  return Exit.ok;
+}
+
+export async function wakeCommand(flags: LiveFlags): Promise<number> {
+  const raw = flags.me ?? process.env.AM_ME;
+  if (!raw) throw new UsageError('--me is required (or set AM_ME)');
+  const me = parseHandle(raw, '--me');
+  const root = flags.root ? resolve(flags.root) : resolveRoot().root;
+  const pane = flags.pane ?? process.env.TMUX_PANE;
+  const firstRetryMs = parseDuration(flags.retry ?? '5s', '--retry');
+  if (flags.detach) {
+    if (!pane) {
+      process.stderr.write('troupe: wake: not in tmux, so no notices; check mail with `troupe bus list`\n');
+      return Exit.ok;
+    }
+    const extra = [...(flags.retry ? ['--retry', flags.retry] : []), ...(flags.poll ? ['--poll'] : [])];
+    const pid = spawnWake({ root, me, pane, ...(flags.replace ? { replace: true } : {}), extra });
+    process.stdout.write(`wake for ${me} started (pid ${pid})\n`);
+    return Exit.ok;
+  }
+  const controller = new AbortController();
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+    process.once(signal, () => controller.abort());
+  const outcome = await runWake({
+    root,
+    me,
+    ...(pane ? { pane } : {}),
+    tmux: new Tmux(),
+    troupe: troupeCommand(),
+    doorbell: { firstRetryMs },
+    ...(flags.poll ? { poll: true } : {}),
+    ...(flags.replace ? { replace: true } : {}),
+    signal: controller.signal,
+    log: (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`),
+  });
+  if (outcome.end === 'already_running') {
+    process.stderr.write(
+      `troupe: a wake for ${me} already runs (pid ${outcome.owner?.pid}); one per agent\n`,
+    );
+  } else process.stdout.write(`${new Date().toISOString()} wake for ${me} ended: ${outcome.end}\n`);
+  return Exit.ok;
+}
