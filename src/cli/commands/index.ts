@@ -13,6 +13,7 @@ import { registerList } from './list.js';
 import { registerMerge } from './merge.js';
 import { registerPipeline } from './pipeline.js';
 import { registerPr } from './pr.js';
+import { registerRegistry } from './registry.js';
 import { registerRestart } from './restart.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
@@ -50,6 +51,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['worktrees'], registerWorktrees],
   [['merge'], registerMerge],
   [['pr'], registerPr],
+  [['search', 'pull', 'publish'], registerRegistry],
 ];
 
 /**
