@@ -11,7 +11,7 @@ export interface ContentHash {
 
 /**
  * The hash of a folder's content: each regular file's sha256, and a sha256 over the sorted
- * `<file hash>  <path>` lines (sha256sum's format), so the whole changes when any file is
+ * `<hex>  <path>` lines (sha256sum's output), so the whole changes when any file is
  * added, removed, renamed or edited. A symbolic link is refused: it could point anywhere.
  */
 export function hashFolder(dir: string): ContentHash {
@@ -28,7 +28,7 @@ export function hashFiles(dir: string, names: readonly string[]): ContentHash {
 export function combinedHash(files: Record<string, string>): string {
   const lines = Object.keys(files)
     .sort()
-    .map((rel) => `${files[rel]}  ${rel}\n`);
+    .map((rel) => `${files[rel]!.slice('sha256:'.length)}  ${rel}\n`);
   return sha256(lines.join(''));
 }
 
