@@ -406,6 +406,18 @@ agents:
     );
     expect(pulled[0]!.hash).toBe(first.hash);
     expect(read(other, '.troupe/pipelines/team/shared.yaml')).toBe(team['.troupe/pipelines/shared.yaml']);
+
+    // a published version's files changed behind index.json's back: refused even without a lock
+    await pushToRegistry(registry, {
+      'pipelines/team/1.0.0/shared.yaml': '- id: reviewer\n  runtime: codex\n',
+    });
+    const unlocked = project();
+    const changed = await run(unlocked, ['pull', 'team@1.0.0', '--registry', registry], env);
+    expect(changed.code).toBe(7);
+    expect(changed.stderr).toContain(
+      `troupe: pipelines/team/1.0.0 in ${registry} does not match the hash index.json records for team@1.0.0`,
+    );
+    expect(troupeFiles(unlocked)).toEqual([]);
   });
 
   it('publishes the default pipeline without a name, to a registry that is a checkout', async () => {
