@@ -424,7 +424,9 @@ agents:
     const env = userDirs();
     const registry = await tmpRepo({ 'README.md': 'registry\n' });
     writeFileSync(join(registry, 'scratch.txt'), 'uncommitted work of the owner\n');
-    const dir = project({ '.troupe/pipelines/default.yaml': pipelineYaml('default') });
+    // a required param is given at run time: it does not stop a publish
+    const withParam = `params:\n  lang: { type: string, required: true }\n${pipelineYaml('in ${{ params.lang }}')}`;
+    const dir = project({ '.troupe/pipelines/default.yaml': withParam });
     const published = await json<{ name: string; version: string; commit: string }>(
       dir,
       ['publish', '--registry', registry],
@@ -433,6 +435,12 @@ agents:
     expect(published).toMatchObject({ name: 'default', version: '1.0.0' });
     expect(await rev(registry, 'HEAD')).toBe(published.commit);
     expect(await sh(registry, 'status', '--porcelain')).toBe('?? scratch.txt');
+    // a folder inside a repository is not a registry: publish would commit to the repository around it
+    mkdirSync(join(registry, 'sub'));
+    const inside = await run(dir, ['publish', '--registry', join(registry, 'sub')], env);
+    expect(inside.code).toBe(1);
+    expect(inside.stderr).toContain('is not a git repository (or not the top of one)');
+    expect(await rev(registry, 'HEAD')).toBe(published.commit);
   });
 
   it('refuses an invalid pipeline and commits nothing', async () => {

@@ -5,7 +5,7 @@ import { PipelineError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { type ContentHash, changedFiles, hashFiles, hashFolder } from './content-hash.js';
 import { type Lock, writeLock } from './lock.js';
-import { pipelineErrors } from './validate-folder.js';
+import { checkPipeline } from './validate-folder.js';
 
 /** A version folder of a registry checkout, to install as `.troupe/pipelines/<name>/`. */
 export interface Installable {
@@ -64,7 +64,7 @@ export function stageInstall(root: string, config: ProjectConfig, item: Installa
       mkdirSync(path.dirname(to), { recursive: true });
       copyFileSync(path.join(item.dir, rel), to);
     }
-    const errors = pipelineErrors(path.join(staging, 'agents.yaml'), staging, item.name, config);
+    const { errors } = checkPipeline(path.join(staging, 'agents.yaml'), staging, item.name, config);
     const first = errors[0];
     if (first) {
       const where = `${item.rel}/${path.relative(staging, first.file).split(path.sep).join('/')}`;

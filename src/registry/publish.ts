@@ -4,6 +4,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -13,7 +14,6 @@ import { StateError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { toPipelineError } from '../pipeline/diagnostics.js';
 import { resolvePipeline } from '../pipeline/discover.js';
-import { loadPipeline } from '../pipeline/load.js';
 import { git, gitOk, identityEnv } from '../workspace/git.js';
 import { ghPullRequest, requireGh, shellQuote } from '../workspace/pull-request.js';
 import { type IndexEntry, readIndex, readMeta, versionFolders } from './catalog.js';
@@ -23,7 +23,7 @@ import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
 import { pipelineFiles } from './pipeline-files.js';
 import { type Bump, nextVersion, sortVersions } from './reference.js';
-import { pipelineErrors } from './validate-folder.js';
+import { checkPipeline } from './validate-folder.js';
 
 export interface PublishOptions {
   root: string;
@@ -58,7 +58,12 @@ export interface PublishResult {
  */
 export async function publishPipeline(options: PublishOptions): Promise<PublishResult> {
   const found = resolvePipeline(options.root, options.name ? { pipeline: options.name } : {}, options.config);
-  const errors = pipelineErrors(found.file, path.dirname(found.file), found.name, options.config);
+  const { errors, agentCount: agentsCount } = checkPipeline(
+    found.file,
+    path.dirname(found.file),
+    found.name,
+    options.config,
+  );
   if (errors.length > 0) throw toPipelineError(errors);
   const files = pipelineFiles(found.file);
   const work = await workTree(options.location);
@@ -78,16 +83,34 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
     const previous = readIndex(work.dir).find((e) => e.name === found.name);
     const description = options.description ?? previous?.description ?? '';
     const tags = options.tags ?? previous?.tags ?? [];
-    const agentsCount = loadPipeline(found.file, { name: found.name }).agents.length;
-    writeVersionFolder(dir, files, found.file, { name: found.name, version, description, tags, agentsCount });
-    const hash = hashFolder(dir).hash;
-    writeIndex(work.dir, found.name, { version, hash, description, tags, agentsCount });
+    const indexFile = path.join(work.dir, 'index.json');
+    const indexBefore = existsSync(indexFile) ? readFileSync(indexFile) : null;
     const paths = [rel, 'index.json'];
-    await gitOk(work.dir, ['add', '--', ...paths]);
-    const env = await identityEnv(work.dir);
-    const message = `Publish ${found.name} ${version}`;
-    await gitOk(work.dir, ['commit', '--quiet', '--no-verify', '-m', message, '--', ...paths], { env });
-    const commit = (await gitOk(work.dir, ['rev-parse', 'HEAD'])).trim();
+    let commit: string;
+    try {
+      writeVersionFolder(dir, files, found.file, {
+        name: found.name,
+        version,
+        description,
+        tags,
+        agentsCount,
+      });
+      const hash = hashFolder(dir).hash;
+      writeIndex(work.dir, found.name, { version, hash, description, tags, agentsCount });
+      await gitOk(work.dir, ['add', '--', ...paths]);
+      const env = await identityEnv(work.dir);
+      const message = `Publish ${found.name} ${version}`;
+      await gitOk(work.dir, ['commit', '--quiet', '--no-verify', '-m', message, '--', ...paths], { env });
+      commit = (await gitOk(work.dir, ['rev-parse', 'HEAD'])).trim();
+    } catch (error) {
+      // in a registry checkout, leave no half-published version behind
+      await git(work.dir, ['reset', '--quiet', '--', ...paths]);
+      rmSync(dir, { recursive: true, force: true });
+      if (indexBefore) writeFileSync(indexFile, indexBefore);
+      else rmSync(indexFile, { force: true });
+      throw error;
+    }
+    const hash = hashFolder(dir).hash;
     const result = { name: found.name, version, registry: locationText(options.location), hash, commit };
     return { ...result, ...(await work.deliver(found.name, version, description)) };
   } finally {
@@ -104,11 +127,7 @@ interface WorkTree {
 
 async function workTree(location: RegistryLocation): Promise<WorkTree> {
   const source = locationText(location);
-  if (location.kind === 'path') {
-    const bare = await git(location.path, ['rev-parse', '--is-bare-repository']);
-    if (bare.code !== 0) throw new RegistryError(`registry ${source} is not a git repository`);
-    if (bare.stdout.trim() === 'false') return checkoutWorkTree(location.path);
-  }
+  if (location.kind === 'path' && (await isCheckout(location.path))) return checkoutWorkTree(location.path);
   const temp = mkdtempSync(path.join(os.tmpdir(), 'troupe-publish-'));
   const dir = path.join(temp, 'registry');
   const cloned = await git(temp, ['clone', '--quiet', '--', source, dir]);
@@ -152,6 +171,26 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
       return { branch, url };
     },
   };
+}
+
+/**
+ * Whether a registry path is the top of a checkout (committed to in place), else the top of a
+ * bare repository (cloned and pushed to); a folder inside some repository is neither.
+ */
+async function isCheckout(dir: string): Promise<boolean> {
+  const [bare, top, gitDir] = await Promise.all([
+    git(dir, ['rev-parse', '--is-bare-repository']),
+    git(dir, ['rev-parse', '--show-toplevel']),
+    git(dir, ['rev-parse', '--absolute-git-dir']),
+  ]);
+  const real = realpathSync(dir);
+  if (bare.stdout.trim() === 'false' && top.code === 0 && realpathSync(top.stdout.trim()) === real)
+    return true;
+  if (bare.stdout.trim() === 'true' && gitDir.code === 0 && realpathSync(gitDir.stdout.trim()) === real)
+    return false;
+  throw new RegistryError(`registry ${dir} is not a git repository (or not the top of one)`, {
+    hint: 'give the folder of a git repository (git init, or git init --bare), or a git URL',
+  });
 }
 
 /** A registry that is a checkout on this machine: the commit goes on its branch, with only the publish's paths. */

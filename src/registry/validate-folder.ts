@@ -2,16 +2,16 @@ import type { ProjectConfig } from '../pipeline/config.js';
 import { type Diagnostic, validatePipelineFile } from '../pipeline/validate.js';
 
 /**
- * The errors of a pipeline file, checked as `troupe validate` checks it with this project's
+ * The errors (and agents) of a pipeline file, checked as `troupe validate` checks it with this project's
  * config, and held to its folder: everything it imports or reads (`imports`, `output_schema`)
  * must be inside `folder`, so what is installed or published is complete on its own.
  */
-export function pipelineErrors(
+export function checkPipeline(
   file: string,
   folder: string,
   name: string,
   config: ProjectConfig,
-): Diagnostic[] {
+): { errors: Diagnostic[]; agentCount: number } {
   const result = validatePipelineFile(file, {
     qa: config.qa,
     gateModel: config.gate.model,
@@ -19,5 +19,8 @@ export function pipelineErrors(
     name,
     within: folder,
   });
-  return result.diagnostics.filter((d) => d.severity === 'error');
+  return {
+    errors: result.diagnostics.filter((d) => d.severity === 'error'),
+    agentCount: result.agentCount ?? 0,
+  };
 }
