@@ -425,6 +425,7 @@ agents:
     const registry = await tmpRepo({ 'README.md': 'registry\n' });
     writeFileSync(join(registry, 'scratch.txt'), 'uncommitted work of the owner\n');
     // a required param is given at run time: it does not stop a publish
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: troupe's own param placeholder
     const withParam = `params:\n  lang: { type: string, required: true }\n${pipelineYaml('in ${{ params.lang }}')}`;
     const dir = project({ '.troupe/pipelines/default.yaml': withParam });
     const published = await json<{ name: string; version: string; commit: string }>(
