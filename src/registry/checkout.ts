@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { git, gitOk } from '../workspace/git.js';
+import { git, gitOk, gitOkRetryingLock } from '../workspace/git.js';
 import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
 
@@ -37,7 +37,8 @@ export async function openRegistry(location: RegistryLocation): Promise<Registry
       hint: 'check the URL and that `git ls-remote <url>` works with your credentials',
     });
   }
-  await gitOk(dir, ['checkout', '--quiet', '--force', '--detach', 'FETCH_HEAD']);
+  // two troupe processes may share the cache: the checkout's index lock is waited for
+  await gitOkRetryingLock(dir, ['checkout', '--quiet', '--force', '--detach', 'FETCH_HEAD']);
   await gitOk(dir, ['clean', '-ffdxq']);
   const commit = (await gitOk(dir, ['rev-parse', 'HEAD'])).trim();
   return { location, dir, commit };
