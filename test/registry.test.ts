@@ -5,8 +5,10 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
+
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -493,6 +495,31 @@ agents:
       '--title',
       'Publish team 1.0.0',
     ]);
+  });
+});
+
+describe('troupe publish without gh', () => {
+  it('to a remote registry: pushes nothing and prints the commands to run', async () => {
+    const env = userDirs();
+    const registry = await bareRegistry({});
+    // a PATH with node and git only
+    const bin = mkdtempSync(join(tmpdir(), 'troupe-bin-'));
+    for (const tool of ['node', 'git']) {
+      const found = (process.env.PATH ?? '')
+        .split(':')
+        .map((d) => join(d, tool))
+        .find((f) => existsSync(f));
+      if (found) symlinkSync(found, join(bin, tool));
+    }
+    const dir = project({ '.troupe/pipelines/solo.yaml': pipelineYaml('solo') });
+    const result = await run(dir, ['publish', '--registry', `file://${registry}`], { ...env, PATH: bin });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('troupe: gh (the GitHub CLI) is not on PATH');
+    expect(result.stderr).toContain('git push origin publish/solo-1.0.0');
+    expect(result.stderr).toContain(
+      "gh pr create --head publish/solo-1.0.0 --base main --title 'Publish solo 1.0.0'",
+    );
+    expect(await sh(registry, 'branch', '--list')).toBe('* main');
   });
 });
 
