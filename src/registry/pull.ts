@@ -60,14 +60,6 @@ export async function pullNamed(
   }
   const lock = readLock(root) ?? {};
   const locked = lock[ref.name];
-  if (
-    locked &&
-    locked.version === version &&
-    locked.registry === item.registry &&
-    locked.hash !== upstream.hash
-  ) {
-    throw changedUpstream(item, locked, upstream.files);
-  }
   for (const ext of ['yaml', 'yml']) {
     const file = path.join(pipelinesDir(root), `${ref.name}.${ext}`);
     if (existsSync(file)) {
@@ -77,7 +69,9 @@ export async function pullNamed(
     }
   }
   const state = installedState(root, ref.name, locked);
-  if (state.kind === 'clean' && locked?.hash === upstream.hash && locked.registry === item.registry) {
+  const same = locked?.version === version && locked.registry === item.registry;
+  if (locked && same && locked.hash !== upstream.hash) throw changedUpstream(item, locked, upstream.files);
+  if (state.kind === 'clean' && same && locked?.hash === upstream.hash) {
     return { name: ref.name, version, registry: item.registry, hash: upstream.hash, status: 'unchanged' };
   }
   if (state.kind === 'changed' && !options.force) {
