@@ -11,10 +11,11 @@ import {
 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { read, rev, sh, tmpRepo, writeFiles } from './support/git-repo.js';
-import { type CliResult, project, troupe } from './support/troupe.js';
+import { type CliResult, project, troupe, bin as troupeBin } from './support/troupe.js';
 
 /**
  * The pipeline registry through the built binary: registries are real git repositories (bare,
@@ -312,6 +313,36 @@ agents:
     expect(forced[0]!.version).toBe('1.3.0');
     expect(existsSync(join(dir, '.troupe', 'pipelines', 'review', 'notes.md'))).toBe(false);
     expect(troupeFiles(dir).filter((f) => f.includes('.staging') || f.includes('.old'))).toEqual([]);
+  });
+});
+
+describe('troupe pull on a terminal', () => {
+  const hasScript = existsSync('/usr/bin/script');
+
+  it.skipIf(!hasScript)('asks before overwriting local changes: no keeps them, yes pulls', async () => {
+    const env = userDirs();
+    const registry = await bareRegistry(versions('review', REVIEW_VERSIONS));
+    const dir = project();
+    await run(dir, ['pull', 'review@1.2.0', '--registry', registry], env);
+    writeFileSync(join(dir, '.troupe', 'pipelines', 'review', 'README.md'), 'mine\n');
+    // util-linux `script` gives the command a terminal and types the answer into it
+    const onTerminal = (answer: string) =>
+      execa('script', ['-qec', `node ${troupeBin} pull review@1.3.0 --registry ${registry}`, '/dev/null'], {
+        cwd: dir,
+        env: { ...env, NO_COLOR: '1' },
+        input: answer,
+        reject: false,
+      });
+    const no = await onTerminal('n\n');
+    expect(String(no.stdout)).toContain(
+      '.troupe/pipelines/review/ has local changes (README.md); overwrite it with review@1.3.0? [y/N]',
+    );
+    expect(no.exitCode).toBe(7);
+    expect(read(dir, '.troupe/pipelines/review/README.md')).toBe('mine\n');
+    const yes = await onTerminal('y\n');
+    expect(yes.exitCode).toBe(0);
+    expect(lockOf(dir).pipelines.review!.version).toBe('1.3.0');
+    expect(read(dir, '.troupe/pipelines/review/README.md')).toBe('# review\n');
   });
 });
 
