@@ -94,7 +94,7 @@ describe('the layering of src/', () => {
       ['scheduler'],
       ['pipeline'],
       ['bus', 'workspace'],
-      ['runtimes', 'live'],
+      ['runtimes', 'live', 'registry'],
       ['engine'],
       ['store'],
       ['app'],

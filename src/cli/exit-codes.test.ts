@@ -30,6 +30,7 @@ import { RoutingUnavailableError } from '../engine/plan/stage-route.js';
 import { ConditionError } from '../pipeline/lang/conditions.js';
 import { TemplateError } from '../pipeline/lang/template.js';
 import { RoutingConfigError } from '../pipeline/routing-config.js';
+import { IntegrityError, RegistryError } from '../registry/errors.js';
 import { ApiError, errorResponse, STATUS_BY_CODE } from '../server/errors.js';
 import { GitError, MergeConflictError, NoCommitError } from '../workspace/errors.js';
 import { ScriptedEffectError } from '../workspace/scripted-effects.js';
@@ -68,6 +69,8 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   NoCommitError: [new NoCommitError('/repo', 'master'), 1, 409],
   ScriptedEffectError: [new ScriptedEffectError('x'), 2, 422],
   ApiError: [new ApiError(409, 'agent_exists', 'x'), 1, 409],
+  RegistryError: [new RegistryError('x'), 1, 502],
+  IntegrityError: [new IntegrityError('x'), 7, 409],
 };
 
 const src = fileURLToPath(new URL('..', import.meta.url));

@@ -13,6 +13,8 @@ export const Exit = {
   waitingForHuman: 6,
   /** The operator has to act first: a setup plan that changed, launch commands to paste (AMQ's 6). */
   actionRequired: 6,
+  /** Files that do not match the hash pipelines.lock or the registry recorded for them (docs/registry.md). */
+  integrity: 7,
 } as const;
 
 export type ExitCode = (typeof Exit)[keyof typeof Exit];
@@ -21,7 +23,8 @@ export type ExitCode = (typeof Exit)[keyof typeof Exit];
  * Each error code's exit code. troupe's own codes follow the README (2 usage or an invalid
  * pipeline, config, script or template; 3 not found); the bus keeps AMQ's (docs/bus.md: 4
  * timeout, 5 context mismatch, 1 for a collision, a partial delivery, a corrupt message or an
- * invalid `.amqrc`). Everything else that stops a command is 1.
+ * invalid `.amqrc`); 7 is content that does not match its recorded hash (docs/registry.md).
+ * Everything else that stops a command is 1.
  */
 export const EXIT_BY_CODE = {
   usage: Exit.usage,
@@ -49,6 +52,8 @@ export const EXIT_BY_CODE = {
   branch_in_use: Exit.failed,
   repo_without_commits: Exit.failed,
   scripted_effect_invalid: Exit.usage,
+  registry_error: Exit.failed,
+  integrity_error: Exit.integrity,
   bad_request: Exit.usage,
   agent_exists: Exit.failed,
 } as const satisfies Record<TroupeErrorCode, ExitCode>;

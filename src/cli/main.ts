@@ -8,6 +8,8 @@ const program = new Command('troupe')
   .description('Run teams of AI coding agents described in one YAML file.')
   .version(VERSION, '-V, --version')
   .showSuggestionAfterError()
+  // troupe's own options (-V, -h) come before a command, so a command can have a --version (publish)
+  .enablePositionalOptions()
   .exitOverride();
 
 registerCommands(program, process.argv[2]);

@@ -36,6 +36,9 @@ export type TroupeErrorCode =
   | 'branch_in_use'
   | 'repo_without_commits'
   | 'scripted_effect_invalid'
+  // the pipeline registry (registry/errors.ts)
+  | 'registry_error'
+  | 'integrity_error'
   // only the HTTP API answers these (server/errors.ts ApiError)
   | 'bad_request'
   | 'agent_exists';

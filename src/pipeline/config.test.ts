@@ -21,8 +21,12 @@ describe('loadProjectConfig', () => {
       prices: DEFAULT_PRICES,
       routing: null,
       limits: {},
+      registry: null,
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
+    expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': 'registry: ../registry\n' })).registry).toBe(
+      '../registry',
+    );
   });
 
   it('reads routing tiers (cheapest first, the last the default) and limits per provider', () => {

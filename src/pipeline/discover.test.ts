@@ -126,6 +126,22 @@ describe('resolvePipeline', () => {
 });
 
 describe('listPipelines', () => {
+  it('finds a pipeline installed as a folder (troupe pull), never a staging folder or one without agents.yaml', () => {
+    const root = tempDir({
+      '.troupe/pipelines/review/agents.yaml': PIPE,
+      '.troupe/pipelines/review/shared.yaml': PIPE,
+      '.troupe/pipelines/dev.yaml': PIPE,
+      '.troupe/pipelines/dev/agents.yaml': PIPE,
+      '.troupe/pipelines/.staging-ops-1a2b/agents.yaml': PIPE,
+      '.troupe/pipelines/notes/README.md': '',
+    });
+    expect(listPipelines(root).map((p) => [p.name, path.relative(root, p.file)])).toEqual([
+      ['dev', path.join('.troupe', 'pipelines', 'dev.yaml')],
+      ['review', path.join('.troupe', 'pipelines', 'review', 'agents.yaml')],
+    ]);
+    expect(resolvePipeline(root, { pipeline: 'review' }, noDefault).name).toBe('review');
+  });
+
   it('lists both directories and agents.yaml, never params.yaml, marking the default', () => {
     const root = tempDir({
       '.troupe/pipelines/dev.yaml': PIPE,

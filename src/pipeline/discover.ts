@@ -115,8 +115,16 @@ function pipelineFiles(root: string): PipelineLocation[] {
       const name = PIPELINE_FILE.exec(entry)?.groups?.name;
       const file = path.join(pipelinesDir, entry);
       // params.yaml holds param values for the pipelines beside it; aqm listed it as a pipeline.
-      if (!name || name === 'params' || byName.has(name) || !isFile(file)) continue;
-      byName.set(name, { file, name });
+      if (name && name !== 'params' && !byName.has(name) && isFile(file)) byName.set(name, { file, name });
+    }
+    // a pipeline installed by `troupe pull` is a folder: <name>/agents.yaml (docs/registry.md)
+    for (const entry of readdirSync(pipelinesDir).sort()) {
+      const folder = path.join(pipelinesDir, entry);
+      const file = path.join(folder, 'agents.yaml');
+      if (entry.startsWith('.') || !PIPELINE_NAME.test(entry) || byName.has(entry)) continue;
+      if (isDirectory(folder) && isFile(file)) {
+        byName.set(entry, { file, name: entry });
+      }
     }
   }
   for (const dir of PROJECT_DIRS) {

@@ -19,7 +19,7 @@ export class ApiError extends TroupeError {
  * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
  * or mailbox), 413 a body or input over its limit, 422 a pipeline, config, script or message
  * that cannot be used, 500 a failure on this machine (git, the bus's config or disk), 502 the
- * agent's CLI or provider, 504 a wait that ran out.
+ * agent's CLI or provider or a pipeline registry, 504 a wait that ran out.
  */
 export const STATUS_BY_CODE = {
   usage: 400,
@@ -35,6 +35,7 @@ export const STATUS_BY_CODE = {
   merge_conflict: 409,
   branch_in_use: 409,
   repo_without_commits: 409,
+  integrity_error: 409,
   pipeline_invalid: 422,
   script_invalid: 422,
   template_error: 422,
@@ -48,6 +49,7 @@ export const STATUS_BY_CODE = {
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
   runtime_error: 502,
+  registry_error: 502,
   bus_timeout: 504,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 

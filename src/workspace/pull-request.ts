@@ -42,13 +42,10 @@ export async function pullRequest(options: PullRequestOptions): Promise<PullRequ
   if (!base)
     throw new UsageError(`no base recorded for ${branch}`, { hint: 'name one with --base <branch>' });
   const remote = options.remote ?? 'origin';
-  const create = ['gh', 'pr', 'create', '--head', branch, '--base', base, '--title', options.title];
-  const gh = onPath('gh');
-  if (!gh) {
-    throw new NotFoundError('gh (the GitHub CLI) is not on PATH, so troupe cannot open the pull request', {
-      hint: `push and open it yourself:\n    git push --set-upstream ${remote} ${branch}\n    ${create.map(shellQuote).join(' ')} --fill`,
-    });
-  }
+  const create = ['--head', branch, '--base', base, '--title', options.title];
+  const gh = requireGh(
+    `push and open it yourself:\n    git push --set-upstream ${remote} ${branch}\n    ${['gh', 'pr', 'create', ...create].map(shellQuote).join(' ')} --fill`,
+  );
   if ((await git(repo, ['remote', 'get-url', remote])).code !== 0) {
     throw new NotFoundError(`no git remote named ${remote}`, {
       hint: 'add one (git remote add origin <url>) or pass --remote',
@@ -61,17 +58,37 @@ export async function pullRequest(options: PullRequestOptions): Promise<PullRequ
     remote,
     `refs/heads/${branch}:refs/heads/${branch}`,
   ]);
-  const args = [...create.slice(1), '--body', options.body, ...(options.draft ? ['--draft'] : [])];
-  const result = await execa(gh, args, { cwd: repo, reject: false, stdin: 'ignore' });
+  const opened = await ghPullRequest(gh, repo, [
+    ...create,
+    '--body',
+    options.body,
+    ...(options.draft ? ['--draft'] : []),
+  ]);
+  return { ...opened, branch, base };
+}
+
+/** gh's path; without it on PATH, a NotFoundError whose hint says what to do by hand. */
+export function requireGh(hint: string): string {
+  const gh = onPath('gh');
+  if (!gh)
+    throw new NotFoundError('gh (the GitHub CLI) is not on PATH, so troupe cannot open the pull request', {
+      hint,
+    });
+  return gh;
+}
+
+/** `gh pr create <args>` in `cwd`: the URL gh printed, also when one was already open. */
+export async function ghPullRequest(
+  gh: string,
+  cwd: string,
+  args: readonly string[],
+): Promise<{ url: string; existing: boolean }> {
+  const result = await execa(gh, ['pr', 'create', ...args], { cwd, reject: false, stdin: 'ignore' });
   const out = `${String(result.stdout)}\n${String(result.stderr)}`;
   const url = out.match(/https?:\/\/\S+/g)?.at(-1);
-  if (result.exitCode === 0 && url) return { url, branch, base, existing: false };
-  if (/already exists/i.test(out) && url) return { url, branch, base, existing: true };
-  throw new GitError(
-    ['(gh)', ...args.slice(0, 2)],
-    result.exitCode ?? -1,
-    String(result.stderr || result.stdout),
-  );
+  if (result.exitCode === 0 && url) return { url, existing: false };
+  if (/already exists/i.test(out) && url) return { url, existing: true };
+  throw new GitError(['(gh)', 'pr', 'create'], result.exitCode ?? -1, String(result.stderr || result.stdout));
 }
 
 function onPath(command: string): string | null {
@@ -89,6 +106,6 @@ function onPath(command: string): string | null {
   return null;
 }
 
-function shellQuote(arg: string): string {
+export function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -15,6 +15,7 @@ import { registerMcp } from './mcp.js';
 import { registerMerge } from './merge.js';
 import { registerPipeline } from './pipeline.js';
 import { registerPr } from './pr.js';
+import { registerRegistry } from './registry.js';
 import { registerRestart } from './restart.js';
 import { registerResume } from './resume.js';
 import { registerRun } from './run.js';
@@ -54,6 +55,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['merge'], registerMerge],
   [['pr'], registerPr],
   [['mcp'], registerMcp],
+  [['search', 'pull', 'publish'], registerRegistry],
 ];
 
 /**

@@ -78,6 +78,7 @@ const STATE_GITIGNORE = `# troupe's state: task store, task files, worktrees, sc
 !/pipelines/
 !/config.yaml
 !/params.yaml
+!/pipelines.lock
 `;
 
 function starterPipeline(runtime: string): string {

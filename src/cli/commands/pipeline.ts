@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { registerPipelineVersions } from './registry.js';
 
 export function registerPipeline(program: Command): void {
   const pipeline = program.command('pipeline').description('the pipelines of this project');
@@ -58,4 +59,5 @@ export function registerPipeline(program: Command): void {
         return 0;
       }),
     );
+  registerPipelineVersions(pipeline);
 }

@@ -1,0 +1,75 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { git, gitOk, gitOkRetryingLock } from '../workspace/git.js';
+import { RegistryError } from './errors.js';
+import { locationText, type RegistryLocation } from './location.js';
+
+export interface RegistryCheckout {
+  location: RegistryLocation;
+  /** A checkout of the registry's default branch, as it is now. */
+  dir: string;
+  /** null for a registry without commits yet. */
+  commit: string | null;
+}
+
+/**
+ * The registry's files, from a cached clone (`$XDG_CACHE_HOME/troupe/registries/<hash>`, by
+ * default under `~/.cache`) fetched on every use: what the registry's HEAD branch holds now,
+ * committed (a local checkout's uncommitted files are not part of it). Git runs with the
+ * user's own credentials and config; it is never asked to prompt.
+ */
+export async function openRegistry(location: RegistryLocation): Promise<RegistryCheckout> {
+  const source = locationText(location);
+  if (location.kind === 'path' && !existsSync(location.path)) {
+    throw new RegistryError(`registry ${source} does not exist`, {
+      hint: 'give a git repository or a git URL',
+    });
+  }
+  const dir = cacheDir(source);
+  if (!existsSync(dir)) await createCache(dir, source);
+  const fetched = await git(dir, ['fetch', '--quiet', '--no-tags', 'origin', 'HEAD']);
+  if (fetched.code !== 0) {
+    const listed = await git(dir, ['ls-remote', 'origin']);
+    if (listed.code === 0 && listed.stdout.trim() === '') return { location, dir, commit: null };
+    throw new RegistryError(`cannot fetch registry ${source}: ${gitReason(fetched.stderr)}`, {
+      hint: 'check the URL and that `git ls-remote <url>` works with your credentials',
+    });
+  }
+  // two troupe processes may share the cache: the checkout's index lock is waited for
+  await gitOkRetryingLock(dir, ['checkout', '--quiet', '--force', '--detach', 'FETCH_HEAD']);
+  await gitOk(dir, ['clean', '-ffdxq']);
+  const commit = (await gitOk(dir, ['rev-parse', 'HEAD'])).trim();
+  return { location, dir, commit };
+}
+
+function cacheDir(source: string): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  const key = createHash('sha256').update(source).digest('hex').slice(0, 16);
+  return path.join(base, 'troupe', 'registries', key);
+}
+
+/** An empty repository with the registry as `origin`, put in place whole (another process may race). */
+async function createCache(dir: string, source: string): Promise<void> {
+  mkdirSync(path.dirname(dir), { recursive: true });
+  const temp = `${dir}.tmp-${randomBytes(4).toString('hex')}`;
+  try {
+    await gitOk(path.dirname(dir), ['init', '--quiet', temp]);
+    await gitOk(temp, ['remote', 'add', 'origin', source]);
+    renameSync(temp, dir);
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    if (!existsSync(dir)) throw error;
+  }
+}
+
+export function gitReason(text: string): string {
+  return (
+    text
+      .trim()
+      .split('\n')
+      .at(-1)
+      ?.replace(/^fatal: /, '') ?? ''
+  );
+}
