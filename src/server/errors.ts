@@ -47,6 +47,7 @@ export const STATUS_BY_CODE = {
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
   runtime_error: 502,
+  authoring_failed: 502,
   bus_timeout: 504,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { NotFoundError, UsageError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
-import { displayPath } from '../../pipeline/diagnostics.js';
+import { formatDiagnostic } from '../../pipeline/diagnostics.js';
 import type { PipelineLocation } from '../../pipeline/discover.js';
 import type { Diagnostic, ValidationResult } from '../../pipeline/validate.js';
 import { action } from '../action.js';
@@ -98,10 +98,7 @@ function asText(
   result: ValidationResult,
   flags: ValidateFlags,
 ): string {
-  const lines = [...errors, ...warnings].flatMap((d) => [
-    `${displayPath(d.file)}:${d.line}:${d.col}: ${d.severity}: ${d.message}`,
-    ...(d.hint ? [`  hint: ${d.hint}`] : []),
-  ]);
+  const lines = [...errors, ...warnings].map(formatDiagnostic);
   if (valid) {
     const count = result.pipeline?.agents.length ?? 0;
     const features = result.features.length ? ` (${result.features.join(', ')})` : '';
