@@ -43,6 +43,6 @@ export function proposeTeam(found: readonly CliFound[], asked: readonly RuntimeN
     reason:
       reviewer === writer
         ? `only ${writer} ${how}: it writes and reviews, with different prompts`
-        : `${writer} writes, ${reviewer} reviews (${usable.join(', ')} ${how})`,
+        : `${usable.join(', ')} ${how}`,
   };
 }
