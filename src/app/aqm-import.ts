@@ -204,14 +204,9 @@ function differences(file: string, pipeline: Pipeline): string[] {
           `${at}: \`${agent.id}\` hands off on \`${h.condition}\`: aqm looked for the value as a word anywhere in the output; troupe compares the named field of the output`,
         );
     }
-    if (
-      agent.type === 'agent' &&
-      agent.gate &&
-      agent.gate.type !== 'human' &&
-      !agent.handoffs.some((h) => h.condition === 'on_reject')
-    )
+    if (agent.type === 'agent' && agent.gate && !agent.handoffs.some((h) => h.condition === 'on_reject'))
       out.push(
-        `${at}: \`${agent.id}\`'s gate has no on_reject handoff: aqm completed the task on a rejection; troupe runs \`${agent.id}\` again with the reason, up to max_retries`,
+        `${at}: \`${agent.id}\`'s gate has no on_reject handoff: aqm completed the task on a rejection; troupe runs \`${agent.id}\` again with the reason${agent.gate.type === 'human' ? '' : ', up to max_retries'}`,
       );
   }
   return out;
