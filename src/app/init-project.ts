@@ -3,8 +3,7 @@ import path from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { saveConfig } from '../pipeline/config.js';
 import type { Team } from '../pipeline/team.js';
-import { castTemplate, type PipelineTemplate } from '../pipeline/templates.js';
-import { validatePipelineText } from '../pipeline/validate.js';
+import { type PipelineTemplate, templatePipeline } from '../pipeline/templates.js';
 
 /**
  * `troupe init`'s writing half: `.troupe/` with the chosen template cast onto the team, as the
@@ -34,9 +33,7 @@ export function initProject(choice: InitChoice): WrittenFile[] {
       hint: 'pass --force to overwrite it, or --name another',
     });
   }
-  const text = castTemplate(readFileSync(choice.template.file, 'utf8'), team);
-  const checked = validatePipelineText(text, pipelineFile, { name });
-  if (!checked.pipeline) throw new Error(`template ${choice.template.name} does not validate as cast`);
+  const { yaml: text } = templatePipeline(choice.template, pipelineFile, { team, validate: { name } });
   const written: WrittenFile[] = [];
   const write = (file: string, what: string, content: string) => {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });

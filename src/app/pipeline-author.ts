@@ -5,7 +5,7 @@ import type { Pipeline, RuntimeName } from '../core/pipeline.js';
 import type { Runtime } from '../core/runtime.js';
 import { invokeRuntime } from '../engine/execute/run-support.js';
 import { packageRoot } from '../package-root.js';
-import type { ProjectConfig } from '../pipeline/config.js';
+import { type ProjectConfig, timeoutFor } from '../pipeline/config.js';
 import { type Diagnostic, formatDiagnostic } from '../pipeline/diagnostics.js';
 import { resolvePipeline } from '../pipeline/discover.js';
 import { extractYaml } from '../pipeline/extract-yaml.js';
@@ -150,22 +150,48 @@ function retryPrompt(first: string, last: AuthorRound): string {
   ].join('\n');
 }
 
-/** The agent that writes: `--script` (its `agents.author` replies), else the named runtime. */
-export function authorRuntime(
+/** What `pipeline create --ai` asks for in a project. */
+export interface ProjectAuthorRequest {
+  request: string;
+  file: string;
+  /** Who writes (default: the runtime of the project's default pipeline's entry agent, else claude). */
+  runtime?: RuntimeName;
+  /** Scripted replies for the writing agent (`agents.author`). */
+  script?: string;
+  validate?: ValidateOptions;
+  onRound?: (round: AuthorRound) => void;
+}
+
+/**
+ * authorPipeline in a project: the writing agent on its runtime (or the script) with the
+ * config's timeout, told to use the runtimes the project already uses.
+ */
+export function authorProjectPipeline(
   root: string,
   config: ProjectConfig,
-  choice: { runtime: RuntimeName; script?: string },
-): Runtime {
-  const script = choice.script ? loadScript(choice.script) : null;
+  req: ProjectAuthorRequest,
+): Promise<AuthoredPipeline> {
+  const used = projectRuntimes(root, config);
+  const writer = req.runtime ?? used[0] ?? 'claude';
+  const script = req.script ? loadScript(req.script) : null;
   const configScript = config.script ? loadScript(path.join(root, config.script)) : null;
-  return runtimeFor(choice.runtime, script, configScript, { trustWorkspace: config.trust_workspace });
+  return authorPipeline({
+    request: req.request,
+    file: req.file,
+    runtime: runtimeFor(writer, script, configScript, { trustWorkspace: config.trust_workspace }),
+    agentRuntimes: used.length > 0 ? used : writer === 'scripted' ? ['claude', 'gemini'] : [writer],
+    cwd: root,
+    timeoutMs: timeoutFor(config, writer) * 1000,
+    ...(req.validate ? { validate: req.validate } : {}),
+    ...(req.onRound ? { onRound: req.onRound } : {}),
+  });
 }
 
 /**
  * The runtimes the project already uses (its default pipeline's agents, as `troupe init` set
  * them up), first the entry agent's; none when it has no pipeline that loads.
  */
-export function projectRuntimes(root: string, config: ProjectConfig): RuntimeName[] {
+function projectRuntimes(root: string, config: ProjectConfig): RuntimeName[] {
   try {
     const found = resolvePipeline(root, {}, config);
     const pipeline = validatePipelineFile(found.file, { name: found.name }).pipeline;

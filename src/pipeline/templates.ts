@@ -2,8 +2,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import { NotFoundError } from '../core/errors.js';
+import type { Pipeline } from '../core/pipeline.js';
 import { packageRoot } from '../package-root.js';
 import { listed } from './closest.js';
+import { type ValidateOptions, validatePipelineText } from './validate.js';
 
 /**
  * The built-in pipelines `troupe pipeline create --template` and `troupe init` start from: the
@@ -77,4 +79,17 @@ export function castTemplate(text: string, team: { writer: string; reviewer: str
   for (const edit of edits.sort((a, b) => b.start - a.start))
     cast = cast.slice(0, edit.start) + edit.value + cast.slice(edit.end);
   return cast;
+}
+
+/** A template as it will be saved at `file`, cast onto `team` (as written without one), validated there. */
+export function templatePipeline(
+  template: PipelineTemplate,
+  file: string,
+  options: { team?: { writer: string; reviewer: string }; validate?: ValidateOptions } = {},
+): { yaml: string; pipeline: Pipeline } {
+  const text = readFileSync(template.file, 'utf8');
+  const yaml = options.team ? castTemplate(text, options.team) : text;
+  const checked = validatePipelineText(yaml, file, options.validate);
+  if (!checked.pipeline) throw new Error(`template ${template.name} does not validate as ${file}`);
+  return { yaml, pipeline: checked.pipeline };
 }

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { AuthorRound } from '../../app/pipeline-author.js';
 import { UsageError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
-import type { Diagnostic } from '../../pipeline/diagnostics.js';
+import { type Diagnostic, formatDiagnostic } from '../../pipeline/diagnostics.js';
 import { action } from '../action.js';
 
 interface CreateFlags {
@@ -53,6 +54,7 @@ export function registerPipelineCreate(pipeline: Command): void {
 async function createPipeline(name: string | undefined, flags: CreateFlags): Promise<void> {
   const { checkPipelineName, interactive, ask, printJson, parseRuntimes } = await import('../options.js');
   const { findProjectRoot } = await import('../../pipeline/discover.js');
+  const { configValidateOptions } = await import('../../pipeline/validate.js');
   const { loadProjectConfig } = await import('../../pipeline/config.js');
   if (name === undefined) throw new UsageError('give the new pipeline a NAME (or --list-templates)');
   checkPipelineName(name);
@@ -69,48 +71,26 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
   };
   refuseExisting(); // before an agent spends anything on it
   const config = loadProjectConfig(root);
-  const validate = {
-    qa: config.qa,
-    gateModel: config.gate.model,
-    routingTiers: Object.keys(config.routing?.tiers ?? {}),
-    name,
-  };
+  const validate = { ...configValidateOptions(config), name };
   const runtime = flags.runtime === undefined ? undefined : parseRuntimes(flags.runtime, '--runtime')[0];
-  let made: { yaml: string; pipeline: Pipeline; rounds: Array<{ round: number; diagnostics: Diagnostic[] }> };
+  let made: {
+    yaml: string;
+    pipeline: Pipeline;
+    rounds?: Array<{ round: number; diagnostics: Diagnostic[] }>;
+  };
   if (flags.template !== undefined) {
-    const { findTemplate, castTemplate } = await import('../../pipeline/templates.js');
-    const { validatePipelineText } = await import('../../pipeline/validate.js');
-    const template = findTemplate(flags.template);
-    const text = readFileSync(template.file, 'utf8');
-    const yaml = runtime ? castTemplate(text, { writer: runtime, reviewer: runtime }) : text;
-    const checked = validatePipelineText(yaml, file, validate);
-    if (!checked.pipeline) throw new Error(`template ${template.name} does not validate`);
-    made = { yaml, pipeline: checked.pipeline, rounds: [] };
+    const { findTemplate, templatePipeline } = await import('../../pipeline/templates.js');
+    const team = runtime ? { writer: runtime, reviewer: runtime } : undefined;
+    made = templatePipeline(findTemplate(flags.template), file, { validate, ...(team ? { team } : {}) });
   } else {
-    const { authorPipeline, authorRuntime, projectRuntimes } = await import('../../app/pipeline-author.js');
-    const { timeoutFor } = await import('../../pipeline/config.js');
-    const { formatDiagnostic } = await import('../../pipeline/diagnostics.js');
-    const used = projectRuntimes(root, config);
-    const writer = runtime ?? used[0] ?? 'claude';
-    const agentRuntimes = used.length > 0 ? used : writer === 'scripted' ? ['claude', 'gemini'] : [writer];
-    made = await authorPipeline({
+    const { authorProjectPipeline } = await import('../../app/pipeline-author.js');
+    made = await authorProjectPipeline(root, config, {
       request: flags.ai!,
       file,
-      runtime: authorRuntime(root, config, {
-        runtime: writer,
-        ...(flags.script ? { script: flags.script } : {}),
-      }),
-      agentRuntimes,
-      cwd: root,
-      timeoutMs: timeoutFor(config, writer) * 1000,
+      ...(runtime ? { runtime } : {}),
+      ...(flags.script ? { script: flags.script } : {}),
       validate,
-      onRound: (round) => {
-        const errors = round.diagnostics.filter((d) => d.severity === 'error');
-        process.stderr.write(
-          `round ${round.round}: ${errors.length === 0 ? 'valid' : `${errors.length} error${errors.length === 1 ? '' : 's'}${round.retrying ? ', sent back to the agent' : ''}`}\n`,
-        );
-        for (const d of errors) process.stderr.write(`  ${formatDiagnostic(d).replace(/\n/g, '\n  ')}\n`);
-      },
+      onRound: (round) => process.stderr.write(roundLines(round)),
     });
   }
   if (!flags.json) {
@@ -129,7 +109,7 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
       name,
       file,
       source: flags.template !== undefined ? `template:${flags.template}` : 'ai',
-      rounds: made.rounds.map((r) => ({ round: r.round, diagnostics: r.diagnostics })),
+      rounds: (made.rounds ?? []).map((r) => ({ round: r.round, diagnostics: r.diagnostics })),
       yaml: made.yaml,
       saved: save,
     });
@@ -138,4 +118,13 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
   } else {
     process.stdout.write('\nnot saved\n');
   }
+}
+
+/** How a round went, on stderr: its errors, and whether they went back to the agent. */
+function roundLines(round: AuthorRound): string {
+  const errors = round.diagnostics.filter((d) => d.severity === 'error');
+  const counted = `${errors.length} error${errors.length === 1 ? '' : 's'}`;
+  const head = `round ${round.round}: ${errors.length === 0 ? 'valid' : `${counted}${round.retrying ? ', sent back to the agent' : ''}`}`;
+  const lines = errors.map((d) => `  ${formatDiagnostic(d).replace(/\n/g, '\n  ')}`);
+  return `${[head, ...lines].join('\n')}\n`;
 }

@@ -36,7 +36,7 @@ export function registerValidate(program: Command): void {
     .option('--params-file <path>', 'YAML file of param values')
     .action(
       action(async (target: string | undefined, flags: ValidateFlags) => {
-        const { validatePipelineFile } = await import('../../pipeline/validate.js');
+        const { configValidateOptions, validatePipelineFile } = await import('../../pipeline/validate.js');
         const { parseParams } = await import('../options.js');
         if (target !== undefined && flags.file !== undefined)
           throw new UsageError('give PATH or --file, not both');
@@ -44,9 +44,7 @@ export function registerValidate(program: Command): void {
         const { loadProjectConfig } = await import('../../pipeline/config.js');
         const config = loadProjectConfig(found.root);
         const result = validatePipelineFile(found.file, {
-          qa: config.qa,
-          gateModel: config.gate.model,
-          routingTiers: Object.keys(config.routing?.tiers ?? {}),
+          ...configValidateOptions(config),
           name: found.name,
           params: parseParams(flags.param),
           ...(flags.paramsFile ? { paramsFile: flags.paramsFile } : {}),
