@@ -153,6 +153,11 @@ describe('troupe init --from-aqm', () => {
       /^troupe: already in \.troupe\/: \.troupe\/pipelines\/dev\.yaml, \.troupe\/config\.yaml; nothing was written\n {2}hint: pass --force/,
     );
     expect((await troupe(dir, ['init', '--from-aqm', '--force'])).code).toBe(0);
+    const mixed = await troupe(dir, ['init', '--from-aqm', '--runtimes', 'claude']);
+    expect([mixed.code, mixed.stderr.split('\n')[0]]).toEqual([
+      2,
+      'troupe: --from-aqm converts what .aqm/ has: it takes only --force and --json',
+    ]);
     const none = await troupe(project(), ['init', '--from-aqm']);
     expect(none.code).toBe(3);
     expect(none.stderr).toMatch(/^troupe: no \.aqm\/ in /);

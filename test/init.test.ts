@@ -161,5 +161,11 @@ describe('troupe init on this machine', () => {
     }
     const unknown = await init(project(), env, ['--template', 'nope', '--runtime', 'claude']);
     expect(unknown.code).toBe(3);
+    // a broken config is refused before anything is written
+    const broken = project({ '.troupe/config.yaml': 'defualt_pipeline: x\n' });
+    const refused = await init(broken, env, ['--runtime', 'claude']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^troupe: .*config\.yaml:1:1: .*defualt_pipeline/);
+    expect(existsSync(join(broken, '.troupe/pipelines'))).toBe(false);
   });
 });

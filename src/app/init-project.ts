@@ -1,7 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { saveConfig } from '../pipeline/config.js';
+import { loadProjectConfig, saveConfig } from '../pipeline/config.js';
 import type { Team } from '../pipeline/team.js';
 import { type PipelineTemplate, templatePipeline } from '../pipeline/templates.js';
 
@@ -33,6 +33,7 @@ export function initProject(choice: InitChoice): WrittenFile[] {
       hint: 'pass --force to overwrite it, or --name another',
     });
   }
+  loadProjectConfig(root); // a broken config is refused before anything is written
   const { yaml: text } = templatePipeline(choice.template, pipelineFile, { team, validate: { name } });
   const written: WrittenFile[] = [];
   const write = (file: string, what: string, content: string) => {

@@ -46,7 +46,12 @@ export function registerInit(program: Command): void {
     .option('--json', 'print what was found and written as JSON')
     .action(
       action(async (options: InitOptions) => {
-        if (options.fromAqm) return fromAqm(options);
+        if (options.fromAqm) {
+          const other = ['runtime', 'runtimes'].filter((k) => options[k as keyof InitOptions] !== undefined);
+          if (other.length || options.name !== 'default' || options.template !== DEFAULT_TEMPLATE)
+            throw new UsageError('--from-aqm converts what .aqm/ has: it takes only --force and --json');
+          return fromAqm(options);
+        }
         return initHere(options);
       }),
     );
