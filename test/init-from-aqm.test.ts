@@ -144,6 +144,13 @@ describe('troupe init --from-aqm', () => {
     expect(run.stdout).toMatch(/^next: troupe validate && troupe run "your task"$/m);
   });
 
+  it('a plain troupe init in an aqm project points to --from-aqm', async () => {
+    const init = await troupe(copyOf('aqm-init'), ['init', '--runtime', 'claude']);
+    expect(init.stdout).toContain(
+      'note: this folder has an aqm project: `troupe init --from-aqm` converts its .aqm/',
+    );
+  });
+
   it('writes nothing over an existing .troupe/ file without --force; no .aqm/ is exit 3', async () => {
     const dir = copyOf('aqm-self');
     await convert(dir);

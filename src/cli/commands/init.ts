@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
@@ -84,14 +85,19 @@ async function initHere(options: InitOptions): Promise<number> {
     team,
     ...(options.force ? { force: true } : {}),
   });
+  // an aqm project was probably meant to be converted rather than started over
+  const aqm = existsSync(path.join(root, '.aqm'))
+    ? 'this folder has an aqm project: `troupe init --from-aqm` converts its .aqm/ (pipelines, params, config)'
+    : null;
   const next =
     team.writer === 'scripted'
       ? 'troupe run "your task"   # offline, scripted replies; install claude, gemini or codex, then troupe init --force'
       : 'troupe run "your task"';
   if (options.json) {
-    printJson({ clis, team, template, name, written, next });
+    printJson({ clis, team, template, name, written, next, ...(aqm ? { note: aqm } : {}) });
   } else {
     for (const w of written) process.stdout.write(`created ${w.file} (${w.what})\n`);
+    if (aqm) process.stdout.write(`note: ${aqm}\n`);
     process.stdout.write(`next: ${next}\n`);
   }
   return 0;
