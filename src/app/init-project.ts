@@ -65,6 +65,7 @@ const STATE_GITIGNORE = `# troupe's state: task store, task files, worktrees, sc
 !/scripts/
 !/config.yaml
 !/params.yaml
+!/pipelines.lock
 `;
 
 /**
