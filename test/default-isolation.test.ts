@@ -131,7 +131,8 @@ describe('a fresh repository', () => {
 
   it('after troupe init, the first task that edits code merges: troupe’s own files do not count as changes', async () => {
     const repo = await tmpRepo();
-    const init = await troupe(repo, ['init']);
+    // a named runtime: on its own, init picks from the CLIs of the machine it runs on
+    const init = await troupe(repo, ['init', '--runtime', 'claude']);
     expect(init.code).toBe(0);
     expect(init.stdout).toContain('created .troupe/.gitignore');
     // the user makes the starter team edit code

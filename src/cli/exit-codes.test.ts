@@ -14,6 +14,7 @@ import {
   PartialDeliveryError,
 } from '../bus/errors.js';
 import {
+  AuthoringError,
   isTroupeError,
   NotFoundError,
   PipelineError,
@@ -49,6 +50,7 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   TooLargeError: [new TooLargeError('x'), 2, 413],
   PipelineError: [new PipelineError('p.yaml', 1, 1, 'x'), 2, 422],
   ScriptError: [new ScriptError('x'), 2, 422],
+  AuthoringError: [new AuthoringError('x'), 1, 502],
   TemplateError: [new TemplateError('prompt', 'x'), 2, 422],
   ConditionError: [new ConditionError('x'), 2, 422],
   RoutingConfigError: [new RoutingConfigError('x', ['tiers']), 2, 422],

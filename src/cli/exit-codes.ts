@@ -38,6 +38,7 @@ export const EXIT_BY_CODE = {
   condition_invalid: Exit.usage,
   routing_config_invalid: Exit.usage,
   routing_unavailable: Exit.usage,
+  authoring_failed: Exit.failed,
   runtime_error: Exit.failed,
   bus_timeout: Exit.timeout,
   context_mismatch: Exit.contextMismatch,

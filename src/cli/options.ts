@@ -36,3 +36,48 @@ export function printJson(value: unknown): void {
 export function printWarning(line: string, hint?: string): void {
   process.stderr.write(`${line}\n${hint ? `  hint: ${hint}\n` : ''}`);
 }
+
+/** Asks on the terminal (stderr, so stdout stays the command's output); the trimmed answer. */
+export async function ask(question: string): Promise<string> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim();
+  } finally {
+    rl.close();
+  }
+}
+
+/** Whether to ask: on a terminal, unless --yes or --json said not to. */
+export function interactive(flags: { yes?: boolean; json?: boolean }): boolean {
+  return process.stdin.isTTY === true && !flags.yes && !flags.json;
+}
+
+/** Runtimes an agent can be put on by name (`command` needs an argv, so it is not one of them). */
+export const TEAM_RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
+export type TeamRuntime = (typeof TEAM_RUNTIMES)[number];
+
+/** `--runtimes claude,gemini` (or one name), each checked. */
+export function parseRuntimes(list: string, flag: string): TeamRuntime[] {
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0) throw new UsageError(`${flag} needs at least one runtime`);
+  for (const name of names) {
+    if (!(TEAM_RUNTIMES as readonly string[]).includes(name))
+      throw new UsageError(`${flag}: unknown runtime '${name}'`, {
+        hint: `one of ${TEAM_RUNTIMES.join(', ')}`,
+      });
+  }
+  return names as TeamRuntime[];
+}
+
+/** A pipeline name troupe saves as `.troupe/pipelines/<name>.yaml`. */
+export function checkPipelineName(name: string): string {
+  if (!/^[A-Za-z0-9_-]+$/.test(name))
+    throw new UsageError(`invalid pipeline name '${name}'`, {
+      hint: 'pipeline names are letters, digits, - and _',
+    });
+  return name;
+}

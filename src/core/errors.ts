@@ -18,6 +18,8 @@ export type TroupeErrorCode =
   | 'condition_invalid'
   | 'routing_config_invalid'
   | 'routing_unavailable'
+  // an agent asked to write a pipeline did not write a valid one (app/pipeline-author.ts)
+  | 'authoring_failed'
   // an agent's CLI or API failed (core/runtime.ts: its `kind` says how)
   | 'runtime_error'
   // the message bus (bus/errors.ts)
@@ -81,6 +83,11 @@ export class PipelineError extends TroupeError {
   ) {
     super(`${file}:${line}:${col}: ${detail}`, hint ? { hint } : undefined);
   }
+}
+
+/** An agent asked to write a pipeline still had errors after the last round; nothing was written. */
+export class AuthoringError extends TroupeError {
+  readonly code = 'authoring_failed';
 }
 
 /** A script file for the scripted runtime that cannot be used. */

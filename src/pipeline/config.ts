@@ -118,11 +118,15 @@ export function configFile(root: string): string | undefined {
  * back to defaults on a parse error), a typo or broken file is an error with its position.
  */
 export function loadProjectConfig(root: string): ProjectConfig {
-  const config = defaultConfig();
   const file = configFile(root);
-  if (!file) return config;
+  return file ? parseProjectConfig(readFileSync(file, 'utf8'), file) : defaultConfig();
+}
+
+/** A config file's text, checked as loadProjectConfig checks it; `file` is where it says it is from. */
+export function parseProjectConfig(text: string, file: string): ProjectConfig {
+  const config = defaultConfig();
   const sink = new DiagnosticSink();
-  const source = YamlSource.parse(file, readFileSync(file, 'utf8'), sink);
+  const source = YamlSource.parse(file, text, sink);
   const raw = source && checkSchema(ConfigSchema, source.value() ?? {}, source, [], sink);
   if (!raw) throw toPipelineError(sink.errors());
   if (raw.default_pipeline) config.default_pipeline = raw.default_pipeline;
@@ -162,11 +166,16 @@ export function timeoutFor(config: ProjectConfig, runtime: string): number {
  * included). A project that only has `.aqm/config.yaml` gets its settings carried over.
  */
 export function saveDefaultPipeline(root: string, name: string): void {
+  saveConfig(root, { default_pipeline: name });
+}
+
+/** Sets top-level keys of `.troupe/config.yaml` as saveDefaultPipeline does (comments kept). */
+export function saveConfig(root: string, values: Record<string, unknown>): void {
   loadProjectConfig(root); // refuses to rewrite a file that is already broken
   const target = path.join(root, '.troupe', 'config.yaml');
   const existing = configFile(root);
   const doc = parseDocument(existing ? readFileSync(existing, 'utf8') : '');
-  doc.set('default_pipeline', name);
+  for (const [key, value] of Object.entries(values)) doc.set(key, value);
   mkdirSync(path.dirname(target), { recursive: true });
   writeFileSync(target, doc.toString());
 }

@@ -71,6 +71,12 @@ export function displayPath(file: string): string {
   return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
 }
 
+/** One diagnostic as `troupe validate` prints it: `file:line:col: severity: message`, then its hint. */
+export function formatDiagnostic(d: Diagnostic): string {
+  const line = `${displayPath(d.file)}:${d.line}:${d.col}: ${d.severity}: ${d.message}`;
+  return d.hint ? `${line}\n  hint: ${d.hint}` : line;
+}
+
 /** The first error as a thrown PipelineError; the hint says how many more there are. */
 export function toPipelineError(errors: Diagnostic[]): PipelineError {
   const [first] = errors;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Pipeline } from '../core/pipeline.js';
 import { checkStrictQa } from './check-qa.js';
 import type { CompiledPipeline } from './compiled.js';
-import type { QaMode } from './config.js';
+import type { ProjectConfig, QaMode } from './config.js';
 import { type Diagnostic, DiagnosticSink } from './diagnostics.js';
 import { isolationSummary } from './isolation.js';
 import { type LintOptions, lintPipeline } from './lint.js';
@@ -27,6 +27,15 @@ export interface ValidationResult {
   features: string[];
   /** The agents of the pipeline; with errors, the agents written; null when the file cannot be read as a pipeline. */
   agentCount: number | null;
+}
+
+/** What the project's config says about validating its pipelines (qa, gate model, routing tiers). */
+export function configValidateOptions(config: ProjectConfig): ValidateOptions {
+  return {
+    qa: config.qa,
+    gateModel: config.gate.model,
+    routingTiers: Object.keys(config.routing?.tiers ?? {}),
+  };
 }
 
 /**

@@ -50,6 +50,7 @@ export const STATUS_BY_CODE = {
   bus_partial_delivery: 500,
   runtime_error: 502,
   registry_error: 502,
+  authoring_failed: 502,
   bus_timeout: 504,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 

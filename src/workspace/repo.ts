@@ -67,7 +67,7 @@ export function scratchDir(repo: string): string {
  * troupe's own state under `.troupe/` (worktrees, scratch checkouts, the task store, task files)
  * is ignored in `info/exclude` (shared by every worktree, never the user's .gitignore), so it
  * neither makes the main checkout look dirty nor lands in a commit. The files people write —
- * pipelines, config, params — stay visible and committable.
+ * pipelines, config, params, scripts — stay visible and committable.
  */
 export const EXCLUDED = [
   '/.troupe/*',
@@ -75,6 +75,8 @@ export const EXCLUDED = [
   '!/.troupe/pipelines/',
   '!/.troupe/config.yaml',
   '!/.troupe/params.yaml',
+  // troupe init's script for the scripted runtime, named by config.yaml
+  '!/.troupe/scripts/',
   // the mailboxes troupe makes when it asks a person (bus/task-mail.ts): not the user's changes
   '/.agent-mail/',
 ] as const;

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { registerPipelineCreate } from './pipeline-create.js';
 import { registerPipelineVersions } from './registry.js';
 
 export function registerPipeline(program: Command): void {
   const pipeline = program.command('pipeline').description('the pipelines of this project');
+  registerPipelineCreate(pipeline);
   pipeline
     .command('list')
     .description('list pipelines (.troupe/pipelines, .aqm/pipelines, agents.yaml)')

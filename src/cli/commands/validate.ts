@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { NotFoundError, UsageError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
-import { displayPath } from '../../pipeline/diagnostics.js';
+import { formatDiagnostic } from '../../pipeline/diagnostics.js';
 import type { PipelineLocation } from '../../pipeline/discover.js';
 import type { Diagnostic, ValidationResult } from '../../pipeline/validate.js';
 import { action } from '../action.js';
@@ -36,7 +36,7 @@ export function registerValidate(program: Command): void {
     .option('--params-file <path>', 'YAML file of param values')
     .action(
       action(async (target: string | undefined, flags: ValidateFlags) => {
-        const { validatePipelineFile } = await import('../../pipeline/validate.js');
+        const { configValidateOptions, validatePipelineFile } = await import('../../pipeline/validate.js');
         const { parseParams } = await import('../options.js');
         if (target !== undefined && flags.file !== undefined)
           throw new UsageError('give PATH or --file, not both');
@@ -44,9 +44,7 @@ export function registerValidate(program: Command): void {
         const { loadProjectConfig } = await import('../../pipeline/config.js');
         const config = loadProjectConfig(found.root);
         const result = validatePipelineFile(found.file, {
-          qa: config.qa,
-          gateModel: config.gate.model,
-          routingTiers: Object.keys(config.routing?.tiers ?? {}),
+          ...configValidateOptions(config),
           name: found.name,
           params: parseParams(flags.param),
           ...(flags.paramsFile ? { paramsFile: flags.paramsFile } : {}),
@@ -98,10 +96,7 @@ function asText(
   result: ValidationResult,
   flags: ValidateFlags,
 ): string {
-  const lines = [...errors, ...warnings].flatMap((d) => [
-    `${displayPath(d.file)}:${d.line}:${d.col}: ${d.severity}: ${d.message}`,
-    ...(d.hint ? [`  hint: ${d.hint}`] : []),
-  ]);
+  const lines = [...errors, ...warnings].map(formatDiagnostic);
   if (valid) {
     const count = result.pipeline?.agents.length ?? 0;
     const features = result.features.length ? ` (${result.features.join(', ')})` : '';
