@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Route } from './define.js';
 import { named } from './define.js';
+import { busApi } from './bus.js';
 import { serverApi } from './events.js';
 import { Diagnostic, pipelineApi } from './pipelines.js';
 import { runApi } from './run.js';
@@ -27,5 +28,6 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(runApi),
   ...Object.values(pipelineApi),
   ...Object.values(usageApi),
+  ...Object.values(busApi),
   ...Object.values(serverApi),
 ];
