@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { busApi } from './bus.js';
 import type { Route } from './define.js';
 import { named } from './define.js';
-import { busApi } from './bus.js';
 import { serverApi } from './events.js';
 import { Diagnostic, pipelineApi } from './pipelines.js';
 import { runApi } from './run.js';
