@@ -1,18 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectText, launchBrowser, noBrowser } from './support/browser.js';
 import { type Served, serve } from './support/serve.js';
 import { example, project } from './support/troupe.js';
 
 /** The dashboard in Debian's Chromium (never a downloaded browser), against a real server. */
 
-const CHROMIUM = '/usr/bin/chromium';
-// Without Debian's chromium (`apt-get install chromium`) a developer's `npm test` skips these, and
-// says so; CI never does: .ci/run installs the browser, and a missing one there is a failure.
-const noBrowser = !existsSync(CHROMIUM) && !process.env.CI;
-if (noBrowser) console.warn(`dashboard tests skipped: no browser at ${CHROMIUM} (apt-get install chromium)`);
 const shots = mkdtempSync(path.join(tmpdir(), 'troupe-dashboard-'));
 
 const writerPipeline = `agents:
@@ -76,22 +72,7 @@ beforeAll(async () => {
     '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
     'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
   });
-  [server, browser] = await Promise.all([
-    serve(dir),
-    chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    }),
-  ]);
+  [server, browser] = await Promise.all([serve(dir), launchBrowser()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
 });
 
@@ -315,10 +296,6 @@ describe.skipIf(noBrowser)('the dashboard: sessions, chunks and the agent form',
     expect(readFileSync(path.join(dir, '.troupe/pipelines/write.yaml'), 'utf8')).toBe(writerPipeline);
   });
 });
-
-async function expectText(locator: ReturnType<Page['getByTestId']>, text: string): Promise<void> {
-  await locator.filter({ hasText: text }).first().waitFor({ timeout: 8000 });
-}
 
 async function expectValue(locator: ReturnType<Page['getByTestId']>, text: string): Promise<void> {
   for (let i = 0; i < 80; i++) {

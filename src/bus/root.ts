@@ -119,6 +119,19 @@ export function resolveRoot(input: RootInput = {}): ResolvedRoot {
   });
 }
 
+/**
+ * The bus a project's commands find from its directory (AM_ROOT, `.amqrc`, a repo-local
+ * `.agent-mail`), else `<project>/.agent-mail` (made on first use by whoever writes).
+ */
+export function projectBusRoot(projectDir: string): ResolvedRoot {
+  try {
+    return resolveRoot({ cwd: projectDir });
+  } catch {
+    const root = join(resolve(projectDir), DEFAULT_DIR);
+    return { root, baseRoot: root, source: 'detected', warnings: [] };
+  }
+}
+
 /** A root is a session when its parent is `.agent-mail`, AM_BASE_ROOT, or the `.amqrc` root. */
 function classify(
   root: string,

@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import type { TaskMail } from '../core/task-mail.js';
 import { type MessageBus, openBus } from './bus.js';
 import { HUMAN, isValidHandle, normalizeHandle } from './handle.js';
-import { resolveRoot } from './root.js';
+import { projectBusRoot } from './root.js';
 
 export function taskThread(taskId: string): string {
   return `task/${taskId}`;
@@ -20,13 +19,7 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
   let bus: MessageBus | undefined;
   const open = (): MessageBus => {
     if (bus) return bus;
-    let root: string;
-    try {
-      root = resolveRoot({ cwd: projectRoot }).root;
-    } catch {
-      root = join(projectRoot, '.agent-mail');
-    }
-    bus = openBus(root);
+    bus = openBus(projectBusRoot(projectRoot).root);
     bus.init([...agents().map(agentHandle).filter(isValidHandle), HUMAN]);
     return bus;
   };

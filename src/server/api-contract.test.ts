@@ -2,9 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { example, project, waitFor, writerEditorPipeline } from '../../test/support/troupe.js';
+import { openBus } from '../bus/bus.js';
+import { KINDS, PRIORITIES } from '../bus/message.js';
 import { TASK_STATUSES } from '../core/events.js';
 import { loadProjectConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { BusKind, BusPriority } from './api/bus.js';
 import { errorStatuses, type Route } from './api/define.js';
 import { apiRoutes, ErrorBody } from './api/routes.js';
 import { createApp, type TroupeApp } from './app.js';
@@ -229,6 +232,96 @@ describe('every route answers what it declares', () => {
     const failed = (await until(id, 'failed')) as Detail & { hint: string | null };
     expect(failed.hint).toBe('export TROUPE_CONTRACT_NO_SUCH_KEY=… before running troupe');
     expect(failed.stages[0]).toMatchObject({ error: { kind: 'auth', hint: failed.hint } });
+  });
+
+  it('the bus: roster, an inbox, a message, send and reply, on a session', async () => {
+    expect(BusKind.options).toEqual([...KINDS]);
+    expect(BusPriority.options).toEqual([...PRIORITIES]);
+    const base = path.join(root, '.agent-mail');
+    const codex = openBus(path.join(base, 'review'), { baseRoot: base, session: 'review' });
+    codex.init(['codex']);
+    const asked = codex.send({
+      from: 'codex',
+      to: 'user',
+      subject: 'Which API?',
+      body: 'REST or RPC?',
+      kind: 'question',
+    });
+
+    expect((await call('GET', '/api/bus/roster')).status).toBe(200);
+    const roster = await call<{ session: string; sessions: string[]; agents: unknown[] }>(
+      'GET',
+      '/api/bus/roster?session=review',
+    );
+    expect(roster.data).toMatchObject({ session: 'review', sessions: ['review'] });
+    expect(roster.data.agents).toEqual([
+      expect.objectContaining({
+        handle: 'codex',
+        kind: 'agent',
+        presence: 'active',
+        backlog: { new: 0, cur: 0 },
+      }),
+      expect.objectContaining({
+        handle: 'user',
+        kind: 'human',
+        presence: 'offline',
+        backlog: { new: 1, cur: 0 },
+      }),
+    ]);
+    type Inbox = { messages: { id: string; read: boolean }[] };
+    const inbox = await call<Inbox>('GET', '/api/bus/mailboxes/user/inbox?session=review');
+    expect(inbox.data.messages).toEqual([
+      expect.objectContaining({ id: asked.id, read: false, kind: 'question' }),
+    ]);
+    const opened = await call<{ body: string }>(
+      'GET',
+      `/api/bus/mailboxes/user/inbox/${asked.id}?session=review`,
+    );
+    expect(opened.data.body).toBe('REST or RPC?\n');
+    expect(
+      (await call<Inbox>('GET', '/api/bus/mailboxes/user/inbox?session=review')).data.messages[0]?.read,
+    ).toBe(true);
+
+    const replied = await call<{ thread: string; to: string[] }>('POST', '/api/bus/reply?session=review', {
+      id: asked.id,
+      body: 'REST',
+    });
+    expect(replied).toMatchObject({ status: 201, data: { thread: asked.thread, to: ['codex'] } });
+    const sent = await call<{ id: string }>('POST', '/api/bus/send?session=review', {
+      to: ['codex'],
+      subject: 'Ship it',
+      body: 'today',
+      priority: 'urgent',
+      kind: 'todo',
+    });
+    expect(sent.status).toBe(201);
+    expect(codex.list('codex').items.map((m) => [m.subject, m.kind, m.thread])).toEqual([
+      ['Re: Which API?', 'answer', asked.thread],
+      ['Ship it', 'todo', asked.thread],
+    ]);
+    // an agent's message is shown, not taken from it
+    const peeked = await call<{ read: boolean }>(
+      'GET',
+      `/api/bus/mailboxes/codex/inbox/${sent.data.id}?session=review`,
+    );
+    expect(peeked.data.read).toBe(false);
+    expect(
+      (await call<Inbox>('GET', '/api/bus/mailboxes/codex/inbox?session=review')).data.messages,
+    ).toHaveLength(2);
+
+    const status = async (method: string, url: string, body?: unknown) =>
+      (await call(method, url, body)).status;
+    expect(await status('GET', '/api/bus/roster?session=nope')).toBe(404);
+    expect(await status('GET', '/api/bus/mailboxes/nobody/inbox?session=review')).toBe(404);
+    expect(await status('GET', '/api/bus/mailboxes/user/inbox/no-such-id?session=review')).toBe(404);
+    expect(await status('GET', '/api/bus/mailboxes/Bad!/inbox')).toBe(400);
+    expect(await status('POST', '/api/bus/send?session=review', { to: ['nobody'], body: 'x' })).toBe(404);
+    expect(await status('POST', '/api/bus/send?session=review', { to: [], body: 'x' })).toBe(400);
+    expect(await status('POST', '/api/bus/send?session=review', { to: ['codex'], body: ' ' })).toBe(400);
+    expect(
+      await status('POST', '/api/bus/send?session=review', { to: ['codex'], body: 'x', priority: 'asap' }),
+    ).toBe(400);
+    expect(await status('POST', '/api/bus/reply?session=review', { id: 'no-such-id', body: 'x' })).toBe(404);
   });
 
   it('a bad request is a one-line 400 that names the field', async () => {

@@ -12,6 +12,7 @@ import { ApiError, errorResponse } from './errors.js';
 import { EventHub } from './event-hub.js';
 import { handle } from './handle.js';
 import { openApiDocument } from './openapi.js';
+import { busRoutes } from './routes/bus.js';
 import { eventRoutes } from './routes/events.js';
 import { pipelineRoutes } from './routes/pipelines.js';
 import { runRoutes } from './routes/run.js';
@@ -70,6 +71,7 @@ export function createApp(options: AppOptions): TroupeApp {
   app.route('/', pipelineRoutes(ctx));
   app.route('/', usageRoutes(ctx));
   app.route('/', eventRoutes(ctx));
+  app.route('/', busRoutes(ctx));
   app.all('/api/*', (c) =>
     errorResponse(c, new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)),
   );

@@ -3,6 +3,7 @@
  * (src/server/api/), imported as types only: nothing of zod reaches the bundle.
  */
 import type { z } from 'zod';
+import type * as B from '../../src/server/api/bus';
 import type { Answer } from '../../src/server/api/define';
 import type * as P from '../../src/server/api/pipelines';
 import type { runApi } from '../../src/server/api/run';
@@ -30,6 +31,14 @@ export type AgentFields = z.input<typeof P.AgentFields>;
 export type AgentSaved = z.infer<typeof P.AgentSaved>;
 export type Validation = z.infer<typeof P.Validation>;
 export type RunRequest = z.input<typeof runApi.run.body>;
+export type Roster = z.infer<typeof B.Roster>;
+export type RosterEntry = z.infer<typeof B.RosterEntry>;
+export type BusInbox = z.infer<typeof B.BusInbox>;
+export type BusMessage = z.infer<typeof B.BusMessage>;
+export type BusMessageDetail = z.infer<typeof B.BusMessageDetail>;
+export type BusSend = z.input<typeof B.busApi.send.body>;
+export type BusReply = z.input<typeof B.busApi.reply.body>;
+export type BusSent = z.infer<typeof B.BusSent>;
 
 /** An agent as written in the pipeline file. */
 export type RawAgent = Record<string, unknown> & { id: string };
@@ -107,7 +116,23 @@ export const api = {
   removeAgent: (name: string, id: string) =>
     call<AgentSaved>('DELETE', `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`),
   validate: (name: string, content: string) => call<Validation>('POST', '/api/validate', { name, content }),
+  roster: (session: string) => call<Roster>('GET', `/api/bus/roster${inSession(session)}`),
+  inbox: (handle: string, session: string) =>
+    call<BusInbox>('GET', `/api/bus/mailboxes/${encodeURIComponent(handle)}/inbox${inSession(session)}`),
+  message: (handle: string, id: string, session: string) =>
+    call<BusMessageDetail>(
+      'GET',
+      `/api/bus/mailboxes/${encodeURIComponent(handle)}/inbox/${encodeURIComponent(id)}${inSession(session)}`,
+    ),
+  send: (body: BusSend, session: string) => call<BusSent>('POST', `/api/bus/send${inSession(session)}`, body),
+  reply: (body: BusReply, session: string) =>
+    call<BusSent>('POST', `/api/bus/reply${inSession(session)}`, body),
 };
+
+/** `?session=` when one is picked; none: the root the bus commands find. */
+function inSession(session: string): string {
+  return session ? `?session=${encodeURIComponent(session)}` : '';
+}
 
 /** troupe's event types, for EventSource listeners (named events only reach named listeners). */
 export const EVENT_TYPES = [

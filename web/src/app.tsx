@@ -3,18 +3,22 @@ import { PipelinesPage } from './pipelines-page';
 import { Link, usePath } from './router';
 import { TaskDetailPage } from './task-detail';
 import { TaskListPage } from './task-list';
+import { TeamPage } from './team-page';
 
 export function App() {
   const path = usePath();
   const task = /^\/tasks\/([^/]+)$/.exec(path)?.[1];
   const pipeline = /^\/pipelines(?:\/([^/]+))?$/.exec(path);
+  const team = path === '/team';
   useEffect(() => {
     document.title = task
       ? `${decodeURIComponent(task)} · troupe`
       : pipeline
         ? 'pipelines · troupe'
-        : 'troupe';
-  }, [task, pipeline]);
+        : team
+          ? 'team · troupe'
+          : 'troupe';
+  }, [task, pipeline, team]);
   return (
     <div className="shell">
       <header className="topbar">
@@ -23,11 +27,14 @@ export function App() {
           troupe
         </Link>
         <nav>
-          <Link to="/" className={!pipeline ? 'active' : ''} testId="nav-tasks">
+          <Link to="/" className={!pipeline && !team ? 'active' : ''} testId="nav-tasks">
             Tasks
           </Link>
           <Link to="/pipelines" className={pipeline ? 'active' : ''} testId="nav-pipelines">
             Pipelines
+          </Link>
+          <Link to="/team" className={team ? 'active' : ''} testId="nav-team">
+            Team
           </Link>
         </nav>
         <ConnectionStatus />
@@ -35,6 +42,8 @@ export function App() {
       <main>
         {task ? (
           <TaskDetailPage id={decodeURIComponent(task)} />
+        ) : team ? (
+          <TeamPage />
         ) : pipeline ? (
           <PipelinesPage selected={pipeline[1] ? decodeURIComponent(pipeline[1]) : null} />
         ) : (

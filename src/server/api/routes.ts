@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { busApi } from './bus.js';
 import type { Route } from './define.js';
 import { named } from './define.js';
 import { serverApi } from './events.js';
@@ -27,5 +28,6 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(runApi),
   ...Object.values(pipelineApi),
   ...Object.values(usageApi),
+  ...Object.values(busApi),
   ...Object.values(serverApi),
 ];
