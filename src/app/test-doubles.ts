@@ -95,9 +95,11 @@ export class MemoryMail implements TaskMail {
     this.sent.push(input);
   }
 
-  takeReplies(_taskId: string, agent: string): string[] {
-    const replies = this.replies.get(agent) ?? [];
-    this.replies.delete(agent);
+  /** Keyed by agent, or `agent<from` for replies from a mailbox agent's handle. */
+  takeReplies(_taskId: string, agent: string, from?: string): string[] {
+    const key = from ? `${agent}<${from}` : agent;
+    const replies = this.replies.get(key) ?? [];
+    this.replies.delete(key);
     return replies;
   }
 }

@@ -1,16 +1,11 @@
 import { join } from 'node:path';
-import type { TaskMail } from '../core/task-mail.js';
+import { agentMailbox, type TaskMail, taskThread } from '../core/task-mail.js';
 import { type MessageBus, openBus } from './bus.js';
-import { HUMAN, isValidHandle, normalizeHandle } from './handle.js';
+import { HUMAN, isValidHandle } from './handle.js';
 import { resolveRoot } from './root.js';
 
-export function taskThread(taskId: string): string {
-  return `task/${taskId}`;
-}
-
-export function agentHandle(agent: string): string {
-  return normalizeHandle(agent).replace(/[^a-z0-9_-]/g, '-');
-}
+export { taskThread };
+export const agentHandle = agentMailbox;
 
 /**
  * The project's bus: the root AMQ would find from the project (`--root`-less rules: AM_ROOT,
@@ -31,15 +26,17 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
     return bus;
   };
   return {
-    askPerson({ taskId, agent, kind, subject, body }) {
+    askPerson({ taskId, agent, kind, subject, body, to, labels, context }) {
       open().send({
         from: agentHandle(agent),
-        to: HUMAN,
+        to: to ?? HUMAN,
         subject,
         kind,
         thread: taskThread(taskId),
         body,
         allowEmpty: true,
+        ...(labels ? { labels } : {}),
+        ...(context ? { context } : {}),
       });
     },
     drainInbox(agent) {
@@ -61,10 +58,10 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
         context: { task: taskId },
       });
     },
-    takeReplies(taskId, agent) {
+    takeReplies(taskId, agent, from = HUMAN) {
       const b = open();
       const handle = agentHandle(agent);
-      const mine = b.list(handle, { box: 'new', thread: taskThread(taskId), from: HUMAN });
+      const mine = b.list(handle, { box: 'new', thread: taskThread(taskId), from });
       return mine.items.map((m) => b.read(handle, m.id).body);
     },
   };
