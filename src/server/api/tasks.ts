@@ -17,7 +17,7 @@ export const Usage = named(
     cache_read_tokens: z.int().optional(),
     cost_usd: z.number().optional(),
     cost_estimated: z.boolean().optional().describe("the cost is troupe's estimate from its price table"),
-    unknown: z.boolean().optional().describe('nothing was measured (a mailbox agent): the zeros are no count'),
+    unknown: z.boolean().optional().describe('nothing was measured (a mailbox agent)'),
   }),
 );
 
