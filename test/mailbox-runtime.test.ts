@@ -154,7 +154,7 @@ describe('runtime: mailbox — a stage given to a live agent or a person on the 
 
   it("a gate rejecting the mailbox agent's output sends the stage back to it in a new message", async () => {
     const dir = project({
-      'p.yaml': pipeline('    gate: { type: llm, max_retries: 2 }\n'),
+      'p.yaml': pipeline('    gate: { type: llm, runtime: claude, max_retries: 2 }\n'),
       's.yaml': `${script}gates:
   reviewer:
     - { decision: rejected, reason: "name the release" }
@@ -218,15 +218,36 @@ describe('runtime: mailbox — a stage given to a live agent or a person on the 
     expect(json.error).toContain("agent 'reviewer' failed");
   });
 
-  it('a mailbox agent without a handle is an error at its line', async () => {
+  it('a mailbox agent without a handle, or mailing itself, is an error at its line; an llm gate with no runtime a warning', async () => {
     const dir = project({
       'p.yaml': `agents:
   - id: reviewer
     runtime: mailbox
 `,
+      'q.yaml': `agents:
+  - id: codex
+    runtime: mailbox
+    handle: codex
+`,
+      'g.yaml': `agents:
+  - id: reviewer
+    runtime: mailbox
+    handle: codex
+    gate: { type: llm }
+`,
     });
-    const r = await troupe(dir, ['validate', 'p.yaml']);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toMatch(/^p\.yaml:3:14: error: agent `reviewer` has runtime mailbox but no `handle`$/m);
+    const noHandle = await troupe(dir, ['validate', 'p.yaml']);
+    expect(noHandle.code).toBe(2);
+    expect(noHandle.stdout).toMatch(
+      /^p\.yaml:3:14: error: agent `reviewer` has runtime mailbox but no `handle`$/m,
+    );
+    const itself = await troupe(dir, ['validate', 'q.yaml']);
+    expect(itself.code).toBe(2);
+    expect(itself.stdout).toMatch(/^q\.yaml:4:13: error: agent `codex` would mail its stages to itself/m);
+    const gate = await troupe(dir, ['validate', 'g.yaml']);
+    expect(gate.code).toBe(0);
+    expect(gate.stdout).toMatch(
+      /^g\.yaml:5:11: warning: agent `reviewer`'s llm gate would run on runtime mailbox/m,
+    );
   });
 });

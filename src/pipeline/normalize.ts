@@ -143,6 +143,13 @@ function mailboxHandleOk(agent: LocatedAgent, sink: DiagnosticSink): boolean {
     );
     return false;
   }
+  if (raw.gate && (raw.gate.type ?? 'llm') === 'llm' && !raw.gate.runtime) {
+    sink.warning(
+      positionOf(agent, 'gate'),
+      `agent \`${raw.id}\`'s llm gate would run on runtime mailbox, which runs nothing`,
+      'give the gate a `runtime:` (for example `gate: {type: llm, runtime: claude}`), unless config `gate.runtime` sets one',
+    );
+  }
   return true;
 }
 
