@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -100,23 +100,22 @@ describe('troupe bus swarm: a Claude Code Agent Team from the bus', () => {
         join(tasks, '4.json'),
         `${JSON.stringify({ id: '4', subject: 'Check password reset', status: 'pending', owner: '', blocks: [], blockedBy: [] }, null, 2)}\n`,
       );
-      await troupe(dir, ['bus', 'swarm', 'claim', '--team', 'review-squad', '--task', '2', '--me', 'codex'], {
-        HOME: home,
-      });
-      await troupe(
-        dir,
-        ['bus', 'swarm', 'complete', '--team', 'review-squad', '--task', '2', '--me', 'codex'],
-        { HOME: home },
-      );
-
-      const mail = await waitFor(async () => {
-        const r = await troupe(dir, ['bus', 'list', '--me', 'codex', '--root', '.agent-mail', '--json']);
-        const items = JSON.parse(r.stdout) as Listed[];
-        const events = new Set(items.map((m) => m.context?.event));
-        return ['task_added', 'task_assigned', 'task_completed', 'task_unblocked'].every((e) => events.has(e))
-          ? items
-          : undefined;
-      }, 20_000);
+      const mailed = (events: string[]) =>
+        waitFor(async () => {
+          const r = await troupe(dir, ['bus', 'list', '--me', 'codex', '--root', '.agent-mail', '--json']);
+          const items = JSON.parse(r.stdout) as Listed[];
+          const seen = new Set(items.map((m) => m.context?.event));
+          return events.every((e) => seen.has(e)) ? items : undefined;
+        }, 20_000);
+      const swarm = (verb: string) =>
+        troupe(dir, ['bus', 'swarm', verb, '--team', 'review-squad', '--task', '2', '--me', 'codex'], {
+          HOME: home,
+        });
+      await swarm('claim');
+      // each change is mailed once the bridge sees it: claim and completion one after the other
+      await mailed(['task_added', 'task_assigned']);
+      await swarm('complete');
+      const mail = await mailed(['task_added', 'task_assigned', 'task_completed', 'task_unblocked']);
       const added = mail.find((m) => m.context?.event === 'task_added')!;
       expect(added).toMatchObject({
         from: 'swarm-bridge',
@@ -129,6 +128,8 @@ describe('troupe bus swarm: a Claude Code Agent Team from the bus', () => {
       expect(mail.find((m) => m.context?.event === 'task_unblocked')?.context?.task_id).toBe('3');
       // the tasks there when the bridge started are its baseline: task 1 is never mailed
       expect(mail.some((m) => m.context?.task_id === '1')).toBe(false);
+      // a relay, as AMQ's bridge: no mailbox (outbox, presence) for swarm-bridge
+      expect(existsSync(join(dir, '.agent-mail', 'agents', 'swarm-bridge'))).toBe(false);
     } finally {
       bridge.kill('SIGTERM');
       await bridge;

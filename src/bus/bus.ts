@@ -76,6 +76,11 @@ export interface SendInput {
   project?: string;
   allowSelf?: boolean;
   allowEmpty?: boolean;
+  /**
+   * A relay in no one's name (the swarm bridge's `swarm-bridge`): straight into the inboxes, with
+   * no outbox copy and no presence, as AMQ's bridge delivers.
+   */
+  relay?: boolean;
 }
 
 export interface SendResult {
@@ -242,7 +247,7 @@ export class MessageBus {
       box: mailbox(route.root, h),
       ...(route.crossProject ? { existingOnly: true } : {}),
     }));
-    const source = this.mailbox(from);
+    const source = input.relay ? undefined : this.mailbox(from);
     const report: DeliveryReport = deliver(recipients, `${id}.md`, bytes, source);
     if (report.outboxError) warnings.push(`outbox copy not written: ${report.outboxError}`);
     if (report.indeterminate.length > 0) {
@@ -250,7 +255,7 @@ export class MessageBus {
         `delivered but durability indeterminate (fsync failed) for ${report.indeterminate.join(', ')}`,
       );
     }
-    touchPresence(source);
+    if (source) touchPresence(source);
     return {
       id,
       thread: header.thread,

@@ -94,6 +94,7 @@ export function deliverSwarmEvent(bus: MessageBus, team: string, handle: string,
   if (event.details) lines.push(`Details: ${event.details}`);
   return bus.send({
     from: 'swarm-bridge',
+    relay: true,
     to: handle,
     thread: `swarm/${team}`,
     subject: `[swarm] ${event.type}: ${event.subject}`,
