@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { serve } from './support/serve.js';
 import {
   eventLog,
   project,
@@ -150,6 +151,43 @@ describe('runtime: mailbox — a stage given to a live agent or a person on the 
     expect(types.filter((t) => t === 'mailbox_asked')).toHaveLength(1);
     expect(types).not.toContain('stage_interrupted');
     expect(await inbox(dir, 'reviewer')).toHaveLength(0); // the reply was taken
+  });
+
+  it('`troupe serve` takes the reply of a task left waiting and carries it on', async () => {
+    const dir = project({ 'p.yaml': pipeline(), 's.yaml': script });
+    const run = spawnTroupe(dir, [
+      'run',
+      'a launch note',
+      '--file',
+      'p.yaml',
+      '--script',
+      's.yaml',
+      '--json',
+    ]);
+    const asked = await mailToCodex(dir);
+    const taskId = asked.thread.replace(/^task\//, '');
+    run.kill('SIGKILL');
+    await run;
+    const server = await serve(dir);
+    try {
+      await troupe(dir, [
+        'bus',
+        'reply',
+        '--me',
+        'codex',
+        '--id',
+        asked.id,
+        '--body',
+        'Reviewed from my terminal.',
+      ]);
+      const done = await waitFor(async () => {
+        const status = await troupeJson(dir, ['status', taskId]);
+        return status.json.status === 'completed' ? status.json : undefined;
+      }, 30_000);
+      expect(done.stages[1]!.output).toBe('Reviewed from my terminal.');
+    } finally {
+      await server.stop();
+    }
   });
 
   it("a gate rejecting the mailbox agent's output sends the stage back to it in a new message", async () => {
