@@ -95,12 +95,20 @@ export class MemoryMail implements TaskMail {
     this.sent.push(input);
   }
 
-  /** Keyed by agent, or `agent<from` for replies from a mailbox agent's handle. */
-  takeReplies(_taskId: string, agent: string, from?: string): string[] {
-    const key = from ? `${agent}<${from}` : agent;
-    const replies = this.replies.get(key) ?? [];
-    this.replies.delete(key);
+  takeReplies(_taskId: string, agent: string): string[] {
+    const replies = this.replies.get(agent) ?? [];
+    this.replies.delete(agent);
     return replies;
+  }
+
+  /** A mailbox agent's replies, unread until marked: keyed `agent<from`, ids `agent<from#n`. */
+  peekReplies(_taskId: string, agent: string, from: string): Array<{ id: string; body: string }> {
+    const key = `${agent}<${from}`;
+    return (this.replies.get(key) ?? []).map((body, i) => ({ id: `${key}#${i}`, body }));
+  }
+
+  markRead(_agent: string, ids: string[]): void {
+    for (const id of ids) this.replies.delete(id.slice(0, id.lastIndexOf('#')));
   }
 }
 

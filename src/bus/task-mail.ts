@@ -58,6 +58,28 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
         context: { task: taskId },
       });
     },
+    peekReplies(taskId, agent, from, since) {
+      const listed = open().list(agentHandle(agent), {
+        box: 'new',
+        thread: taskThread(taskId),
+        from,
+        includeBody: true,
+      });
+      const after = Date.parse(since);
+      return listed.items
+        .filter((m) => Date.parse(m.created) >= after)
+        .map((m) => ({ id: m.id, body: m.body ?? '' }));
+    },
+    markRead(agent, ids) {
+      const b = open();
+      for (const id of ids) {
+        try {
+          b.read(agentHandle(agent), id);
+        } catch {
+          // read meanwhile by another process: it is read either way
+        }
+      }
+    },
     takeReplies(taskId, agent, from = HUMAN) {
       const b = open();
       const handle = agentHandle(agent);

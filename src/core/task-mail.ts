@@ -23,6 +23,17 @@ export interface TaskMail {
   send(input: { taskId: string; from: string; to: string; subject: string; body: string }): void;
   /** Replies on the task's thread in the agent's inbox from `from` (default `user`), consumed, oldest first. */
   takeReplies(taskId: string, agent: string, from?: string): string[];
+  /**
+   * The same, unread ones sent at or after `since` (ISO), left unread: a mailbox agent's reply is
+   * recorded first and marked read after (`markRead`), so a crash between the two loses nothing.
+   */
+  peekReplies(
+    taskId: string,
+    agent: string,
+    from: string,
+    since: string,
+  ): Array<{ id: string; body: string }>;
+  markRead(agent: string, ids: string[]): void;
 }
 
 /** The bus thread of a task: its mail to people and mailbox agents, and their replies. */

@@ -291,15 +291,16 @@ export class TaskService {
     const state = this.state(taskId);
     const now = new Date();
     const events: TaskEvent[] = [];
+    const taken: Array<{ agent: string; ids: string[] }> = [];
     for (const wait of mailboxWaits(state)) {
-      let replies: string[] = [];
+      let replies: Array<{ id: string; body: string }> = [];
       try {
-        replies = this.mailFor(taskId).takeReplies(taskId, wait.agent, wait.handle);
+        replies = this.mailFor(taskId).peekReplies(taskId, wait.agent, wait.handle, wait.askedAt);
       } catch {
         // no bus, or an unreadable one: the deadline still holds
       }
       if (replies.length > 0) {
-        const body = replies.map((r) => r.trimEnd()).join('\n\n');
+        const body = replies.map((r) => r.body.trimEnd()).join('\n\n');
         events.push({
           type: 'mailbox_replied',
           stage: wait.stage,
@@ -307,12 +308,15 @@ export class TaskService {
           from: wait.handle,
           body,
         });
+        taken.push({ agent: wait.agent, ids: replies.map((r) => r.id) });
       } else if (wait.deadline !== null && Date.parse(wait.deadline) <= now.getTime()) {
         events.push(mailboxTimedOut(state, wait, now));
       }
     }
     if (events.length === 0) return false;
     this.store.append(taskId, events, { status: 'running' });
+    // recorded first, read after: a crash between the two leaves the reply unread, not lost
+    for (const { agent, ids } of taken) this.mailFor(taskId).markRead(agent, ids);
     return true;
   }
 
