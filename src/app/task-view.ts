@@ -1,4 +1,4 @@
-import { type TaskState, waitingFor } from '../engine/fold/task-state.js';
+import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 
 /** The one JSON shape of a task that `run --json` and `status --json` print. */
 export function taskJson(state: TaskState) {
@@ -27,6 +27,15 @@ export function taskJson(state: TaskState) {
     spec: state.spec,
     workspace: workspaceView(state),
     waiting: waitingFor(state),
+    /** Mailbox agents' stages waiting for their reply on the bus. */
+    mailbox: mailboxWaits(state).map((w) => ({
+      agent: w.agent,
+      stage: w.stage,
+      handle: w.handle,
+      thread: w.thread,
+      asked_at: w.askedAt,
+      deadline: w.deadline,
+    })),
     error: state.failure?.reason ?? null,
     hint: state.failure?.hint ?? null,
     parent: state.parentTaskId,
@@ -34,7 +43,12 @@ export function taskJson(state: TaskState) {
   };
 }
 
-export function formatTokens(usage: { input_tokens: number; output_tokens: number }): string {
+export function formatTokens(usage: {
+  input_tokens: number;
+  output_tokens: number;
+  unknown?: boolean;
+}): string {
+  if (usage.unknown) return '? tok';
   const total = usage.input_tokens + usage.output_tokens;
   return total >= 1000 ? `${(total / 1000).toFixed(1)}k tok` : `${total} tok`;
 }

@@ -100,6 +100,16 @@ export class MemoryMail implements TaskMail {
     this.replies.delete(agent);
     return replies;
   }
+
+  /** A mailbox agent's replies, unread until marked: keyed `agent<from`, ids `agent<from#n`. */
+  peekReplies(_taskId: string, agent: string, from: string): Array<{ id: string; body: string }> {
+    const key = `${agent}<${from}`;
+    return (this.replies.get(key) ?? []).map((body, i) => ({ id: `${key}#${i}`, body }));
+  }
+
+  markRead(_agent: string, ids: string[]): void {
+    for (const id of ids) this.replies.delete(id.slice(0, id.lastIndexOf('#')));
+  }
 }
 
 /** A task's files, kept as the last state they were written from. */

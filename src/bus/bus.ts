@@ -78,6 +78,11 @@ export interface SendInput {
   project?: string;
   allowSelf?: boolean;
   allowEmpty?: boolean;
+  /**
+   * A relay in no one's name (the swarm bridge's `swarm-bridge`): straight into the inboxes, with
+   * no outbox copy and no presence, as AMQ's bridge delivers.
+   */
+  relay?: boolean;
 }
 
 export interface SendResult {
@@ -245,7 +250,7 @@ export class MessageBus {
       box: mailbox(route.root, h),
       ...(route.crossProject ? { existingOnly: true } : {}),
     }));
-    const source = this.mailbox(from);
+    const source = input.relay ? undefined : this.mailbox(from);
     const report: DeliveryReport = deliver(recipients, `${id}.md`, bytes, source);
     if (report.outboxError) warnings.push(`outbox copy not written: ${report.outboxError}`);
     if (report.indeterminate.length > 0) {
@@ -253,7 +258,7 @@ export class MessageBus {
         `delivered but durability indeterminate (fsync failed) for ${report.indeterminate.join(', ')}`,
       );
     }
-    touchPresence(source);
+    if (source) touchPresence(source);
     return {
       id,
       thread: header.thread,

@@ -1,15 +1,10 @@
-import type { TaskMail } from '../core/task-mail.js';
+import { agentMailbox, type TaskMail, taskThread } from '../core/task-mail.js';
 import { type MessageBus, openBus } from './bus.js';
-import { HUMAN, isValidHandle, normalizeHandle } from './handle.js';
+import { HUMAN, isValidHandle } from './handle.js';
 import { projectBusRoot } from './root.js';
 
-export function taskThread(taskId: string): string {
-  return `task/${taskId}`;
-}
-
-export function agentHandle(agent: string): string {
-  return normalizeHandle(agent).replace(/[^a-z0-9_-]/g, '-');
-}
+export { taskThread };
+export const agentHandle = agentMailbox;
 
 /**
  * The project's bus: the root AMQ would find from the project (`--root`-less rules: AM_ROOT,
@@ -24,15 +19,17 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
     return bus;
   };
   return {
-    askPerson({ taskId, agent, kind, subject, body }) {
+    askPerson({ taskId, agent, kind, subject, body, to, labels, context }) {
       open().send({
         from: agentHandle(agent),
-        to: HUMAN,
+        to: to ?? HUMAN,
         subject,
         kind,
         thread: taskThread(taskId),
         body,
         allowEmpty: true,
+        ...(labels ? { labels } : {}),
+        ...(context ? { context } : {}),
       });
     },
     drainInbox(agent) {
@@ -54,10 +51,32 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
         context: { task: taskId },
       });
     },
-    takeReplies(taskId, agent) {
+    peekReplies(taskId, agent, from, since) {
+      const listed = open().list(agentHandle(agent), {
+        box: 'new',
+        thread: taskThread(taskId),
+        from,
+        includeBody: true,
+      });
+      const after = Date.parse(since);
+      return listed.items
+        .filter((m) => Date.parse(m.created) >= after)
+        .map((m) => ({ id: m.id, body: m.body ?? '' }));
+    },
+    markRead(agent, ids) {
+      const b = open();
+      for (const id of ids) {
+        try {
+          b.read(agentHandle(agent), id);
+        } catch {
+          // read meanwhile by another process: it is read either way
+        }
+      }
+    },
+    takeReplies(taskId, agent, from = HUMAN) {
       const b = open();
       const handle = agentHandle(agent);
-      const mine = b.list(handle, { box: 'new', thread: taskThread(taskId), from: HUMAN });
+      const mine = b.list(handle, { box: 'new', thread: taskThread(taskId), from });
       return mine.items.map((m) => b.read(handle, m.id).body);
     },
   };

@@ -1,7 +1,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Project } from '../app/project.js';
 import { taskJson } from '../app/task-view.js';
-import { type TaskState, waitingFor } from '../engine/fold/task-state.js';
+import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { exitCodeForTask } from './exit-codes.js';
 import { liveOutput } from './live-output.js';
@@ -24,15 +24,19 @@ export async function runForeground(
     options.interactive ?? (!options.json && process.stdin.isTTY === true && process.stderr.isTTY === true);
   const observer = options.json ? undefined : liveOutput();
   let state = await project.tasks.continue(taskId, observer);
-  if (interactive) {
-    const prompt = new PersonAtPrompt();
-    try {
-      while (waitingFor(state) && (await prompt.answer(project, state))) {
-        state = await project.tasks.continue(taskId, observer);
-      }
-    } finally {
-      prompt.close();
+  const prompt = interactive ? new PersonAtPrompt() : null;
+  try {
+    for (;;) {
+      if (waitsOnBus(state)) {
+        if (!(await awaitMailboxReply(project, state, options.json))) {
+          state = project.tasks.state(taskId); // another process took the task up
+          break;
+        }
+      } else if (!prompt || !waitingFor(state) || !(await prompt.answer(project, state))) break;
+      state = await project.tasks.continue(taskId, observer);
     }
+  } finally {
+    prompt?.close();
   }
   if (options.json) printJson(taskJson(state));
   else {
@@ -44,6 +48,32 @@ export async function runForeground(
     }
   }
   return exitCodeForTask(state);
+}
+
+/** How often a foreground run looks for a mailbox agent's reply. */
+const MAIL_POLL_MS = 500;
+
+function waitsOnBus(state: TaskState): boolean {
+  return state.status === 'waiting' && mailboxWaits(state).length > 0;
+}
+
+/**
+ * A mailbox agent's stage: this process looks for the reply (or the stage's timeout) every
+ * MAIL_POLL_MS, the same TaskService.takeMailReplies `troupe resume` and the server use; killed
+ * meanwhile, the task waits on, and `troupe resume` carries it on once the reply is there.
+ */
+async function awaitMailboxReply(project: Project, state: TaskState, quiet: boolean): Promise<boolean> {
+  if (!quiet) {
+    for (const wait of mailboxWaits(state))
+      process.stderr.write(
+        `⏸ ${state.id} is waiting for ${wait.handle} on the bus (${wait.agent}, stage ${wait.stage})\n`,
+      );
+  }
+  for (;;) {
+    if (project.tasks.takeMailReplies(state.id)) return true;
+    if (!waitsOnBus(project.tasks.state(state.id))) return false;
+    await new Promise((resolve) => setTimeout(resolve, MAIL_POLL_MS));
+  }
 }
 
 /** Asks at the terminal (or whatever stdin is) what a waiting task needs; false at end of input. */

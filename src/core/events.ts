@@ -18,6 +18,8 @@ export interface Usage {
   cost_usd?: number;
   /** The cost is troupe's estimate from its price table, not the provider's figure. */
   cost_estimated?: boolean;
+  /** Nothing was measured (a mailbox agent's reply): the zeros are not a count, and there is no cost. */
+  unknown?: boolean;
 }
 
 export interface StageError {
@@ -156,6 +158,21 @@ export type TaskEvent =
       meta?: Record<string, string | number | boolean>;
     }
   | { type: 'gate_waiting'; stage: number; agent: string }
+  /**
+   * A mailbox agent's stage (runtime mailbox): its prompt is mailed to `handle` on the task's
+   * thread, and the stage waits for the reply, until `deadline` (ISO; null: no timeout).
+   */
+  | {
+      type: 'mailbox_asked';
+      stage: number;
+      activation: string;
+      agent: string;
+      handle: string;
+      thread: string;
+      deadline: string | null;
+    }
+  /** The reply to a `mailbox_asked`, taken off the bus: the stage completes with its body. */
+  | { type: 'mailbox_replied'; stage: number; activation: string; from: string; body: string }
   | {
       type: 'gate_decided';
       stage: number;
@@ -311,7 +328,7 @@ export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string 
 /**
  * Every status a task can have, in the order a task usually goes through them: the one list the
  * API's filters, the OpenAPI document, the CLI and the dashboard all read.
- * `waiting`: every open stage waits for a provider's limit to reset.
+ * `waiting`: every open stage waits for a provider's limit to reset, or for a reply on the bus.
  */
 export const TASK_STATUSES = [
   'pending',

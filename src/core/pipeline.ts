@@ -6,7 +6,7 @@
 
 import type { Effort, Permissions } from './runtime.js';
 
-export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted';
+export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted' | 'mailbox';
 export type ContextStrategy = 'none' | 'last_only' | 'own' | 'shared' | 'both';
 export type HumanInputMode = 'before' | 'on_demand' | 'both';
 
@@ -110,6 +110,8 @@ export interface AgentNode extends AgentBase {
   fallback?: Array<{ runtime: RuntimeName; model: string | null }>;
   /** runtime command: the argv. */
   command?: string[] | null;
+  /** runtime mailbox: the bus handle (a live agent or a person) the stage is mailed to. */
+  handle?: string | null;
   /** `required`: a spec before work of size M or larger (engine/spec.ts). */
   spec?: 'required' | 'none';
   /** The JSON Schema its output's JSON object must match, read from its file when one was named. */

@@ -11,7 +11,8 @@ import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter } from '../scheduler/provider-limiter.js';
 import { runTask } from './execute/execute.js';
-import { foldEvents, type TaskState, waitingFor } from './fold/task-state.js';
+import { mailboxTimedOut } from './execute/mailbox-stage.js';
+import { foldEvents, mailboxWaits, type TaskState, waitingFor } from './fold/task-state.js';
 import { newChunk, usesChunks } from './plan/chunks.js';
 import { isRouted } from './plan/stage-route.js';
 import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from './ports.js';
@@ -255,6 +256,7 @@ export class TaskService {
    */
   takeMailReplies(taskId: string): boolean {
     const status = this.store.task(taskId)?.status;
+    if (status === 'waiting') return this.takeMailboxReplies(taskId);
     if (!status || !awaitsPerson(status)) return false;
     const state = this.state(taskId);
     const waiting = waitingFor(state);
@@ -278,6 +280,44 @@ export class TaskService {
     } else {
       this.answer(taskId, reply);
     }
+    return true;
+  }
+
+  /**
+   * Mailbox agents' replies on the task's thread (from their handle) become their stages'
+   * output; a stage whose `timeout:` passed without one fails as a timeout. Returns whether
+   * anything was recorded (the task can go on).
+   */
+  private takeMailboxReplies(taskId: string): boolean {
+    const state = this.state(taskId);
+    const now = new Date();
+    const events: TaskEvent[] = [];
+    const taken: Array<{ agent: string; ids: string[] }> = [];
+    for (const wait of mailboxWaits(state)) {
+      let replies: Array<{ id: string; body: string }> = [];
+      try {
+        replies = this.mailFor(taskId).peekReplies(taskId, wait.agent, wait.handle, wait.askedAt);
+      } catch {
+        // no bus, or an unreadable one: the deadline still holds
+      }
+      if (replies.length > 0) {
+        const body = replies.map((r) => r.body.trimEnd()).join('\n\n');
+        events.push({
+          type: 'mailbox_replied',
+          stage: wait.stage,
+          activation: wait.activation,
+          from: wait.handle,
+          body,
+        });
+        taken.push({ agent: wait.agent, ids: replies.map((r) => r.id) });
+      } else if (wait.deadline !== null && Date.parse(wait.deadline) <= now.getTime()) {
+        events.push(mailboxTimedOut(state, wait, now));
+      }
+    }
+    if (events.length === 0) return false;
+    this.store.append(taskId, events, { status: 'running' });
+    // recorded first, read after: a crash between the two leaves the reply unread, not lost
+    for (const { agent, ids } of taken) this.mailFor(taskId).markRead(agent, ids);
     return true;
   }
 

@@ -63,7 +63,7 @@ describe('references between agents', () => {
         'agents:\n  - id: a\n    runtime: scripted\n    handoffs: [{ to: b }]\n  - id: b\n    runtime: gpt5\n',
       ),
     ).toEqual([
-      '6:14 `agents[1].runtime` must be one of claude, gemini, codex, openai, command, scripted, not "gpt5"',
+      '6:14 `agents[1].runtime` must be one of claude, gemini, codex, openai, command, scripted, mailbox, not "gpt5"',
     ]);
   });
 

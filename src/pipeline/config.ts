@@ -97,7 +97,10 @@ export function defaultConfig(): ProjectConfig {
     pipeline: { max_stages: 20 },
     gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
     trust_workspace: true,
-    timeouts: Object.fromEntries(RUNTIMES.map((r) => [r, DEFAULT_RUNTIME_TIMEOUT])),
+    // a mailbox agent (a person, a live agent) has no default timeout: it may answer tomorrow
+    timeouts: Object.fromEntries(
+      RUNTIMES.filter((r) => r !== 'mailbox').map((r) => [r, DEFAULT_RUNTIME_TIMEOUT]),
+    ),
     script: null,
     prices: { ...DEFAULT_PRICES },
     routing: null,

@@ -57,7 +57,7 @@ describe('loadPipelineText: errors carry the position of the YAML node', () => {
   it('a value outside an enum, with a suggestion', () => {
     const error = thrown(() => loadPipelineText('agents:\n  - id: a\n    runtime: cluade\n', 'p.yaml'));
     expect(error.message).toBe(
-      'p.yaml:3:14: `agents[0].runtime` must be one of claude, gemini, codex, openai, command, scripted, not "cluade"',
+      'p.yaml:3:14: `agents[0].runtime` must be one of claude, gemini, codex, openai, command, scripted, mailbox, not "cluade"',
     );
     expect(error.hint).toBe('did you mean `claude`?');
   });

@@ -73,6 +73,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     );
     return undefined;
   }
+  if (raw.runtime === 'mailbox' && !mailboxHandleOk(agent, sink)) return undefined;
   const gate = raw.gate;
   return {
     ...base,
@@ -110,6 +111,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     resume: raw.resume ?? false,
     fallback: (raw.fallback ?? []).map((f) => ({ runtime: f.runtime, model: f.model ?? null })),
     command: raw.command ?? null,
+    ...(raw.runtime === 'mailbox' ? { handle: raw.handle ?? null } : {}),
     spec: raw.spec ?? 'none',
     // a file path is read by resolveOutputSchemas (load.ts), which reports it where it was written
     output_schema: typeof raw.output_schema === 'object' ? (raw.output_schema ?? null) : null,
@@ -117,6 +119,38 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
       ? { base_url: raw.openai.base_url ?? null, api_key_env: raw.openai.api_key_env ?? null }
       : null,
   };
+}
+
+/**
+ * A mailbox agent needs the handle its stages are mailed to, and not its own: the stage is
+ * mailed from the agent's mailbox (its id), and a reply to oneself would be no one's.
+ */
+function mailboxHandleOk(agent: LocatedAgent, sink: DiagnosticSink): boolean {
+  const { raw } = agent;
+  if (!raw.handle) {
+    sink.error(
+      positionOf(agent, 'runtime'),
+      `agent \`${raw.id}\` has runtime mailbox but no \`handle\``,
+      'add `handle: <who answers on the bus>`, for example `handle: codex` or `handle: user`',
+    );
+    return false;
+  }
+  if (raw.handle === raw.id.toLowerCase()) {
+    sink.error(
+      positionOf(agent, 'handle'),
+      `agent \`${raw.id}\` would mail its stages to itself (handle \`${raw.handle}\`)`,
+      'name the agent after its role (reviewer) and the handle after who answers (codex, user)',
+    );
+    return false;
+  }
+  if (raw.gate && (raw.gate.type ?? 'llm') === 'llm' && !raw.gate.runtime) {
+    sink.warning(
+      positionOf(agent, 'gate'),
+      `agent \`${raw.id}\`'s llm gate would run on runtime mailbox, which runs nothing`,
+      'give the gate a `runtime:` (for example `gate: {type: llm, runtime: claude}`), unless config `gate.runtime` sets one',
+    );
+  }
+  return true;
 }
 
 /** aqm's name for an id: `code_reviewer` → "Code Reviewer" (Python's str.title()). */

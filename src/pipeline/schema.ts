@@ -12,7 +12,7 @@ z.config({ jitless: true });
  * would hide the parent's value. The defaults still reach editors through `.meta({ default })`.
  */
 
-export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'] as const;
+export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted', 'mailbox'] as const;
 export const CONTEXT_STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'] as const;
 export const HUMAN_INPUT_MODES = ['before', 'on_demand', 'both'] as const;
 export const CONDITION_KEYWORDS = [
@@ -214,6 +214,16 @@ export const AgentSchema = z
       .min(1)
       .nullish()
       .meta({ description: 'runtime command: the argv to run (no shell); its stdout is the output.' }),
+    handle: z
+      .string()
+      .regex(/^[a-z0-9_][a-z0-9_-]*$/, {
+        error: 'a handle is lower-case letters, digits, _ and - (an AMQ handle)',
+      })
+      .nullish()
+      .meta({
+        description:
+          "troupe, runtime mailbox: the bus handle (a live agent or a person, `user`) the stage's prompt is mailed to; the reply on the task's thread is the stage's output.",
+      }),
     openai: OpenAiSchema.nullish(),
     claude_code_flags: z
       .array(z.string())

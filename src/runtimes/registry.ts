@@ -47,6 +47,9 @@ export function runtimeFor(
       return openaiRuntime();
     case 'command':
       return commandRuntime();
+    case 'mailbox':
+      // the executor mails a mailbox agent's stage (engine/execute/mailbox-stage.ts): never called
+      return unavailable(name, 'runtime mailbox waits for a reply on the bus; it runs no process');
   }
 }
 

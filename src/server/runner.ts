@@ -36,13 +36,13 @@ export class Runner {
   }
 
   /**
-   * Every `ms`, tasks waiting for a person are checked for a reply on their bus thread
-   * (task/<id>); one that got it carries on here.
+   * Every `ms`, tasks waiting for a person, or for a mailbox agent (status `waiting`), are
+   * checked for a reply on their bus thread (task/<id>); one that got it carries on here.
    */
   watchMail(ms = 2000): () => void {
     const timer = setInterval(() => {
       if (this.#closing) return;
-      for (const t of this.store.tasks({ status: [...AWAITING_PERSON_STATUSES] })) {
+      for (const t of this.store.tasks({ status: [...AWAITING_PERSON_STATUSES, 'waiting'] })) {
         if (this.#running.has(t.id)) continue;
         try {
           if (this.tasks.takeMailReplies(t.id)) this.run(t.id);

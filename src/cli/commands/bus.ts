@@ -30,6 +30,8 @@ export function registerBus(program: Command): void {
     operations: () => import('./bus/operations.js'),
     waiting: () => import('./bus/waiting.js'),
     setup: () => import('./bus/setup.js'),
+    swarm: () => import('./bus/swarm.js'),
+    integration: () => import('./bus/integration.js'),
   };
   const run =
     (file: keyof typeof load, name: string) =>
@@ -182,4 +184,40 @@ export function registerBus(program: Command): void {
     .option('--dry-run', 'only list them')
     .option('--yes', 'do not ask')
     .action(run('operations', 'cleanup'));
+
+  const swarm = bus
+    .command('swarm')
+    .description('join a Claude Code Agent Team, claim its tasks, bridge them to the bus');
+  const teamVerb = (name: string, description: string) =>
+    verb(name, description, swarm).requiredOption('--team <name>', 'the team (~/.claude/teams/<name>)');
+  verb('list', 'Claude Code agent teams and their members', swarm).action(run('swarm', 'swarmList'));
+  teamVerb('tasks', "the team's shared task list").action(run('swarm', 'swarmTasks'));
+  me(teamVerb('join', 'join the team as a member')).action(run('swarm', 'swarmJoin'));
+  me(teamVerb('claim', 'take a task of the team: owner you, in progress'))
+    .requiredOption('--task <id>', 'the task id')
+    .action(run('swarm', 'swarmClaim'));
+  me(teamVerb('complete', 'mark a task you hold completed'))
+    .requiredOption('--task <id>', 'the task id')
+    .action(run('swarm', 'swarmComplete'));
+  me(teamVerb('bridge', "mail the team's task changes to your inbox until stopped"))
+    .option('--poll-interval <duration>', 'also look this often', '3s')
+    .action(run('swarm', 'swarmBridge'));
+
+  const integration = bus
+    .command('integration')
+    .description('orchestrator events as bus messages (AMQ adapters)');
+  const symphony = integration.command('symphony').description('Symphony workspace hooks');
+  me(verb('emit', 'mail yourself a Symphony hook event (run it from the hook)', symphony))
+    .requiredOption('--event <event>', 'after_create | before_run | after_run | before_remove')
+    .option('--workspace <dir>', "the issue's workspace (default: the working directory)")
+    .option('--identifier <key>', "the workspace key (default: the workspace directory's name)")
+    .action(run('integration', 'symphonyEmit'));
+  const kanban = integration.command('kanban').description('Cline Kanban runtime events');
+  me(
+    verb(
+      'emit',
+      "mail yourself the task transitions in Kanban's runtime messages (JSON lines on stdin)",
+      kanban,
+    ),
+  ).action(run('integration', 'kanbanEmit'));
 }

@@ -13,7 +13,7 @@ export function registerStatus(program: Command): void {
         const { printJson } = await import('../options.js');
         const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, taskOwnHint, workspaceLines } =
           await import('../../app/task-view.js');
-        const { waitingFor } = await import('../../engine/fold/task-state.js');
+        const { mailboxWaits, waitingFor } = await import('../../engine/fold/task-state.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
         if (options.json) {
@@ -23,11 +23,16 @@ export function registerStatus(program: Command): void {
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
         out.push(...workspaceLines(state));
         out.push(...sizeAndSpecLines(state));
+        const onBus = mailboxWaits(state);
         for (const s of state.stages) {
           const gate = s.gate
             ? `  gate: ${s.gate.decision}${s.gate.reason ? ` (${s.gate.reason.split('\n')[0]})` : ''}`
             : '';
-          const status = s.gateWaiting ? 'awaiting_gate' : s.status;
+          const status = s.gateWaiting
+            ? 'awaiting_gate'
+            : onBus.some((w) => w.stage === s.n)
+              ? 'waiting'
+              : s.status;
           const route = state.routes[s.n];
           const tier = route ? `  tier: ${route.tier} (${route.model ?? route.runtime})` : '';
           out.push(
@@ -47,6 +52,12 @@ export function registerStatus(program: Command): void {
           out.push(
             `  waiting: ${waiting.kind} at ${waiting.agent}${waiting.questions.length ? ` — ${waiting.questions.join(' / ')}` : ''}`,
           );
+        for (const w of onBus) {
+          const until = w.deadline ? `, times out at ${w.deadline}` : '';
+          out.push(
+            `  waiting for ${w.handle} on the bus (${w.agent}, stage ${w.stage}, thread ${w.thread}${until})`,
+          );
+        }
         out.push(`  usage: ${formatTokens(state.usage)}`);
         for (const w of project.store.closedProviders(new Date())) {
           out.push(`  provider ${w.provider} is closed until ${w.resetAt} (rate or usage limit)`);

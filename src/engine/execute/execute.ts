@@ -16,7 +16,7 @@ import { askEntryRouter } from './router-calls.js';
 import type { RunContext } from './run-context.js';
 import { StopRequested } from './run-support.js';
 import { RunWorkspace } from './run-workspace.js';
-import { runStage } from './stage-run.js';
+import { finishMailboxStage, runStage } from './stage-run.js';
 
 /**
  * The executor: performs the planner's steps through ports (runtimes, the store, people) and
@@ -131,7 +131,10 @@ class TaskRun implements RunContext {
   }
 
   private recoverInterrupted(): void {
-    const interrupted = [...this.state.activations.values()].filter((a) => a.status === 'running');
+    // a mailbox agent's stage waits on the bus, not in a process: nothing was cut off
+    const interrupted = [...this.state.activations.values()].filter(
+      (a) => a.status === 'running' && !a.mailbox,
+    );
     const events: TaskEvent[] = [{ type: 'task_resumed', pid: process.pid }];
     for (const a of interrupted)
       events.push({ type: 'stage_interrupted', stage: a.stage!, activation: a.id });
@@ -206,6 +209,9 @@ class TaskRun implements RunContext {
         return;
       case 'start_stage':
         this.track(step, runStage(this, step));
+        return;
+      case 'finish_mailbox_stage':
+        this.track(step, finishMailboxStage(this, step));
         return;
       case 'evaluate_gate':
         this.track(step, evaluateGate(this, step));

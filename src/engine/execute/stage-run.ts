@@ -17,6 +17,7 @@ import {
   routeStage,
 } from '../plan/stage-route.js';
 import type { Workplace } from './branch-workspaces.js';
+import { MAILBOX_USAGE, mailStage, mailsStage } from './mailbox-stage.js';
 import { outputCheckEvents } from './output-check.js';
 import { readsVariable, stagePrompt, turnPrompt } from './prompt.js';
 import { askTierRouter } from './router-calls.js';
@@ -41,6 +42,34 @@ type RuntimeResult = Extract<RuntimeEvent, { type: 'result' }>;
 export async function runStage(run: RunContext, step: StepOf<'start_stage'>): Promise<void> {
   if (step.notBefore) await sleepUntil(step.notBefore, run.signal);
   return new StageRun(run, step, run.agent(step.agent)).perform();
+}
+
+/** A mailbox agent's reply was taken off the bus (mailbox-stage.ts): the stage completes with it. */
+export async function finishMailboxStage(
+  run: RunContext,
+  step: StepOf<'finish_mailbox_stage'>,
+): Promise<void> {
+  const reply = run.state.activations.get(step.activation)?.mailbox?.reply;
+  const record = run.state.stages[step.stage - 1];
+  if (!reply || !record) return;
+  const start: StepOf<'start_stage'> = {
+    kind: 'start_stage',
+    activation: step.activation,
+    agent: step.agent,
+    stage: step.stage,
+    attempt: record.attempt,
+    input: record.input,
+    notBefore: null,
+  };
+  const pending = run.workspace.workplace(step.activation);
+  const place = pending instanceof Promise ? await pending : pending;
+  if (!place) return;
+  const stage = new StageRun(run, start, run.agent(step.agent));
+  await stage.complete(
+    place,
+    { type: 'result', text: reply.body, usage: { ...MAILBOX_USAGE } },
+    Date.parse(record.startedAt),
+  );
 }
 
 class StageRun {
@@ -72,6 +101,10 @@ class StageRun {
         ...(step.turn ? { turn: step.turn } : {}),
       },
     ]);
+    if (mailsStage(run.state, node)) {
+      mailStage(run, step, node, prompt, place);
+      return;
+    }
     const started = Date.now();
     const streamed = new OutputBuffer((text) => {
       run.events.record([{ type: 'stage_output', stage: step.stage, text }]);
@@ -87,10 +120,8 @@ class StageRun {
       const called = await this.invoke(chosen, request, streamed);
       if (!called) return;
       // troupe's MCP tool calls count as the directives they stand for
-      const result = { ...called, text: mcp.output(called.text) };
-      const sha = await run.workspace.commitWorktree(step.stage, node.id, place);
-      run.events.record(this.completionEvents(request, result, { sha, branch: place.branch }, started));
-      this.sendMail(result.text);
+      const usage = withCost(called.usage, request.model, run.state.prices);
+      await this.complete(place, { ...called, text: mcp.output(called.text), usage }, started);
     } catch (error) {
       streamed.close();
       if (run.signal.aborted) throw error;
@@ -232,9 +263,16 @@ class StageRun {
     return result;
   }
 
+  /** The stage is done: its commit, its completion, and its `SEND:` mail. */
+  async complete(place: Workplace, result: RuntimeResult, started: number): Promise<void> {
+    const { run, step, node } = this;
+    const sha = await run.workspace.commitWorktree(step.stage, node.id, place);
+    run.events.record(this.completionEvents(result, { sha, branch: place.branch }, started));
+    this.sendMail(result.text);
+  }
+
   /** The stage's completion, its commit, and what its output says (chunks, size, spec, schema). */
   private completionEvents(
-    request: RuntimeRequest,
     result: RuntimeResult,
     commit: { sha: string | null; branch: string | null },
     started: number,
@@ -251,7 +289,7 @@ class StageRun {
         activation: step.activation,
         agent: node.id,
         output: result.text,
-        usage: withCost(result.usage, request.model, state.prices),
+        usage: result.usage,
         durationMs: Date.now() - started,
         ...(result.meta ? { meta: result.meta } : {}),
       },

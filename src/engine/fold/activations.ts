@@ -32,6 +32,7 @@ export function addActivation(
     joins: [],
     conflict: null,
     resolves: null,
+    mailbox: null,
   };
   state.activations.set(activation.id, activation);
   return activation;

@@ -1,7 +1,7 @@
 import type { TaskEventType, TaskStatus } from '../../core/events.js';
 import { initialChunks } from '../plan/chunks.js';
 import { startWith } from './activations.js';
-import type { FoldedEventType, Reducers, Stored, TaskState } from './types.js';
+import type { FoldedEventType, MailboxWait, Reducers, Stored, TaskState } from './types.js';
 
 /** A task's life: made, started, resumed and restarted, ended; and its status on the way. */
 
@@ -105,6 +105,7 @@ export function deriveStatus(state: Readonly<TaskState>): TaskStatus {
     if (a.status === 'done') continue;
     if (a.status === 'awaiting_human') waitingHuman = true;
     else if (a.status === 'ready' && a.waitingFor) waitingProvider = true;
+    else if (a.status === 'running' && a.mailbox && !a.mailbox.reply) waitingProvider = true;
     else if (a.status === 'settling' && a.stage !== null && state.stages[a.stage - 1]?.gateWaiting)
       waitingGate = true;
     else return 'running';
@@ -113,6 +114,18 @@ export function deriveStatus(state: Readonly<TaskState>): TaskStatus {
   if (waitingGate) return 'awaiting_gate';
   if (waitingHuman) return 'awaiting_human_input';
   return 'running';
+}
+
+/** The mailbox agents' stages waiting for their reply on the bus (runtime mailbox). */
+export function mailboxWaits(
+  state: Readonly<TaskState>,
+): Array<{ activation: string; agent: string } & MailboxWait> {
+  const waits = [];
+  for (const a of state.activations.values()) {
+    if (a.status === 'running' && a.mailbox && !a.mailbox.reply)
+      waits.push({ activation: a.id, agent: a.agent, ...a.mailbox });
+  }
+  return waits;
 }
 
 /** What a paused task waits for a person to do, if anything. */

@@ -2,6 +2,7 @@ import { activationReducers } from './activations.js';
 import { branchReducers } from './branches.js';
 import { gateReducers } from './gates.js';
 import { lifecycleReducers } from './lifecycle.js';
+import { mailboxReducers } from './mailbox.js';
 import { recordReducers } from './records.js';
 import { sessionReducers } from './sessions.js';
 import { stageReducers } from './stages.js';
@@ -12,6 +13,7 @@ import { workspaceReducers } from './workspace.js';
 export const reducers: Reducers = {
   ...lifecycleReducers,
   ...stageReducers,
+  ...mailboxReducers,
   ...gateReducers,
   ...activationReducers,
   ...sessionReducers,

@@ -12,6 +12,7 @@ export const stageReducers = {
     activation.status = 'running';
     activation.waitingFor = null;
     activation.retryAt = null;
+    activation.mailbox = null;
     if (event.turn) activation.session!.pendingStage = event.stage;
     else {
       activation.stage = event.stage;
@@ -41,8 +42,10 @@ export const stageReducers = {
     stage.error = null;
     addUsage(state.usage, event.usage);
     if (event.meta) rememberMeta(state, event.agent, event.meta);
-    if (stage.turn) turnFinished(state, activationOf(state, event.activation), stage);
-    else activationOf(state, event.activation).status = 'settling';
+    const activation = activationOf(state, event.activation);
+    activation.mailbox = null;
+    if (stage.turn) turnFinished(state, activation, stage);
+    else activation.status = 'settling';
   },
 
   stage_attempt_failed(state, event) {
@@ -55,6 +58,7 @@ export const stageReducers = {
     stage.finishedAt = event.at;
     if (event.meta) rememberMeta(state, event.agent, event.meta);
     const activation = activationOf(state, event.activation);
+    activation.mailbox = null;
     if (stage.turn) turnFailed(state, activation, stage);
     else {
       activation.status = 'ready';
@@ -83,6 +87,7 @@ export const stageReducers = {
     stage.status = 'interrupted';
     const activation = activationOf(state, event.activation);
     activation.status = 'ready';
+    activation.mailbox = null;
     // an interrupted attempt is not a failed one: it does not use up a retry
     if (!stage.turn) activation.attempts = Math.max(0, activation.attempts - 1);
   },

@@ -11,13 +11,14 @@ import type { FoldedEventType, Reducer, TaskState } from './types.js';
 
 export { branchLineage, lineageIn, openActivations } from './activations.js';
 export { conflictInput } from './branches.js';
-export { waitingFor } from './lifecycle.js';
+export { mailboxWaits, waitingFor } from './lifecycle.js';
 export { recordStageInContext } from './stage-records.js';
 export type {
   Activation,
   Branch,
   BranchWorkspace,
   Group,
+  MailboxWait,
   RoutedStage,
   SessionProgress,
   StageRecord,

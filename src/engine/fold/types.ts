@@ -60,6 +60,17 @@ export interface Activation {
   conflict: { branch: string; files: string[]; resolver: string | null; handled: boolean } | null;
   /** An `on_conflict` agent's activation: the join it resolves a conflict for. */
   resolves: string | null;
+  /** A mailbox agent's stage waiting for its reply on the bus (runtime mailbox), and the reply once taken. */
+  mailbox: MailboxWait | null;
+}
+
+export interface MailboxWait {
+  stage: number;
+  handle: string;
+  thread: string;
+  askedAt: string;
+  deadline: string | null;
+  reply: { from: string; body: string } | null;
 }
 
 /** A lineage of a top-level fan-out working in its own worktree (docs/workspaces.md). */

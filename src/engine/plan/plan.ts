@@ -76,6 +76,8 @@ export type Step =
     }
   /** The `on_conflict` agent's stage is done: its join goes on. */
   | { kind: 'conflict_handled'; activation: string; resolver: string; stage: number }
+  /** A mailbox agent's reply was taken off the bus: its stage completes with it. */
+  | { kind: 'finish_mailbox_stage'; activation: string; agent: string; stage: number }
   | { kind: 'evaluate_gate'; stage: number; agent: string; gate: 'llm' | 'command' }
   | { kind: 'await_gate'; stage: number; agent: string }
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
@@ -93,6 +95,7 @@ export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
 export function stepKey(step: Step): string {
   switch (step.kind) {
     case 'start_stage':
+    case 'finish_mailbox_stage':
     case 'ask_human':
     case 'handoff':
     case 'start_session':
@@ -155,7 +158,12 @@ function planActivation(
   nextStage: number,
 ): Step | null {
   switch (activation.status) {
-    case 'running':
+    case 'running': {
+      const wait = activation.mailbox;
+      return wait?.reply
+        ? { kind: 'finish_mailbox_stage', activation: activation.id, agent: node.id, stage: wait.stage }
+        : null;
+    }
     case 'awaiting_human':
     case 'done':
       return null;

@@ -17,6 +17,20 @@ export const Usage = named(
     cache_read_tokens: z.int().optional(),
     cost_usd: z.number().optional(),
     cost_estimated: z.boolean().optional().describe("the cost is troupe's estimate from its price table"),
+    unknown: z.boolean().optional().describe('nothing was measured (a mailbox agent)'),
+  }),
+);
+
+/** A mailbox agent's stage waiting for its reply on the bus. */
+export const MailboxWaiting = named(
+  'MailboxWaiting',
+  z.strictObject({
+    agent: z.string(),
+    stage: z.int(),
+    handle: z.string(),
+    thread: z.string(),
+    asked_at: z.string(),
+    deadline: z.string().nullable(),
   }),
 );
 
@@ -190,6 +204,7 @@ export const TaskDetail = named(
       unmerged: z.string().nullable(),
     }),
     waiting: Waiting.nullable(),
+    mailbox: z.array(MailboxWaiting),
     error: z.string().nullable(),
     hint: z.string().nullable().describe('what the user can do about the failure, where troupe knows'),
     parent: z.string().nullable().describe("the CLI's name (`status --json`) for parent_task_id"),

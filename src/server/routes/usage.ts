@@ -32,7 +32,7 @@ export function usageRoutes(ctx: ServerContext): Hono {
   return app;
 }
 
-type Total = Required<Omit<Usage, 'cost_estimated'>>;
+type Total = Required<Omit<Usage, 'cost_estimated' | 'unknown'>>;
 
 function emptyUsage(): Total {
   return { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cost_usd: 0 };

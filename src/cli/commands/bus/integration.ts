@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { KanbanState } from '../../../bus/integration/kanban.js';
+import { emitOrchestratorEvent } from '../../../bus/integration/orchestrator.js';
+import { symphonyEvent } from '../../../bus/integration/symphony.js';
+import { UsageError } from '../../../core/errors.js';
+import { Exit } from '../../exit-codes.js';
+import { type BusFlags, printJson, warn } from './context.js';
+import { me, openFromFlags } from './open.js';
+
+/** `troupe bus integration symphony|kanban …`: orchestrator events as AMQ integration messages. */
+
+export interface IntegrationFlags extends BusFlags {
+  event?: string;
+  workspace?: string;
+  identifier?: string;
+}
+
+/** A Symphony hook: `troupe bus integration symphony emit --event after_run --me codex`. */
+export async function symphonyEmit(flags: IntegrationFlags): Promise<number> {
+  if (!flags.event)
+    throw new UsageError('--event is required (after_create, before_run, after_run, before_remove)');
+  const event = symphonyEvent({
+    event: flags.event,
+    workspace: flags.workspace ?? process.cwd(),
+    ...(flags.identifier ? { identifier: flags.identifier } : {}),
+  });
+  const handle = me(flags);
+  const sent = emitOrchestratorEvent(openFromFlags(flags).bus, handle, event);
+  if (flags.json)
+    printJson({
+      event: event.event,
+      me: handle,
+      thread: sent.thread,
+      id: sent.id,
+      workspace: event.workspace,
+    });
+  else process.stdout.write(`${sent.id}  ${event.subject}\n`);
+  return Exit.ok;
+}
+
+/**
+ * Cline Kanban's runtime messages, one JSON object per line on stdin (the frames its WebSocket
+ * sends): each notification they make is mailed to `--me`.
+ */
+export async function kanbanEmit(flags: IntegrationFlags): Promise<number> {
+  if (process.stdin.isTTY) throw new UsageError('pipe Kanban runtime messages (JSON lines) into stdin');
+  const handle = me(flags);
+  const { bus } = openFromFlags(flags);
+  const state = new KanbanState();
+  const sent: Array<{ id: string; subject: string; thread: string }> = [];
+  for (const [i, line] of readFileSync(0, 'utf8').split('\n').entries()) {
+    if (!line.trim()) continue;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      warn(`stdin line ${i + 1}: not JSON, skipped`);
+      continue;
+    }
+    for (const note of state.apply(message)) {
+      const result = emitOrchestratorEvent(bus, handle, note);
+      sent.push({ id: result.id, subject: note.subject, thread: result.thread });
+    }
+  }
+  if (flags.json) printJson(sent);
+  else for (const s of sent) process.stdout.write(`${s.id}  ${s.subject}\n`);
+  return Exit.ok;
+}
