@@ -122,15 +122,13 @@ if (unreachable) {
         'from B',
       ]);
       // the refusal is the database's: the same stale epoch, written by hand, is refused too
-      const [{ epoch }] = await sql<{ epoch: number }>(
-        schema,
-        'SELECT epoch FROM leases WHERE task_id = $1',
-        [taskId],
-      );
+      const [lease] = await sql<{ epoch: string }>(schema, 'SELECT epoch FROM leases WHERE task_id = $1', [
+        taskId,
+      ]);
       await expect(
         sql(schema, `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', $2)`, [
           taskId,
-          Number(epoch) - 1,
+          Number(lease!.epoch) - 1,
         ]),
       ).rejects.toMatchObject({ code: 'TR423' });
     });
