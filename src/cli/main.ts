@@ -7,8 +7,17 @@ import { VERSION } from './version.js';
 const program = new Command('troupe')
   .description('Run teams of AI coding agents described in one YAML file.')
   .version(VERSION, '-V, --version')
+  .option(
+    '--store <url|path>',
+    'where tasks live: postgres://… or a SQLite file (also TROUPE_STORE, store: in config)',
+  )
   .showSuggestionAfterError()
-  .exitOverride();
+  .exitOverride()
+  // the flag wins over TROUPE_STORE and the config (app/project.ts), here and in any troupe it starts
+  .hook('preAction', (command) => {
+    const store = command.opts<{ store?: string }>().store;
+    if (store) process.env.TROUPE_STORE = store;
+  });
 
 registerCommands(program, process.argv[2]);
 

@@ -46,6 +46,8 @@ export interface ProjectConfig {
   routing: RoutingConfig | null;
   /** Caps per provider (runtime), for this process. */
   limits: Record<string, ProviderLimit>;
+  /** Where tasks live: a `postgres://` URL or a SQLite file (docs/distributed.md); null: .troupe/troupe.db. */
+  store: string | null;
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -85,6 +87,7 @@ const ConfigSchema = z.strictObject({
     .nullish(),
   routing: RoutingSchema.nullish(),
   limits: LimitsSchema.nullish(),
+  store: z.string().min(1).nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -99,6 +102,7 @@ export function defaultConfig(): ProjectConfig {
     prices: { ...DEFAULT_PRICES },
     routing: null,
     limits: {},
+    store: null,
   };
 }
 
@@ -135,6 +139,7 @@ export function loadProjectConfig(root: string): ProjectConfig {
   if (raw.trust_workspace !== undefined) config.trust_workspace = raw.trust_workspace;
   Object.assign(config.prices, raw.prices ?? {});
   if (raw.limits) config.limits = normalizeLimits(raw.limits);
+  if (raw.store) config.store = raw.store;
   if (raw.routing) {
     try {
       config.routing = normalizeRouting(raw.routing);
