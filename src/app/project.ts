@@ -5,6 +5,7 @@ import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
 import { openStore } from '../store/open-store.js';
 import { parseStoreLocation, type StoreLocation } from '../store/store-url.js';
+import { chosenStore } from './store-choice.js';
 import { projectAdapters } from './task-adapters.js';
 
 /**
@@ -26,16 +27,15 @@ export function openProject(cwd = process.cwd()): Project {
 }
 
 /**
- * Where the project's tasks live: `--store` (main.ts passes it on as TROUPE_STORE, so the
- * processes troupe starts use it too), else TROUPE_STORE, else `store:` in .troupe/config.yaml,
- * else SQLite in .troupe/troupe.db.
+ * Where the project's tasks live: `--store` (store-choice.ts), else TROUPE_STORE, else `store:` in
+ * .troupe/config.yaml, else SQLite in .troupe/troupe.db.
  */
 export function projectStoreLocation(
   root: string,
   config: ProjectConfig,
   env: NodeJS.ProcessEnv = process.env,
 ): StoreLocation {
-  const chosen = env.TROUPE_STORE || config.store;
+  const chosen = chosenStore() || env.TROUPE_STORE || config.store;
   return chosen
     ? parseStoreLocation(chosen, root)
     : { kind: 'sqlite', file: join(root, '.troupe', 'troupe.db') };

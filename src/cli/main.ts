@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { chooseStore } from '../app/store-choice.js';
 import { reportError } from './action.js';
 import { registerCommands } from './commands/index.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
@@ -13,10 +14,10 @@ const program = new Command('troupe')
   )
   .showSuggestionAfterError()
   .exitOverride()
-  // the flag wins over TROUPE_STORE and the config (app/project.ts), here and in any troupe it starts
+  // the flag wins over TROUPE_STORE and the config (app/project.ts)
   .hook('preAction', (command) => {
     const store = command.opts<{ store?: string }>().store;
-    if (store) process.env.TROUPE_STORE = store;
+    if (store) chooseStore(store);
   });
 
 registerCommands(program, process.argv[2]);
