@@ -86,7 +86,16 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
             code: '08006',
           });
         main ??= await connect();
-        return (await main.query(request.sql, request.params)).rows;
+        try {
+          return (await main.query(request.sql, request.params)).rows;
+        } catch (error) {
+          // the connection broke while idle (the server restarted) and pg refused before sending
+          // anything: safe to send again, once, on a new connection
+          if (inTransaction || !/is not queryable/.test((error as Error).message)) throw error;
+          forget(main);
+          main = await connect();
+          return (await main.query(request.sql, request.params)).rows;
+        }
       }
       case 'begin':
         main ??= await connect();

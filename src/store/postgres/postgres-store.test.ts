@@ -220,6 +220,31 @@ if (unreachable) {
       expect([...a.eventsOfTypes(['stage_output'])]).toHaveLength(1212);
     });
 
+    it('carries on after the database dropped its connections (a restart): the next call connects again', async () => {
+      const {
+        schema,
+        stores: [a],
+      } = two({});
+      const { taskId } = a.createTask(created);
+      const killed = await sql<{ done: boolean }>(
+        schema,
+        'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1',
+        [`troupe:${schema}`],
+      );
+      expect(killed.length).toBeGreaterThan(0);
+      await until(
+        async () =>
+          (
+            await sql(schema, 'SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [
+              `troupe:${schema}`,
+            ])
+          ).length === 0,
+        'the connections to close',
+      );
+      a.append(taskId, [output('after the restart')], { status: 'running' });
+      expect([...a.events(taskId)]).toHaveLength(2);
+    });
+
     it('applies its migrations once: a second store on the schema finds nothing to do', async () => {
       const { schema } = two({});
       const rows = await sql<{ version: number }>(schema, 'SELECT version FROM schema_migrations');

@@ -56,7 +56,8 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
       query_timeout: statementTimeoutMs + 1000,
       connectionTimeoutMillis: 10_000,
       keepAlive: true,
-      application_name: 'troupe',
+      // which schema a connection serves, for an operator reading pg_stat_activity
+      application_name: options.schema ? `troupe:${options.schema}` : 'troupe',
     },
     leaseMs,
     renewMs: options.renewMs ?? Math.max(10, Math.floor(leaseMs / 3)),
