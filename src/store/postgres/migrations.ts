@@ -10,14 +10,17 @@ export interface Migration {
   sql: string;
 }
 
-// appends take this transaction-scoped lock before their INSERT: a seq is then handed out in the
-// order its transaction commits, so a reader of `eventsSince` never sees seq N+1 before N (which
-// it would then pass over for good)
+// every write takes this transaction-scoped lock first: a seq is then handed out in the order its
+// transaction commits, so a reader of `eventsSince` never sees seq N+1 before N (which it would then
+// pass over for good); and as writes are one at a time, the task's status read after it is current
+// until the commit (no row lock needed)
 const SEQ_LOCK = `pg_advisory_xact_lock(7451, hashtext(current_schema()))`;
 
 const FENCE = `
   IF p_epoch IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM leases WHERE task_id = p_task AND epoch = p_epoch AND expires_at > now()
+    -- FOR SHARE: a takeover (tryLease's UPDATE) waits for this write to commit, so the new holder
+    -- reads it; one that committed first moved the epoch on, and this write is refused
+    SELECT 1 FROM leases WHERE task_id = p_task AND epoch = p_epoch AND expires_at > now() FOR SHARE
   ) THEN
     RAISE EXCEPTION 'the lease of task % was lost (another worker took it over, or it expired): nothing more is recorded from here', p_task
       USING ERRCODE = 'TR423';
@@ -88,14 +91,14 @@ CREATE FUNCTION troupe_append(p_task text, p_types text[], p_data text[], p_at t
 RETURNS SETOF bigint LANGUAGE plpgsql AS $$
 DECLARE v_status text;
 BEGIN
-  SELECT status INTO v_status FROM tasks WHERE id = p_task FOR UPDATE;
+  PERFORM ${SEQ_LOCK};
+  SELECT status INTO v_status FROM tasks WHERE id = p_task;
   IF NOT FOUND THEN RAISE EXCEPTION 'no task %', p_task USING ERRCODE = 'TR404'; END IF;
   ${FENCE}
   IF v_status IN ('completed', 'failed', 'cancelled') THEN
     RAISE EXCEPTION 'task % has already %', p_task,
       CASE v_status WHEN 'cancelled' THEN 'been cancelled' ELSE v_status END USING ERRCODE = 'TR409';
   END IF;
-  PERFORM ${SEQ_LOCK};
   RETURN QUERY INSERT INTO events (task_id, type, at, data)
     SELECT p_task, u.type, p_at, u.data FROM unnest(p_types, p_data) WITH ORDINALITY AS u(type, data, n)
     ORDER BY u.n RETURNING seq;
@@ -106,10 +109,10 @@ CREATE FUNCTION troupe_restart(p_task text, p_from bigint, p_type text, p_data t
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE v_seq bigint;
 BEGIN
-  PERFORM 1 FROM tasks WHERE id = p_task FOR UPDATE;
+  PERFORM ${SEQ_LOCK};
+  PERFORM 1 FROM tasks WHERE id = p_task;
   IF NOT FOUND THEN RAISE EXCEPTION 'no task %', p_task USING ERRCODE = 'TR404'; END IF;
   ${FENCE}
-  PERFORM ${SEQ_LOCK};
   INSERT INTO events (task_id, type, at, data) VALUES (p_task, p_type, p_at, p_data) RETURNING seq INTO v_seq;
   UPDATE events SET superseded_by = v_seq
     WHERE task_id = p_task AND seq >= p_from AND seq < v_seq AND superseded_by IS NULL;

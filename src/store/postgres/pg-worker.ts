@@ -7,8 +7,14 @@ export interface PgWorkerData {
   port: MessagePort;
   /** Lost leases, told as they happen (the caller listens to this one asynchronously). */
   notices: MessagePort;
+  /**
+   * [0] an answer is ready; [1] how many notifications came on `channel`; [2] 1 while listening
+   * (the count can be trusted), 0 while that connection is down
+   */
   state: Int32Array;
   connection: Pg.ClientConfig;
+  /** LISTENed to on a connection of its own, counted in state[1]. */
+  channel: string | null;
   leaseMs: number;
   renewMs: number;
 }
@@ -46,6 +52,7 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
   const { port, notices, state } = data;
   let main: Pg.Client | null = null;
   let renewer: Pg.Client | null = null;
+  let listener: Pg.Client | null = null;
   /** The connection a transaction was begun on: if it is lost, the transaction is too. */
   let inTransaction: Pg.Client | null = null;
   const held = new Map<string, { epoch: number; renewedAt: number }>();
@@ -65,7 +72,25 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
   const forget = (client: Pg.Client) => {
     if (main === client) main = null;
     if (renewer === client) renewer = null;
+    if (listener === client) {
+      listener = null;
+      Atomics.store(state, 2, 0);
+    }
     client.end().catch(() => {});
+  };
+  const listen = async () => {
+    if (!data.channel || listener) return;
+    try {
+      const client = await connect();
+      client.on('notification', () => Atomics.add(state, 1, 1));
+      await client.query(`LISTEN "${data.channel}"`);
+      listener = client;
+      // what was notified while not listening is unknown: count one, so it is all read again
+      Atomics.add(state, 1, 1);
+      Atomics.store(state, 2, 1);
+    } catch {
+      // tried again at the next renewal tick; meanwhile every read goes to the database
+    }
   };
   // a broken or timed-out connection is dropped, and the next request connects again (the server
   // restarted, the network came back); an SQL error leaves the connection as it is
@@ -122,8 +147,9 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
       case 'close':
         clearInterval(timer);
         held.clear();
-        await Promise.all([main, renewer].map((client) => client?.end().catch(() => {})));
-        main = renewer = null;
+        Atomics.store(state, 2, 0);
+        await Promise.all([main, renewer, listener].map((client) => client?.end().catch(() => {})));
+        main = renewer = listener = null;
         return [];
     }
   };
@@ -181,5 +207,9 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
       renewing = false;
     }
   };
-  const timer = setInterval(renew, data.renewMs);
+  void listen();
+  const timer = setInterval(() => {
+    void listen();
+    void renew();
+  }, data.renewMs);
 }

@@ -195,7 +195,8 @@ if (unreachable) {
       const now = new Date('2026-11-29T12:00:00Z');
       expect(b.closedProviders(now)).toEqual([]);
       a.closeProvider('claude', '2026-11-29T12:05:00Z');
-      await new Promise((resolve) => setImmediate(resolve));
+      // B hears of it through LISTEN/NOTIFY, a moment after A's commit
+      await until(() => b.closedProviders(now).length === 1, "B to see A's window");
       expect(b.closedProviders(now)).toEqual([{ provider: 'claude', resetAt: '2026-11-29T12:05:00Z' }]);
       b.closeProvider('claude', '2026-11-29T12:01:00Z');
       expect(a.closedProviders(now)).toEqual([{ provider: 'claude', resetAt: '2026-11-29T12:05:00Z' }]);

@@ -49,6 +49,7 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
   const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
   const leaseMs = options.leaseMs ?? 30_000;
   return new SyncPg({
+    channel: windowsChannel(options.schema ?? null),
     connection: {
       connectionString: url,
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
@@ -64,6 +65,9 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
     answerTimeoutMs: statementTimeoutMs + 15_000,
   });
 }
+
+/** Where closeProvider notifies the other workers (one channel per schema: channels are per database). */
+const windowsChannel = (schema: string | null) => `troupe_windows:${schema ?? 'public'}`;
 
 /** What a PostgreSQL failure means to troupe: the task's own errors by their codes, the rest out of reach. */
 export function storeError(error: unknown, url: string, taskId?: string): unknown {
@@ -138,20 +142,25 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     }
   }
 
-  // read before every stage (twice): kept until something was awaited (another task of this
-  // process could have run, or another worker closed a window) or this store closed one
+  // read before every stage (twice): kept while no window was closed since (the worker thread
+  // LISTENs for closeProvider's NOTIFY and counts them in shared memory, so knowing costs no round
+  // trip); while it cannot listen, kept only for the rest of this turn of the event loop
   let windows: ProviderWindow[] | null = null;
+  let windowsSeen: number | null = null;
   const readWindows = () => {
-    if (windows) return windows;
+    const notified = db.notified();
+    if (windows && notified !== null && notified === windowsSeen) return windows;
     const read = run(() =>
       db.query<{ provider: string; reset_at: string }>(
         'SELECT provider, reset_at FROM provider_windows ORDER BY provider',
       ),
     ).map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
     windows = read;
-    queueMicrotask(() => {
-      if (windows === read) windows = null;
-    });
+    windowsSeen = notified;
+    if (notified === null)
+      queueMicrotask(() => {
+        if (windows === read) windows = null;
+      });
     return read;
   };
 
@@ -298,9 +307,12 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     closeProvider(provider, resetAt) {
       run(() =>
         db.query(
-          `INSERT INTO provider_windows (provider, reset_at) VALUES ($1, $2)
-           ON CONFLICT (provider) DO UPDATE SET reset_at = greatest(provider_windows.reset_at, excluded.reset_at)`,
-          [provider, resetAt],
+          `WITH closed AS (
+             INSERT INTO provider_windows (provider, reset_at) VALUES ($1, $2)
+             ON CONFLICT (provider) DO UPDATE SET reset_at = greatest(provider_windows.reset_at, excluded.reset_at)
+             RETURNING 1)
+           SELECT pg_notify($3, $1) FROM closed`,
+          [provider, resetAt, windowsChannel(options.schema ?? null)],
         ),
       );
       windows = null;

@@ -23,6 +23,8 @@ export interface SyncPgOptions {
   connection: Pg.ClientConfig;
   leaseMs: number;
   renewMs: number;
+  /** A NOTIFY channel whose notifications `notified()` counts. */
+  channel?: string;
   /** How long a caller waits for any answer before giving up (beyond the statement timeout). */
   answerTimeoutMs: number;
 }
@@ -39,7 +41,7 @@ type Request = PgRequest extends infer R ? (R extends PgRequest ? Omit<R, 'id'> 
 export class SyncPg {
   private readonly worker: Worker;
   private readonly port: MessagePort;
-  private readonly state = new Int32Array(new SharedArrayBuffer(4));
+  private readonly state = new Int32Array(new SharedArrayBuffer(12));
   private readonly listeners = new Set<(notice: PgNotice) => void>();
   private nextId = 1;
   private closed = false;
@@ -52,6 +54,7 @@ export class SyncPg {
       notices: notices.port2,
       state: this.state,
       connection: options.connection,
+      channel: options.channel ?? null,
       leaseMs: options.leaseMs,
       renewMs: options.renewMs,
     };
@@ -95,6 +98,14 @@ export class SyncPg {
 
   drop(taskId: string): void {
     this.call({ op: 'drop', taskId });
+  }
+
+  /**
+   * How many notifications came on the channel so far, read without a round trip; null while the
+   * worker is not listening (then nothing can be known without asking the database).
+   */
+  notified(): number | null {
+    return Atomics.load(this.state, 2) === 1 ? Atomics.load(this.state, 1) : null;
   }
 
   onNotice(listener: (notice: PgNotice) => void): () => void {
