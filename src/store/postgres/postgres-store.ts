@@ -23,6 +23,8 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   /** Apply the migrations not applied yet (default true; `troupe db status` reads without). */
   migrate?: boolean;
+  /** Settings for this store's sessions (`{synchronous_commit: 'off'}`, as bench/postgres.js measures). */
+  settings?: Record<string, string>;
 }
 
 /** Events read per round trip when a task's log or a type's events are iterated. */
@@ -52,7 +54,12 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
     channel: windowsChannel(options.schema ?? null),
     connection: {
       connectionString: url,
-      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+      options: Object.entries({
+        ...(options.schema ? { search_path: options.schema } : {}),
+        ...options.settings,
+      })
+        .map(([name, value]) => `-c ${name}=${value}`)
+        .join(' '),
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
       connectionTimeoutMillis: 10_000,
