@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
+import { serve } from './support/serve.js';
 import { example, project, type TaskJson, troupe } from './support/troupe.js';
 
 const unreachable = await postgresUnreachable();
@@ -22,6 +23,10 @@ function storeUrl(): string {
 }
 
 const json = <T>(stdout: string) => JSON.parse(stdout) as T;
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+}
 
 describe.skipIf(unreachable)(
   `troupe on PostgreSQL (the real binary)${unreachable ? `: ${unreachable}` : ''}`,
@@ -56,6 +61,20 @@ describe.skipIf(unreachable)(
       const human = await troupe(dir, ['--store', store, 'status', task.id]);
       expect(human.code).toBe(0);
       expect(human.stdout + human.stderr).not.toContain(PASSWORD);
+
+      // the dashboard's server shows the task, and says which store without the password
+      const served = await serve(dir, ['--store', store]);
+      try {
+        const answer = await (await fetch(`${served.url}api/tasks`)).text();
+        expect(JSON.parse(answer).tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);
+        await until(() => served.stdout().includes('dashboard:'));
+        expect(served.stdout()).toMatch(
+          /^store: postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:5432\/postgres \(schema troupe_test_/m,
+        );
+        expect(answer + served.stdout()).not.toContain(PASSWORD);
+      } finally {
+        await served.stop();
+      }
     });
 
     it('db migrate applies each migration once, db status shows them; the flag beats the environment', async () => {

@@ -53,7 +53,8 @@ export function parseStoreLocation(value: string, root: string): StoreLocation {
   return { kind: 'sqlite', file: isAbsolute(value) ? value : join(root, value) };
 }
 
-/** Whether a schema name can be used in SQL unquoted (parseStoreLocation checks it the same way). */
-export function isPlainSchemaName(name: string): boolean {
-  return SCHEMA_NAME.test(name);
+/** A store location as people are shown it: a SQLite file's path, a PostgreSQL URL without its password. */
+export function describeStore(location: StoreLocation): string {
+  if (location.kind === 'sqlite') return location.file;
+  return `${redactStoreUrl(location.url)}${location.schema ? ` (schema ${location.schema})` : ''}`;
 }
