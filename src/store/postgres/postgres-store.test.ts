@@ -6,7 +6,7 @@ import {
   postgresUnreachable,
   scratchSchemaName,
 } from '../../../test/support/postgres.js';
-import { LeaseLostError } from '../../core/errors.js';
+import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
 import type { EventStore } from '../../core/event-store.js';
 import type { EventOf } from '../../core/events.js';
 import { agent, pipeline } from '../../engine/test-pipelines.js';
@@ -244,6 +244,38 @@ if (unreachable) {
       );
       a.append(taskId, [output('after the restart')], { status: 'running' });
       expect([...a.events(taskId)]).toHaveLength(2);
+    });
+
+    it('gives up on a statement the database does not answer in time, instead of hanging', async () => {
+      const schema = scratchSchemaName();
+      const store = openScratch({ schema, statementTimeoutMs: 300 });
+      open.push(store);
+      const { taskId } = store.createTask(created);
+      // another session holds the lock every write waits for, and does not let go
+      const holder = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(7451, hashtext(current_schema()))');
+        expect(() => store.append(taskId, [output('blocked')], { status: 'running' })).toThrow(
+          StoreUnavailableError,
+        );
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      }
+      store.append(taskId, [output('once the lock is free')], { status: 'running' });
+      expect([...store.events(taskId)]).toHaveLength(2);
+    });
+
+    it('keeps its schema when the URL carries options of its own', async () => {
+      const schema = scratchSchemaName();
+      schemas.add(schema);
+      const store = openPostgresStore(`${PG_URL}?options=-c%20application_name%3Dmine`, { schema });
+      open.push(store);
+      const { taskId } = store.createTask(created);
+      // the task is in the schema's own table (not in public, as it would be had search_path been lost)
+      expect(await sql(schema, `SELECT id FROM ${schema}.tasks`)).toEqual([{ id: taskId }]);
     });
 
     it('applies its migrations once: a second store on the schema finds nothing to do', async () => {

@@ -49,17 +49,19 @@ const SUMMARY = `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
 /** The connection to PostgreSQL behind a store, for the store and for `troupe db`. */
 export function connectPostgres(url: string, options: PostgresStoreOptions = {}): SyncPg {
   const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
+  // pg lets the URL's `options` replace the config's: taken out, and passed on with ours
+  const parsed = new URL(url);
+  const urlOptions = parsed.searchParams.get('options');
+  parsed.searchParams.delete('options');
+  const settings = { ...(options.schema ? { search_path: options.schema } : {}), ...options.settings };
   const leaseMs = options.leaseMs ?? 30_000;
   return new SyncPg({
     channel: windowsChannel(options.schema ?? null),
     connection: {
-      connectionString: url,
-      options: Object.entries({
-        ...(options.schema ? { search_path: options.schema } : {}),
-        ...options.settings,
-      })
-        .map(([name, value]) => `-c ${name}=${value}`)
-        .join(' '),
+      connectionString: parsed.toString(),
+      options: [urlOptions ?? '', ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)]
+        .join(' ')
+        .trim(),
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
       connectionTimeoutMillis: 10_000,
@@ -87,7 +89,9 @@ export function storeError(error: unknown, url: string, taskId?: string): unknow
     case 'TR423':
       return new LeaseLostError(taskId ?? '', error.message);
   }
-  if (!error.code || /^(08|28|3D|57P|53)/.test(error.code) || /^E[A-Z]+$/.test(error.code))
+  // connection, authentication, no such database, server shutting down or out of resources, and
+  // statement_timeout (57014): the store is out of reach, not the request wrong
+  if (!error.code || /^(08|28|3D|57P|53|57014)/.test(error.code) || /^E[A-Z]+$/.test(error.code))
     return new StoreUnavailableError(`PostgreSQL store ${redactStoreUrl(url)}: ${error.message}`, {
       hint: 'check that the server runs and the URL (host, port, database, user) is right',
       cause: error,
