@@ -81,8 +81,8 @@ export interface EventStore {
    */
   closedProviders(now: Date): ProviderWindow[];
   /**
-   * Calls `listener` when a lease this store took is lost (taken over, or not renewed in time);
-   * returns the unsubscribe. Only stores whose leases can be lost (PostgreSQL) have it.
+   * Calls `listener` when a lease this store took is lost (taken over, or not renewed in time),
+   * possibly more than once for one loss; returns the unsubscribe. Only stores whose leases can be lost (PostgreSQL) have it.
    */
   onLeaseLost?(listener: (taskId: string) => void): () => void;
   close(): void;

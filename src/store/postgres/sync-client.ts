@@ -60,10 +60,11 @@ export class SyncPg {
     };
     // pg is loaded by the worker only: `troupe --version` and SQLite users never load it
     const pg = createRequire(import.meta.url).resolve('pg');
-    this.worker = new Worker(
-      `(${pgWorkerMain.toString()})(require(${JSON.stringify(pg)}), require('node:worker_threads').workerData)`,
-      { eval: true, workerData: data, transferList: [requests.port2, notices.port2] },
-    );
+    this.worker = new Worker(workerSource(pg), {
+      eval: true,
+      workerData: data,
+      transferList: [requests.port2, notices.port2],
+    });
     // neither the worker nor its notices keep the process alive; close() ends them
     this.worker.unref();
     this.port = requests.port1;
@@ -147,4 +148,21 @@ export class SyncPg {
       Atomics.store(this.state, 0, 0);
     }
   }
+}
+
+/**
+ * The worker's script: pgWorkerMain from its source, given pg and the worker's data. Should it fail
+ * to start (pg missing), every request is answered with why, rather than left to time out.
+ */
+function workerSource(pg: string): string {
+  return `const { workerData } = require('node:worker_threads');
+try {
+  (${pgWorkerMain.toString()})(require(${JSON.stringify(pg)}), workerData);
+} catch (error) {
+  workerData.port.on('message', (request) => {
+    workerData.port.postMessage({ id: request.id, error: { message: 'the PostgreSQL client did not start: ' + error.message } });
+    Atomics.store(workerData.state, 0, 1);
+    Atomics.notify(workerData.state, 0);
+  });
+}`;
 }
