@@ -62,6 +62,8 @@ export class SyncPg {
     const pg = createRequire(import.meta.url).resolve('pg');
     this.worker = new Worker(workerSource(pg), {
       eval: true,
+      // not this process's flags: `--input-type=module` would make the script a module without `require`
+      execArgv: [],
       workerData: data,
       transferList: [requests.port2, notices.port2],
     });
