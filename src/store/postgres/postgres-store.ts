@@ -21,8 +21,6 @@ export interface PostgresStoreOptions {
   renewMs?: number;
   /** Each statement's limit (default 30 s): no call waits longer than this for the database. */
   statementTimeoutMs?: number;
-  /** Apply the migrations not applied yet (default true; `troupe db status` reads without). */
-  migrate?: boolean;
   /** Settings for this store's sessions (`{synchronous_commit: 'off'}`, as bench/postgres.js measures). */
   settings?: Record<string, string>;
 }
@@ -93,7 +91,7 @@ export function storeError(error: unknown, url: string, taskId?: string): unknow
   // statement_timeout (57014): the store is out of reach, not the request wrong
   if (!error.code || /^(08|28|3D|57P|53|57014)/.test(error.code) || /^E[A-Z]+$/.test(error.code))
     return new StoreUnavailableError(`PostgreSQL store ${redactStoreUrl(url)}: ${error.message}`, {
-      hint: 'check that the server runs and the URL (host, port, database, user) is right',
+      hint: 'check that the server runs and can be reached, and the URL (host, port, database, user) is right',
       cause: error,
     });
   return error;
@@ -114,7 +112,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     }
   };
   try {
-    if (options.migrate !== false) run(() => migrate(db, options.schema ?? null));
+    run(() => migrate(db, options.schema ?? null));
   } catch (error) {
     db.close();
     throw error;
@@ -160,7 +158,8 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   let windowsSeen: number | null = null;
   const readWindows = () => {
     const notified = db.notified();
-    if (windows && notified !== null && notified === windowsSeen) return windows;
+    // both null: read in this turn while not listening (the microtask below forgets it at its end)
+    if (windows && notified === windowsSeen) return windows;
     const read = run(() =>
       db.query<{ provider: string; reset_at: string }>(
         'SELECT provider, reset_at FROM provider_windows ORDER BY provider',
