@@ -15,6 +15,8 @@ export const Exit = {
   actionRequired: 6,
   /** Files that do not match the hash pipelines.lock or the registry recorded for them (docs/registry.md). */
   integrity: 7,
+  /** The store (PostgreSQL) cannot be reached or refuses the connection. */
+  storeUnavailable: 8,
 } as const;
 
 export type ExitCode = (typeof Exit)[keyof typeof Exit];
@@ -34,6 +36,9 @@ export const EXIT_BY_CODE = {
   pipeline_invalid: Exit.usage,
   script_invalid: Exit.usage,
   too_large: Exit.usage,
+  store_invalid: Exit.usage,
+  store_unavailable: Exit.storeUnavailable,
+  lease_lost: Exit.failed,
   template_error: Exit.usage,
   condition_invalid: Exit.usage,
   routing_config_invalid: Exit.usage,

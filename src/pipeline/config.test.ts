@@ -22,6 +22,7 @@ describe('loadProjectConfig', () => {
       routing: null,
       limits: {},
       registry: null,
+      store: null,
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': 'registry: ../registry\n' })).registry).toBe(

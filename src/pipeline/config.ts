@@ -48,6 +48,8 @@ export interface ProjectConfig {
   limits: Record<string, ProviderLimit>;
   /** The pipeline registry (docs/registry.md): a git URL, or a path relative to the project root. */
   registry: string | null;
+  /** Where tasks live: a `postgres://` URL or a SQLite file (docs/distributed.md); null: .troupe/troupe.db. */
+  store: string | null;
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -88,6 +90,7 @@ const ConfigSchema = z.strictObject({
   routing: RoutingSchema.nullish(),
   limits: LimitsSchema.nullish(),
   registry: z.string().min(1).nullish(),
+  store: z.string().min(1).nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -106,6 +109,7 @@ export function defaultConfig(): ProjectConfig {
     routing: null,
     limits: {},
     registry: null,
+    store: null,
   };
 }
 
@@ -147,6 +151,7 @@ export function parseProjectConfig(text: string, file: string): ProjectConfig {
   Object.assign(config.prices, raw.prices ?? {});
   if (raw.limits) config.limits = normalizeLimits(raw.limits);
   if (raw.registry) config.registry = raw.registry;
+  if (raw.store) config.store = raw.store;
   if (raw.routing) {
     try {
       config.routing = normalizeRouting(raw.routing);

@@ -18,8 +18,8 @@ export class ApiError extends TroupeError {
  * troupe's error codes as HTTP statuses: the one mapping, as exit-codes.ts is for the CLI.
  * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
  * or mailbox), 413 a body or input over its limit, 422 a pipeline, config, script or message
- * that cannot be used, 500 a failure on this machine (git, the bus's config or disk), 502 the
- * agent's CLI or provider or a pipeline registry, 504 a wait that ran out.
+ * that cannot be used, 500 a failure on this machine (git, the bus's or the store's config, disk), 502 the
+ * agent's CLI or provider or a pipeline registry, 503 the store's server out of reach, 504 a wait that ran out.
  */
 export const STATUS_BY_CODE = {
   usage: 400,
@@ -36,6 +36,7 @@ export const STATUS_BY_CODE = {
   branch_in_use: 409,
   repo_without_commits: 409,
   integrity_error: 409,
+  lease_lost: 409,
   pipeline_invalid: 422,
   script_invalid: 422,
   template_error: 422,
@@ -48,10 +49,12 @@ export const STATUS_BY_CODE = {
   git_failed: 500,
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
+  store_invalid: 500,
   runtime_error: 502,
   registry_error: 502,
   authoring_failed: 502,
   bus_timeout: 504,
+  store_unavailable: 503,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 
 export function errorResponse(c: Context, error: unknown): Response {
