@@ -114,7 +114,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const keys: KeyCheck[] = [];
   for (const agent of options.pipeline?.agents ?? []) {
     if (agent.type !== 'agent') continue;
-    for (const server of agent.mcp.map(mcpLaunch)) {
+    for (const server of agent.mcp.filter((m) => !m.url).map(mcpLaunch)) {
       const found = path.isAbsolute(server.command)
         ? existsSync(server.command)
         : isOnPath(server.command, env.PATH);

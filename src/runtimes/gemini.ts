@@ -117,7 +117,10 @@ export function geminiSettings(
   // trusted: Gemini offers an MCP server's tools in `default` and `auto_edit` only when it is
   if (request.mcp.length > 0) {
     file.mcpServers = Object.fromEntries(
-      Object.entries(mcpServersJson(request.mcp)).map(([name, server]) => [name, { ...server, trust: true }]),
+      Object.entries(mcpServersJson(request.mcp, 'gemini')).map(([name, server]) => [
+        name,
+        { ...server, trust: true },
+      ]),
     );
   }
   if (request.effort && request.model) {

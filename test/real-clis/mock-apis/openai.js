@@ -78,6 +78,7 @@ export const openai = {
               id: `fc_mock_${id}`,
               call_id: `call_mock_${id}`,
               name: turn.tool.name,
+              ...(turn.tool.namespace ? { namespace: turn.tool.namespace } : {}),
               arguments: JSON.stringify(turn.tool.input ?? {}),
               status: 'completed',
             }
