@@ -60,7 +60,7 @@ export function codexRuntime(options: CodexOptions = {}): Runtime {
     async *run(request) {
       const temp: string[] = [];
       let outputSchemaFile: string | null = null;
-      if (request.outputSchema) {
+      if (request.outputSchema && strictSchema(request.outputSchema)) {
         const dir = await mkdtemp(path.join(os.tmpdir(), 'troupe-codex-'));
         temp.push(dir);
         outputSchemaFile = path.join(dir, 'output-schema.json');
@@ -123,6 +123,23 @@ export function tomlMcpServerNames(toml: string): string[] {
     if (name) names.add(name);
   }
   return [...names];
+}
+
+/**
+ * Codex sends --output-schema as a strict JSON schema, which OpenAI accepts only when every
+ * object lists all its properties as required and allows no others: any other schema would
+ * fail the call, so it is left to troupe's own check of the output.
+ */
+export function strictSchema(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(strictSchema);
+  if (!schema || typeof schema !== 'object') return true;
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'object' || s.properties) {
+    const keys = Object.keys((s.properties as object | undefined) ?? {});
+    const required = Array.isArray(s.required) ? s.required : [];
+    if (s.additionalProperties !== false || !keys.every((k) => required.includes(k))) return false;
+  }
+  return Object.values(s).every(strictSchema);
 }
 
 export interface CodexArgsOptions {
