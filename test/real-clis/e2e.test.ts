@@ -134,18 +134,25 @@ const CASES: Record<Cli, CliCase> = {
     },
     toolNames: (body) => (body.tools as Array<{ name?: string }>).map((t) => t.name ?? ''),
     model: 'gpt-5.5',
-    // Codex 0.171 offers MCP tools only through `tool_search` (a `tool_search_call` item gets a
-    // `tool_search_output` listing `probe_tool` in the namespace `mcp__probe`), but a
-    // function_call named `mcp__probe__probe_tool`, `probe_tool` (with `namespace`, which it
-    // drops) or the like is answered "unsupported call": how the model names a found tool is
-    // still to be learned
-    mcpTurns: null,
+    // Codex 0.171 defers MCP tools behind `tool_search`, as the Responses API does: the model
+    // searches (a `tool_search_call`), Codex answers a `tool_search_output` listing `probe_tool`
+    // in the namespace `mcp__probe`, and the model calls it as a `function_call` with that
+    // `name` and `namespace`
+    mcpTurns: [
+      { tool: { name: 'tool_search', search: 'probe' } },
+      { tool: { name: 'probe_tool', namespace: 'mcp__probe', input: { q: 'word' } } },
+    ],
   },
 };
 
 const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'mcp-probe.js');
 
-const pipelineFor = (cli: Cli, mcpLog?: string) => `agents:
+/** `more.agent`: lines added to the agent; `more.top`: lines before `agents:`. */
+const pipelineFor = (
+  cli: Cli,
+  mcpLog?: string,
+  more: { agent?: string; top?: string } = {},
+) => `${more.top ?? ''}agents:
   - id: dev
     runtime: ${cli}${CASES[cli].model ? `\n    model: ${CASES[cli].model}` : ''}${
       mcpLog
@@ -157,7 +164,7 @@ const pipelineFor = (cli: Cli, mcpLog?: string) => `agents:
     system_prompt: "{{ input }}"
     gate: { type: llm, prompt: "[[script:gate]] Is the file there?" }
     handoffs: [{ to: dev, condition: "again == yes" }]
-`;
+${more.agent ?? ''}`;
 
 const mocks: Mock[] = [];
 afterEach(async () => {
@@ -171,14 +178,19 @@ afterEach(async () => {
 async function setup(
   cli: Cli,
   script: Record<string, Turn[]>,
-  options: { mcp?: boolean; user?: string | undefined; purpose?: 'work' | 'limits' } = {},
+  options: {
+    mcp?: boolean;
+    user?: string | undefined;
+    purpose?: 'work' | 'limits';
+    yaml?: { agent?: string; top?: string };
+  } = {},
 ) {
   const mock = await startMock(CASES[cli].vendor, script);
   mocks.push(mock);
   const repo = await tmpRepo();
   const pipeline = join(dirname(repo), 'p.yaml');
   const mcpLog = join(dirname(repo), 'mcp.log');
-  writeFileSync(pipeline, pipelineFor(cli, options.mcp ? mcpLog : undefined));
+  writeFileSync(pipeline, pipelineFor(cli, options.mcp ? mcpLog : undefined, options.yaml));
   const home = scratchHome();
   const env = CASES[cli].env(mock, home, options.purpose ?? 'work', clisFor(options.user));
   if (options.user) giveTo(options.user, dirname(repo), home);
@@ -248,6 +260,12 @@ async function devScenario(cli: Cli, user?: string) {
   expect(gate).toHaveLength(2);
   expect(gate[0]!.messages!.some((m) => m.role === 'user' && m.text.includes('Wrote hello.txt.'))).toBe(true);
   expect(gate[0]!.messages!.some((m) => m.text.includes('[[script:dev]]'))).toBe(false);
+  // claude: the gate's instructions are added to Claude Code's own system prompt, not put in its place
+  if (cli === 'claude') {
+    const system = JSON.stringify(gate[0]!.body.system);
+    expect(system).toContain('You are a quality gate');
+    expect(system).toContain('software engineering tasks');
+  }
 }
 
 async function mcpScenario(cli: Cli, user?: string) {
@@ -283,6 +301,68 @@ async function mcpScenario(cli: Cli, user?: string) {
     result.text,
   ).toContain('tools/call');
   expect(result.text).toContain('TANGERINE-42');
+}
+
+const ANSWER_SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' } },
+  required: ['answer'],
+  additionalProperties: false,
+};
+
+/** `output_schema:` reaches the CLI (claude --json-schema, codex --output-schema) and its answer is the output. */
+async function schemaScenario(cli: 'claude' | 'codex') {
+  const { mock, repo, pipeline, env } = await setup(
+    cli,
+    {
+      dev:
+        cli === 'claude'
+          ? [{ tool: { name: 'StructuredOutput', input: { answer: 'forty-two' } } }]
+          : [{ text: '{"answer":"forty-two"}' }],
+      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+    },
+    { yaml: { agent: `    output_schema: ${JSON.stringify(ANSWER_SCHEMA)}\n` } },
+  );
+  const run = await troupeAs(repo, ['run', '[[script:dev]] answer', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(task.status).toBe('completed');
+  expect(JSON.parse(task.stages[0]!.output)).toEqual({ answer: 'forty-two' });
+  const body = mock.of('dev')[0]!.body;
+  if (cli === 'claude') {
+    const tool = (body.tools as Array<{ name: string; input_schema: unknown }>).find(
+      (t) => t.name === 'StructuredOutput',
+    );
+    expect(JSON.stringify(tool?.input_schema)).toContain('"answer"');
+  } else {
+    expect(body.text.format).toMatchObject({ type: 'json_schema', strict: true, schema: ANSWER_SCHEMA });
+  }
+}
+
+/** claude stops itself at the task's `budget.usd` (--max-budget-usd): the task fails as budget. */
+async function budgetScenario() {
+  const { mock, repo, pipeline, env } = await setup(
+    'claude',
+    {
+      // about $1 of input at Claude's prices: past the budget after the first call
+      dev: [
+        {
+          tool: { name: 'Read', input: ({ cwd }) => ({ file_path: join(cwd ?? '.', 'README.md') }) },
+          usage: { input: 200_000, output: 1000 },
+        },
+        { text: 'done\nagain: no' },
+      ],
+      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+    },
+    { yaml: { top: 'budget: { usd: 0.05 }\n' } },
+  );
+  const run = await troupeAs(repo, ['run', '[[script:dev]] go', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.status, run.stderr).toBe('failed');
+  expect(mock.of('dev')).toHaveLength(1);
+  const failed = eventLog(repo, task.id).find((e) => e.type === 'task_failed');
+  expect(failed?.data.errorKind).toBe('budget');
+  expect(String(failed?.data.reason)).toMatch(/Reached maximum budget \(\$0\.05\)/);
 }
 
 async function limitScenario(cli: Cli) {
@@ -335,6 +415,18 @@ for (const cli of ['claude', 'gemini', 'codex'] as const) {
     it.skipIf(!c.mcpTurns || (!FULL && cli !== 'claude'))(
       "an MCP tool of the agent's own is called, and its result reaches the model",
       () => mcpScenario(cli),
+      90_000,
+    );
+
+    it.skipIf(cli === 'gemini' || !FULL)(
+      "output_schema reaches the CLI's own structured output, whose answer is the stage's output",
+      () => schemaScenario(cli as 'claude' | 'codex'),
+      90_000,
+    );
+
+    it.skipIf(cli !== 'claude' || !FULL)(
+      'budget.usd stops claude itself (--max-budget-usd): the task fails as budget',
+      () => budgetScenario(),
       90_000,
     );
   });
