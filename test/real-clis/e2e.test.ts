@@ -19,6 +19,7 @@ import {
   troupeAs,
   writeJson,
 } from './harness.js';
+import { startHttpProbe } from './mcp-probe-http.js';
 import {
   anthropic,
   gemini,
@@ -147,7 +148,7 @@ const CASES: Record<Cli, CliCase> = {
 
 const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'mcp-probe.js');
 
-/** `more.agent`: lines added to the agent; `more.top`: lines before `agents:`. */
+/** `more.agent`: lines added to the agent (in place of the stdio probe); `more.top`: lines before `agents:`. */
 const pipelineFor = (
   cli: Cli,
   mcpLog?: string,
@@ -167,8 +168,10 @@ const pipelineFor = (
 ${more.agent ?? ''}`;
 
 const mocks: Mock[] = [];
+const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const m of mocks.splice(0)) await m.close();
+  for (const close of closers.splice(0)) await close();
 });
 
 /**
@@ -268,15 +271,25 @@ async function devScenario(cli: Cli, user?: string) {
   }
 }
 
-async function mcpScenario(cli: Cli, user?: string) {
+/** The probe as a stdio server, or (`remote`) at a `url:` with a header it must receive. */
+async function mcpScenario(cli: Cli, user?: string, remote = false) {
   const c = CASES[cli];
+  const http = remote ? await startHttpProbe() : null;
+  if (http) closers.push(http.close);
   const { mock, repo, pipeline, mcpLog, env } = await setup(
     cli,
     {
       dev: [...(c.mcpTurns ?? []), { text: 'The probe answered.\nagain: no' }],
       gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
     },
-    { mcp: true, user },
+    http
+      ? {
+          user,
+          yaml: {
+            agent: `    mcp: [{ server: probe, url: ${JSON.stringify(http.url)}, headers: { X-Probe-Key: probe-key-e2e } }]\n`,
+          },
+        }
+      : { mcp: true, user },
   );
   const run = await troupeAs(
     repo,
@@ -287,12 +300,16 @@ async function mcpScenario(cli: Cli, user?: string) {
   const task = parseJson<Status>(run);
   expect(task.error, run.stderr).toBeNull();
   expect(task.status).toBe('completed');
-  const calls = existsSync(mcpLog)
-    ? readFileSync(mcpLog, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { method: string })
-    : [];
+  const calls = http
+    ? http.calls
+    : existsSync(mcpLog)
+      ? readFileSync(mcpLog, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { method: string })
+      : [];
+  if (http)
+    expect(http.calls.find((m) => m.method === 'tools/call')?.headers['x-probe-key']).toBe('probe-key-e2e');
   const last = mock.of('dev').at(-1)!;
   expect(last.answered).toBe('text');
   const result = last.messages!.filter((m) => m.kind === 'tool_result').at(-1)!;
@@ -415,6 +432,12 @@ for (const cli of ['claude', 'gemini', 'codex'] as const) {
     it.skipIf(!c.mcpTurns || (!FULL && cli !== 'claude'))(
       "an MCP tool of the agent's own is called, and its result reaches the model",
       () => mcpScenario(cli),
+      90_000,
+    );
+
+    it.skipIf(!c.mcpTurns || !FULL)(
+      "a remote MCP server (url:, with headers) of the agent's own is called, and its result reaches the model",
+      () => mcpScenario(cli, undefined, true),
       90_000,
     );
 
