@@ -111,8 +111,8 @@ describe('gemini runtime', () => {
     expect(seen.env.GEMINI_CLI_HOME).not.toBe(home);
     expect(JSON.parse(seen.files.geminiSettings)).toEqual({
       security: { auth: { selectedType: 'gemini-api-key' } },
+      // the user's own server `mine` is left out: Gemini would start it in the task
       mcpServers: {
-        mine: { command: 'my-server' },
         fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-fs', '/srv'], env: {}, trust: true },
       },
       modelConfigs: {
@@ -135,6 +135,20 @@ describe('gemini runtime', () => {
     });
     expect(existsSync(seen.env.GEMINI_CLI_HOME)).toBe(false);
     expect(seen.files.GEMINI_SYSTEM_MD).toBe('You are a quality gate.');
+  });
+
+  it("keeps the user's own MCP servers out of a task that has none (a home of the run's own)", async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-home-'));
+    mkdirSync(path.join(home, '.gemini'));
+    writeFileSync(
+      path.join(home, '.gemini', 'settings.json'),
+      JSON.stringify({ ui: { theme: 'x' }, mcpServers: { mine: { command: 'my-server' } } }),
+    );
+    const argvFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-')), 'argv.jsonl');
+    await collect(make('success', { FAKE_CLI_ARGV_FILE: argvFile, GEMINI_CLI_HOME: home }), baseRequest());
+    const seen = JSON.parse(readFileSync(argvFile, 'utf8'));
+    expect(seen.env.GEMINI_CLI_HOME).not.toBe(home);
+    expect(JSON.parse(seen.files.geminiSettings)).toEqual({ ui: { theme: 'x' }, mcpServers: {} });
   });
 
   it('writes a remote MCP server as httpUrl (streamable HTTP) or url (SSE), with its headers, trusted', () => {

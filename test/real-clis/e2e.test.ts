@@ -320,6 +320,43 @@ async function mcpScenario(cli: Cli, user?: string, remote = false) {
   expect(result.text).toContain('TANGERINE-42');
 }
 
+/** Gives the user an MCP server of their own, in each CLI's user config, logging to `log`. */
+function userMcpServer(cli: Cli, home: string, log: string): void {
+  const server = { command: 'node', args: [PROBE], env: { MCP_PROBE_LOG: log } };
+  if (cli === 'claude') writeJson(join(home, '.claude.json'), { mcpServers: { userprobe: server } });
+  else if (cli === 'gemini') {
+    const file = join(home, '.gemini', 'settings.json');
+    writeJson(file, { ...JSON.parse(readFileSync(file, 'utf8')), mcpServers: { userprobe: server } });
+  } else {
+    const toml = `\n[mcp_servers.userprobe]\ncommand = "node"\nargs = [${JSON.stringify(PROBE)}]\nenv = { MCP_PROBE_LOG = ${JSON.stringify(log)} }\n`;
+    writeFileSync(
+      join(home, '.codex', 'config.toml'),
+      readFileSync(join(home, '.codex', 'config.toml'), 'utf8') + toml,
+    );
+  }
+}
+
+/** The user's own MCP servers stay out of a task, with or without servers of the agent's. */
+async function userMcpScenario(cli: Cli, agentMcp: boolean) {
+  const { mock, repo, pipeline, mcpLog, env } = await setup(
+    cli,
+    {
+      dev: [{ text: 'done\nagain: no' }],
+      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+    },
+    { mcp: agentMcp },
+  );
+  const userLog = join(dirname(repo), 'user-mcp.log');
+  userMcpServer(cli, env.HOME!, userLog);
+  const run = await troupeAs(repo, ['run', '[[script:dev]] go', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(existsSync(userLog), "the user's own MCP server was started").toBe(false);
+  expect(JSON.stringify(mock.of('dev')[0]!.body)).not.toContain('userprobe');
+  // the agent's own server was started (and would be offered)
+  if (agentMcp) expect(existsSync(mcpLog)).toBe(true);
+}
+
 const ANSWER_SCHEMA = {
   type: 'object',
   properties: { answer: { type: 'string' } },
@@ -438,6 +475,18 @@ for (const cli of ['claude', 'gemini', 'codex'] as const) {
     it.skipIf(!c.mcpTurns || !FULL)(
       "a remote MCP server (url:, with headers) of the agent's own is called, and its result reaches the model",
       () => mcpScenario(cli, undefined, true),
+      90_000,
+    );
+
+    it.skipIf(!FULL)(
+      "the user's own MCP servers stay out of a task without MCP servers",
+      () => userMcpScenario(cli, false),
+      90_000,
+    );
+
+    it.skipIf(!FULL)(
+      "the user's own MCP servers stay out of a task with MCP servers of its own",
+      () => userMcpScenario(cli, true),
       90_000,
     );
 
