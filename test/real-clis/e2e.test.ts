@@ -433,7 +433,9 @@ async function limitScenario(cli: Cli) {
   expect(during.status).toBe('waiting');
   const run = await child;
   expect(run.exitCode, String(run.stderr)).toBe(0);
-  expect(String(run.stderr)).toMatch(new RegExp(`${cli} is limited; waiting until`));
+  // the provider is the runtime, the endpoint and the account it was limited on
+  // (`claude@127.0.0.1:<port>#<key fingerprint>`)
+  expect(String(run.stderr)).toMatch(new RegExp(`${cli}(@[^ #]+)?(#\\w+)? is limited; waiting until`));
   const done = parseJson<Status>(await troupeAs(repo, ['status', id, '--json'], env));
   expect(done.status).toBe('completed');
   expect(done.stages.map((s) => s.output)).toEqual(['done after the limit\nagain: no']);
@@ -441,7 +443,9 @@ async function limitScenario(cli: Cli) {
   expect(calls.map((r) => r.answered)).toEqual(['limit', 'text']);
   // not before the reset the 429 named
   expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1000);
-  expect(eventLog(repo, id).find((e) => e.type === 'rate_limited')?.data.provider).toBe(cli);
+  expect(String(eventLog(repo, id).find((e) => e.type === 'rate_limited')?.data.provider)).toMatch(
+    new RegExp(`^${cli}(@[^ #]+)?(#\\w+)?$`),
+  );
 }
 
 /** Root: the scenarios run once more as a user of their own (made on first use). */
