@@ -170,6 +170,13 @@ describe('codex runtime', () => {
     const argvFile = path.join(dir, 'argv.jsonl');
     await collect(make('success', { FAKE_CLI_ARGV_FILE: argvFile, CODEX_HOME: dir }), baseRequest());
     expect(JSON.parse(readFileSync(argvFile, 'utf8')).argv).toContain('mcp_servers.mine.enabled=false');
+    // without the user's config.toml, `mine` is no server: disabling it would make it one, and fail
+    await collect(
+      make('success', { FAKE_CLI_ARGV_FILE: argvFile, CODEX_HOME: dir }),
+      baseRequest({ extraFlags: ['--ignore-user-config'] }),
+    );
+    const second = JSON.parse(readFileSync(argvFile, 'utf8').trim().split('\n')[1]!);
+    expect(second.argv.join(' ')).not.toContain('mcp_servers.mine');
   });
 
   it('connects a remote MCP server by url, its headers masked in the log', () => {

@@ -76,7 +76,10 @@ export function codexRuntime(options: CodexOptions = {}): Runtime {
       }
       const { args, input, logged } = codexArgs(request, insideGitRepo(request.cwd), {
         outputSchemaFile,
-        userMcpServers: await userCodexMcpServers(options.env ?? {}),
+        // a name config.toml does not define would be a server without a transport: Codex refuses it
+        userMcpServers: request.extraFlags.includes('--ignore-user-config')
+          ? []
+          : await userCodexMcpServers(options.env ?? {}),
       });
       yield* runCli({
         runtime: 'codex',
