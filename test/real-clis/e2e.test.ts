@@ -66,7 +66,7 @@ interface CliCase {
   toolNames(body: Record<string, unknown>): string[];
   /** The agent's model (codex: one whose tools are exec_command and apply_patch). */
   model?: string;
-  /** The model's call of the probe MCP server's `probe_tool`; null: not reached yet (see codex). */
+  /** The model's call of the probe MCP server's `probe_tool` (codex: after a `tool_search`); null: none. */
   mcpTurns: Turn[] | null;
 }
 
