@@ -16,8 +16,7 @@ export const TROUPE_MCP_SERVER = 'troupe';
 /** A server named `troupe` without a command is troupe's own; the engine gives each call its own. */
 export function isTroupeServer(server: McpServer): boolean {
   // nor a url: a remote server of that name is someone else's
-  const url = (server as { url?: string | null }).url;
-  return server.server === TROUPE_MCP_SERVER && !server.command && !url;
+  return server.server === TROUPE_MCP_SERVER && !server.command && !server.url;
 }
 
 /** One runtime call's identity and what it may do, as the engine decides it. */

@@ -40,6 +40,11 @@ export interface McpServer {
   command: string | null;
   args: string[];
   env: Record<string, string> | null;
+  /** A remote server (HTTP or SSE) instead of a command; `headers` go with every request. */
+  url?: string | null;
+  headers?: Record<string, string> | null;
+  /** How a remote server is spoken to: streamable HTTP (default) or the older SSE. */
+  transport?: 'http' | 'sse' | null;
 }
 
 /**

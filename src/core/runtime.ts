@@ -53,6 +53,13 @@ export interface RuntimeRequest {
   openai?: OpenAiEndpoint | null;
   /** When set, every raw line the runtime reads is appended here (for debugging). */
   rawLogPath?: string | null;
+  /**
+   * The agent's `output_schema:`, for a CLI that can hold the model's final answer to it
+   * (claude --json-schema, codex --output-schema); troupe validates the output either way.
+   */
+  outputSchema?: Record<string, unknown> | null;
+  /** What is left of the task's `budget.usd`, for a CLI that stops itself there (claude). */
+  maxBudgetUsd?: number | null;
 }
 
 export type RuntimeEvent =
@@ -99,6 +106,8 @@ export type RuntimeErrorKind =
   | 'script_missing'
   /** A resume id the CLI no longer knows: run again without `resumeSessionId`. */
   | 'session_not_found'
+  /** The CLI stopped at the budget troupe gave it (claude --max-budget-usd): the task's is spent. */
+  | 'budget'
   | 'crashed';
 
 const RETRYABLE: ReadonlySet<RuntimeErrorKind> = new Set([

@@ -119,7 +119,7 @@ agents:
       - to: " qa ,docs"
       - { to: qa, condition: on_approve, payload: "{{ output }}!", task: t }
     gate: {}
-    mcp: [github, { server: fs, args: [/tmp] }]
+    mcp: [github, { server: fs, args: [/tmp] }, { server: docs, url: "https://mcp.example.com/mcp", headers: { X-Key: k } }]
     claude_code_flags: [--old]
     human_input: true
   - id: qa
@@ -241,6 +241,15 @@ agents:
     expect(reviewer.mcp).toEqual([
       { server: 'github', command: null, args: [], env: null },
       { server: 'fs', command: null, args: ['/tmp'], env: null },
+      {
+        server: 'docs',
+        command: null,
+        args: [],
+        env: null,
+        url: 'https://mcp.example.com/mcp',
+        headers: { 'X-Key': 'k' },
+        transport: 'http',
+      },
     ]);
     expect(reviewer.human_input).toEqual({ enabled: true, mode: 'on_demand', prompt: '' });
     expect(qa.human_input).toEqual({ enabled: true, mode: 'before', prompt: '' });

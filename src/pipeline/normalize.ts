@@ -173,6 +173,9 @@ function mcpServer(entry: RawMcpServer): McpServer {
         command: entry.command ?? null,
         args: entry.args ?? [],
         env: entry.env ?? null,
+        ...(entry.url
+          ? { url: entry.url, headers: entry.headers ?? null, transport: entry.transport ?? 'http' }
+          : {}),
       };
 }
 

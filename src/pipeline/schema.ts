@@ -93,12 +93,25 @@ export const GateSchema = z
 export const McpServerSchema = z.union(
   [
     z.string().min(1),
-    z.strictObject({
-      server: z.string().min(1),
-      command: z.string().nullish(),
-      args: z.array(z.string()).optional().meta({ default: [] }),
-      env: z.record(z.string(), z.string()).nullish(),
-    }),
+    z
+      .strictObject({
+        server: z.string().min(1),
+        command: z.string().nullish(),
+        args: z.array(z.string()).optional().meta({ default: [] }),
+        env: z.record(z.string(), z.string()).nullish(),
+        url: z
+          .url({ protocol: /^https?$/, error: 'url is an http(s) URL such as https://mcp.example.com/mcp' })
+          .nullish()
+          .meta({ description: 'A remote MCP server (streamable HTTP, or SSE with transport: sse).' }),
+        headers: z.record(z.string(), z.string()).nullish(),
+        transport: z.enum(['http', 'sse']).nullish().meta({ default: 'http' }),
+      })
+      .refine((s) => !(s.url && (s.command || s.args?.length || s.env)), {
+        error: 'an mcp server has a `url` or a `command` (with args and env), not both',
+      })
+      .refine((s) => s.url || (!s.headers && !s.transport), {
+        error: '`headers` and `transport` are for an mcp server with a `url`',
+      }),
   ],
   { error: 'an mcp entry is a server name or a mapping with `server`' },
 );

@@ -50,6 +50,71 @@ describe('classifyMessage', () => {
   });
 });
 
+// Google's 429 bodies (the Gemini API, also behind its OpenAI-compatible endpoint), as the
+// API returns them: each says "You exceeded your current quota", whatever the quota was
+const GOOGLE_QUOTA =
+  'You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.';
+const googleBody = (message: string, quotaId: string, retryDelay?: string) =>
+  JSON.stringify({
+    error: {
+      code: 429,
+      message,
+      status: 'RESOURCE_EXHAUSTED',
+      details: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.QuotaFailure',
+          violations: [
+            {
+              quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests',
+              quotaId,
+            },
+          ],
+        },
+        ...(retryDelay ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay }] : []),
+      ],
+    },
+  });
+
+describe("Google's 'You exceeded your current quota'", () => {
+  it('is a rate limit when the body gives a retry delay (a per-minute quota)', () => {
+    const body = googleBody(
+      `${GOOGLE_QUOTA}\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 43.463264s.`,
+      'GenerateRequestsPerMinutePerProjectPerModel-FreeTier',
+      '43s',
+    );
+    expect(classifyMessage(body)).toBe('rate_limited');
+    expect(parseGeminiReset(body, NOW)?.toISOString()).toBe('2026-11-29T10:03:13.000Z');
+    // what Gemini CLI says after its own retries: the same message, inside its result
+    expect(
+      classifyMessage(
+        `[API Error: ${GOOGLE_QUOTA} Please retry in 43.4s.]\nPlease wait and try again later.`,
+      ),
+    ).toBe('rate_limited');
+  });
+
+  it("is a usage limit when the quota is the day's", () => {
+    const body = googleBody(
+      `${GOOGLE_QUOTA}\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 250`,
+      'GenerateRequestsPerDayPerProjectPerModel-FreeTier',
+      '20h10m3s',
+    );
+    expect(classifyMessage(body)).toBe('usage_limit');
+  });
+
+  it('is billing when the plan has no quota for the model (limit: 0), or nothing says more', () => {
+    const body = googleBody(
+      `${GOOGLE_QUOTA}\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro\nPlease retry in 20s.`,
+      'GenerateRequestsPerMinutePerProjectPerModel-FreeTier',
+      '20s',
+    );
+    expect(classifyMessage(body)).toBe('quota_billing');
+    // OpenAI's insufficient_quota says the same words
+    expect(
+      classifyMessage('You exceeded your current quota, please check your plan and billing details.'),
+    ).toBe('quota_billing');
+  });
+});
+
 describe('reset times', () => {
   it.each([
     ['resets 12:02pm (UTC)', '2026-11-29T12:02:00.000Z'],

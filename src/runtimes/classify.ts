@@ -45,8 +45,22 @@ const PATTERNS: ReadonlyArray<[RuntimeErrorKind, RegExp]> = [
 
 /** The kind a message stands for, or undefined when it is none of the known wordings. */
 export function classifyMessage(text: string): RuntimeErrorKind | undefined {
-  for (const [kind, pattern] of PATTERNS) if (pattern.test(text)) return kind;
+  for (const [kind, pattern] of PATTERNS) {
+    if (pattern.test(text)) return kind === 'quota_billing' ? exceededQuotaKind(text) : kind;
+  }
   return undefined;
+}
+
+/**
+ * "You exceeded your current quota" is OpenAI's wording for a spent balance, and Google's for
+ * every quota: a per-minute limit (a `RetryInfo.retryDelay`, "Please retry in 43s"), a day's
+ * (a `…PerDay…` quota id), or none on the plan (`limit: 0`, a model the tier does not get).
+ */
+function exceededQuotaKind(text: string): RuntimeErrorKind {
+  if (!/exceeded your current quota/i.test(text) || /\blimit: 0\b/.test(text)) return 'quota_billing';
+  if (/PerDay|per day/i.test(text)) return 'usage_limit';
+  if (/retryDelay|RetryInfo|Please retry in|Suggested retry after/i.test(text)) return 'rate_limited';
+  return 'quota_billing';
 }
 
 /** What to do about each kind, said once for every runtime. */
@@ -70,6 +84,8 @@ export function hintFor(kind: RuntimeErrorKind, runtime: string): string | undef
       return 'add credit or change the plan of this account';
     case 'permission_denied':
       return 'as root, `permissions: full` needs IS_SANDBOX=1 in the environment; or use `permissions: edit`';
+    case 'budget':
+      return 'raise `budget.usd` in the pipeline to let the task spend more';
     case 'session_not_found':
       return 'the CLI no longer has that conversation: run the stage again without resume';
     default:

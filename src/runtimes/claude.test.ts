@@ -90,13 +90,98 @@ describe('claude runtime', () => {
     expect(mode('/home/me/project', { extraFlags: ['--dangerously-skip-permissions'] })).toBeNull();
   });
 
-  it('gives a gate its system prompt; a stage only its prompt', () => {
+  it("gives a gate its system prompt on top of Claude Code's, and no session to keep; a stage only its prompt", () => {
     const gate = claudeArgs(baseRequest({ purpose: 'gate', systemPrompt: 'judge' }), null).args;
-    expect(gate.slice(gate.indexOf('--system-prompt'), gate.indexOf('--system-prompt') + 2)).toEqual([
-      '--system-prompt',
-      'judge',
+    const at = gate.indexOf('--append-system-prompt');
+    expect(gate.slice(at, at + 2)).toEqual(['--append-system-prompt', 'judge']);
+    expect(gate).not.toContain('--system-prompt');
+    expect(gate).toContain('--no-session-persistence');
+    const stage = claudeArgs(baseRequest({ systemPrompt: 'judge' }), null).args;
+    expect(stage).not.toContain('--append-system-prompt');
+    expect(stage).not.toContain('--no-session-persistence');
+  });
+
+  it('holds the answer to output_schema with --json-schema, and stops at the budget left', () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+    const { args } = claudeArgs(baseRequest({ outputSchema: schema, maxBudgetUsd: 0.123456 }), null);
+    expect(args.slice(args.indexOf('--json-schema'), args.indexOf('--json-schema') + 2)).toEqual([
+      '--json-schema',
+      JSON.stringify(schema),
     ]);
-    expect(claudeArgs(baseRequest({ systemPrompt: 'judge' }), null).args).not.toContain('--system-prompt');
+    expect(args.slice(args.indexOf('--max-budget-usd'), args.indexOf('--max-budget-usd') + 2)).toEqual([
+      '--max-budget-usd',
+      '0.1234',
+    ]);
+    // a spent budget still gives the CLI a limit, never "none"
+    const spent = claudeArgs(baseRequest({ maxBudgetUsd: 0 }), null).args;
+    expect(spent[spent.indexOf('--max-budget-usd') + 1]).toBe('0.0001');
+    const plain = claudeArgs(baseRequest(), null).args;
+    expect(plain).not.toContain('--json-schema');
+    expect(plain).not.toContain('--max-budget-usd');
+  });
+
+  it("takes the structured output as the stage's output", async () => {
+    const events = await collect(make('structured-output'), baseRequest());
+    expect(events.at(-1)).toMatchObject({ type: 'result', text: '{"answer":"forty-two"}' });
+    // the object, even where the result's text is something else
+    const parser = new ClaudeStreamParser();
+    parser.line(
+      JSON.stringify({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'Here is the answer.',
+        structured_output: { answer: 'forty-two' },
+      }),
+    );
+    expect(parser.finish({ exitCode: 0, signal: null, stderr: '' })).toMatchObject({
+      text: '{"answer":"forty-two"}',
+    });
+  });
+
+  it('ends a run stopped by --max-budget-usd as budget, not crashed', async () => {
+    const error = await failureOf(make('max-budget'), baseRequest());
+    expect(error.kind).toBe('budget');
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('Reached maximum budget ($0.01)');
+    expect(error.hint).toContain('budget.usd');
+  });
+
+  it('writes a remote MCP server as {type, url, headers} and allows its tools', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-claude-'));
+    const argvFile = path.join(dir, 'argv.jsonl');
+    await collect(
+      make('success-stream-json', { FAKE_CLI_ARGV_FILE: argvFile }),
+      baseRequest({
+        mcp: [
+          {
+            server: 'docs',
+            command: null,
+            args: [],
+            env: null,
+            url: 'https://mcp.example.com/mcp',
+            headers: { Authorization: 'Bearer t' },
+            transport: 'http',
+          },
+          {
+            server: 'old',
+            command: null,
+            args: [],
+            env: null,
+            url: 'https://old.example.com/sse',
+            transport: 'sse',
+          },
+        ],
+      }),
+    );
+    const seen = JSON.parse(readFileSync(argvFile, 'utf8'));
+    expect(seen.files.mcpConfig).toEqual({
+      mcpServers: {
+        docs: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' } },
+        old: { type: 'sse', url: 'https://old.example.com/sse', headers: {} },
+      },
+    });
+    expect(seen.argv[seen.argv.indexOf('--allowedTools') + 1]).toBe('mcp__docs,mcp__old');
   });
 
   it('passes MCP servers in a temp file that is gone after the run, and a long prompt on stdin', async () => {

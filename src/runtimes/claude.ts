@@ -56,7 +56,7 @@ export function claudeRuntime(options: ClaudeOptions = {}): Runtime {
         const dir = await mkdtemp(path.join(os.tmpdir(), 'troupe-claude-'));
         temp.push(dir);
         mcpConfig = path.join(dir, 'mcp.json');
-        await writeFile(mcpConfig, JSON.stringify({ mcpServers: mcpServersJson(request.mcp) }), {
+        await writeFile(mcpConfig, JSON.stringify({ mcpServers: mcpServersJson(request.mcp, 'claude') }), {
           mode: 0o600,
         });
       }
@@ -100,13 +100,25 @@ export function claudeArgs(
   if (request.mcp.length > 0)
     args.push('--allowedTools', request.mcp.map((m) => `mcp__${mcpLaunch(m).name}`).join(','));
   if (request.resumeSessionId) args.push('--resume', request.resumeSessionId);
-  // a stage's instructions are already its prompt; a gate judges under its own system prompt
-  if (request.purpose === 'gate' && request.systemPrompt.trim())
-    args.push('--system-prompt', request.systemPrompt);
+  // the final answer held to the agent's output_schema (Claude's StructuredOutput tool)
+  if (request.outputSchema) args.push('--json-schema', JSON.stringify(request.outputSchema));
+  // the CLI stops itself at what is left of the task's budget, between two model calls
+  if (request.maxBudgetUsd != null) args.push('--max-budget-usd', budgetFlag(request.maxBudgetUsd));
+  if (request.purpose === 'gate') {
+    // a stage's instructions are already its prompt; a gate judges with its own instructions
+    // on top of Claude Code's (which say how to use its tools), and leaves no session behind
+    if (request.systemPrompt.trim()) args.push('--append-system-prompt', request.systemPrompt);
+    args.push('--no-session-persistence');
+  }
   args.push(...request.extraFlags);
   if (Buffer.byteLength(request.prompt) > ARGV_PROMPT_LIMIT) return { args, input: request.prompt };
   args.push('--', request.prompt);
   return { args };
+}
+
+/** Dollars for --max-budget-usd, rounded down to a hundredth of a cent and never 0. */
+function budgetFlag(usd: number): string {
+  return String(Math.max(0.0001, Math.floor(usd * 10_000) / 10_000));
 }
 
 type Json = Record<string, unknown>;
@@ -260,7 +272,13 @@ export class ClaudeStreamParser implements CliParser {
       result.is_error !== true &&
       (result.subtype === 'success' || result.subtype === undefined)
     ) {
-      const text = typeof result.result === 'string' && result.result ? result.result : this.text;
+      // with --json-schema the answer is `structured_output` (the StructuredOutput tool's input)
+      const text =
+        result.structured_output !== undefined && result.structured_output !== null
+          ? JSON.stringify(result.structured_output)
+          : typeof result.result === 'string' && result.result
+            ? result.result
+            : this.text;
       const denials = Array.isArray(result.permission_denials) ? result.permission_denials.length : 0;
       const sessionId = typeof result.session_id === 'string' ? result.session_id : this.sessionId;
       return {
@@ -303,6 +321,11 @@ export class ClaudeStreamParser implements CliParser {
     const fromText = classifyMessage(`${message}\n${exit.stderr}`);
     if (fromText === 'usage_limit') return error('usage_limit', parseClaudeReset(message, this.now()));
     if (result?.subtype === 'error_max_turns') return error('crashed');
+    if (result?.subtype === 'error_max_budget_usd') {
+      return new RuntimeError('budget', `claude stopped at what was left of the task's budget: ${message}`, {
+        hint: hintFor('budget', 'claude')!,
+      });
+    }
     if (fromText && fromText !== 'overloaded' && fromText !== 'rate_limited') return error(fromText);
     switch (this.syntheticError) {
       case 'authentication_failed':

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { codexArgs, codexRuntime } from './codex.js';
+import { codexArgs, codexRuntime, strictSchema, tomlMcpServerNames } from './codex.js';
 import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
 
 const NOW = new Date('2026-11-29T10:02:30Z');
@@ -69,6 +69,8 @@ describe('codex runtime', () => {
       'mcp_servers."my.db".args=["--ro"]',
       '-c',
       'mcp_servers."my.db".env={"TOKEN"="secret"}',
+      '-c',
+      'mcp_servers."my.db".default_tools_approval_mode="approve"',
       '--ephemeral',
       '--',
       'say hi',
@@ -131,5 +133,100 @@ describe('codex runtime', () => {
     const error = await failureOf(make('no-network-dns-failure'), baseRequest());
     expect(error.message).toMatch(/kept reconnecting .*(Name does not resolve|error sending request)/);
     expect(error.retryable).toBe(true);
+  });
+
+  it("approves the agent's MCP tools (exec never asks), and disables the user's own servers", () => {
+    const { args } = codexArgs(
+      baseRequest({ mcp: [{ server: 'probe', command: 'probe-mcp', args: [], env: null }] }),
+      true,
+      { userMcpServers: ['probe', 'github', 'my.db'] },
+    );
+    expect(args).toContain('mcp_servers.probe.default_tools_approval_mode="approve"');
+    expect(args).toContain('mcp_servers.github.enabled=false');
+    expect(args).toContain('mcp_servers."my.db".enabled=false');
+    // the agent's own server of that name is the agent's
+    expect(args).not.toContain('mcp_servers.probe.enabled=false');
+  });
+
+  it("finds the MCP servers of the user's config.toml", () => {
+    const toml = [
+      'model = "gpt-5.5"',
+      '[mcp_servers.github]',
+      'command = "npx"',
+      '[mcp_servers.github.env]',
+      'TOKEN = "x"',
+      '[ mcp_servers."my.db" ]',
+      "[mcp_servers.'lit']",
+      'mcp_servers.dotted.command = "x"',
+      '[profiles.fast]',
+      'mcp_servers_note = 1',
+    ].join('\n');
+    expect(tomlMcpServerNames(toml).sort()).toEqual(['dotted', 'github', 'lit', 'my.db']);
+  });
+
+  it('reads the user config from CODEX_HOME and disables its servers in the run', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-codex-'));
+    writeFileSync(path.join(dir, 'config.toml'), '[mcp_servers.mine]\ncommand = "x"\n');
+    const argvFile = path.join(dir, 'argv.jsonl');
+    await collect(make('success', { FAKE_CLI_ARGV_FILE: argvFile, CODEX_HOME: dir }), baseRequest());
+    expect(JSON.parse(readFileSync(argvFile, 'utf8')).argv).toContain('mcp_servers.mine.enabled=false');
+    // without the user's config.toml, `mine` is no server: disabling it would make it one, and fail
+    await collect(
+      make('success', { FAKE_CLI_ARGV_FILE: argvFile, CODEX_HOME: dir }),
+      baseRequest({ extraFlags: ['--ignore-user-config'] }),
+    );
+    const second = JSON.parse(readFileSync(argvFile, 'utf8').trim().split('\n')[1]!);
+    expect(second.argv.join(' ')).not.toContain('mcp_servers.mine');
+  });
+
+  it('connects a remote MCP server by url, its headers masked in the log', () => {
+    const { args, logged } = codexArgs(
+      baseRequest({
+        mcp: [
+          {
+            server: 'docs',
+            command: null,
+            args: [],
+            env: null,
+            url: 'https://mcp.example.com/mcp',
+            headers: { Authorization: 'Bearer secret' },
+          },
+        ],
+      }),
+      true,
+    );
+    expect(args).toContain('mcp_servers.docs.url="https://mcp.example.com/mcp"');
+    expect(args).toContain('mcp_servers.docs.http_headers={"Authorization"="Bearer secret"}');
+    expect(args.join(' ')).not.toContain('mcp_servers.docs.command');
+    expect(logged.join(' ')).not.toContain('secret');
+  });
+
+  it('runs a gate as --ephemeral, a stage not', () => {
+    expect(codexArgs(baseRequest({ purpose: 'gate' }), true).args).toContain('--ephemeral');
+    expect(codexArgs(baseRequest(), true).args).not.toContain('--ephemeral');
+  });
+
+  it('passes a strict output_schema as an --output-schema file for the run only', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-codex-'));
+    const argvFile = path.join(dir, 'argv.jsonl');
+    const strict = {
+      type: 'object',
+      properties: { answer: { type: 'string' } },
+      required: ['answer'],
+      additionalProperties: false,
+    };
+    const loose = { type: 'object', properties: { answer: { type: 'string' } } };
+    await collect(make('success', { FAKE_CLI_ARGV_FILE: argvFile }), baseRequest({ outputSchema: strict }));
+    await collect(make('success', { FAKE_CLI_ARGV_FILE: argvFile }), baseRequest({ outputSchema: loose }));
+    const [first, second] = readFileSync(argvFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(first.files.outputSchema).toEqual(strict);
+    expect(existsSync(first.argv[first.argv.indexOf('--output-schema') + 1])).toBe(false);
+    // OpenAI refuses a schema strict mode cannot hold: troupe checks that one itself
+    expect(second.argv).not.toContain('--output-schema');
+    expect(strictSchema({ type: 'array', items: loose })).toBe(false);
+    expect(strictSchema({ type: 'array', items: strict })).toBe(true);
   });
 });

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import {
   type Effort,
@@ -20,7 +22,7 @@ import {
   stderrTail,
 } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
-import { mcpLaunch } from './mcp.js';
+import { mcpLaunch, mcpRemote } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
 import { parseCodexReset } from './reset-time.js';
@@ -55,9 +57,31 @@ export function codexRuntime(options: CodexOptions = {}): Runtime {
   const now = options.now ?? (() => new Date());
   return {
     name: 'codex',
-    run(request) {
-      const { args, input, logged } = codexArgs(request, insideGitRepo(request.cwd));
-      return runCli({
+    async *run(request) {
+      const temp: string[] = [];
+      let outputSchemaFile: string | null = null;
+      if (request.outputSchema && strictSchema(request.outputSchema)) {
+        const dir = await mkdtemp(path.join(os.tmpdir(), 'troupe-codex-'));
+        temp.push(dir);
+        outputSchemaFile = path.join(dir, 'output-schema.json');
+        await writeFile(outputSchemaFile, JSON.stringify(request.outputSchema), { mode: 0o600 });
+      }
+      for (const server of request.mcp.map(mcpRemote)) {
+        if (server?.transport === 'sse')
+          yield {
+            type: 'notice',
+            level: 'warning',
+            message: `codex speaks only streamable HTTP to MCP servers: ${server.name} (transport: sse) is tried that way`,
+          };
+      }
+      const { args, input, logged } = codexArgs(request, insideGitRepo(request.cwd), {
+        outputSchemaFile,
+        // a name config.toml does not define would be a server without a transport: Codex refuses it
+        userMcpServers: request.extraFlags.includes('--ignore-user-config')
+          ? []
+          : await userCodexMcpServers(options.env ?? {}),
+      });
+      yield* runCli({
         runtime: 'codex',
         bin,
         args,
@@ -72,15 +96,67 @@ export function codexRuntime(options: CodexOptions = {}): Runtime {
           options.offlineWindowMs ?? 30_000,
         ),
         install: CODEX_INSTALL,
+        temp,
       });
     },
   };
 }
 
-/** argv after `codex`; `logged` masks MCP environment values (they may be secrets). */
+/**
+ * The MCP servers of the user's own `$CODEX_HOME/config.toml` (`[mcp_servers.<name>]` tables and
+ * `mcp_servers.<name>.… =` keys): a task runs only the agent's, so each of these is disabled.
+ */
+export async function userCodexMcpServers(env: Record<string, string | undefined>): Promise<string[]> {
+  const home =
+    env.CODEX_HOME ||
+    (env.HOME ? path.join(env.HOME, '.codex') : null) ||
+    process.env.CODEX_HOME ||
+    path.join(os.homedir(), '.codex');
+  const toml = await readFile(path.join(home, 'config.toml'), 'utf8').catch(() => '');
+  return tomlMcpServerNames(toml);
+}
+
+export function tomlMcpServerNames(toml: string): string[] {
+  const key = String.raw`(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))`;
+  const header = new RegExp(String.raw`^\s*\[\s*mcp_servers\s*\.\s*${key}`, 'gm');
+  const dotted = new RegExp(String.raw`^\s*mcp_servers\s*\.\s*${key}\s*\.`, 'gm');
+  const names = new Set<string>();
+  for (const m of [...toml.matchAll(header), ...toml.matchAll(dotted)]) {
+    const name = m[1] !== undefined ? (JSON.parse(`"${m[1]}"`) as string) : (m[2] ?? m[3]);
+    if (name) names.add(name);
+  }
+  return [...names];
+}
+
+/**
+ * Codex sends --output-schema as a strict JSON schema, which OpenAI accepts only when every
+ * object lists all its properties as required and allows no others: any other schema would
+ * fail the call, so it is left to troupe's own check of the output.
+ */
+export function strictSchema(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(strictSchema);
+  if (!schema || typeof schema !== 'object') return true;
+  const s = schema as Record<string, unknown>;
+  if (s.type === 'object' || s.properties) {
+    const keys = Object.keys((s.properties as object | undefined) ?? {});
+    const required = Array.isArray(s.required) ? s.required : [];
+    if (s.additionalProperties !== false || !keys.every((k) => required.includes(k))) return false;
+  }
+  return Object.values(s).every(strictSchema);
+}
+
+export interface CodexArgsOptions {
+  /** A file holding the agent's output_schema, for --output-schema. */
+  outputSchemaFile?: string | null;
+  /** The MCP servers of the user's config.toml, disabled unless the agent has one of that name. */
+  userMcpServers?: readonly string[];
+}
+
+/** argv after `codex`; `logged` masks MCP environment values and headers (they may be secrets). */
 export function codexArgs(
   request: RuntimeRequest,
   inRepo: boolean,
+  options: CodexArgsOptions = {},
 ): { args: string[]; input?: string; logged: string[] } {
   const resume = request.resumeSessionId;
   const args = resume ? ['exec', 'resume', '--json'] : ['exec', '--json'];
@@ -106,18 +182,39 @@ export function codexArgs(
   }
   if (!resume) push('-C', request.cwd);
   if (!inRepo) push('--skip-git-repo-check');
-  for (const server of request.mcp.map(mcpLaunch)) {
-    const key = `mcp_servers.${tomlKey(server.name)}`;
-    push('-c', `${key}.command=${JSON.stringify(server.command)}`);
-    push('-c', `${key}.args=${JSON.stringify(server.args)}`);
-    const env = Object.entries(server.env);
-    if (env.length > 0) {
-      args.push(
-        '-c',
-        `${key}.env={${env.map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(',')}}`,
-      );
-      logged.push('-c', `${key}.env={${env.map(([k]) => `${JSON.stringify(k)}="***"`).join(',')}}`);
+  // a gate's verdict is not a conversation to come back to
+  if (request.purpose === 'gate') push('--ephemeral');
+  if (options.outputSchemaFile) push('--output-schema', options.outputSchemaFile);
+  const secretTable = (key: string, values: Record<string, string>) => {
+    const entries = Object.entries(values);
+    if (entries.length === 0) return;
+    args.push(
+      '-c',
+      `${key}={${entries.map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(',')}}`,
+    );
+    logged.push('-c', `${key}={${entries.map(([k]) => `${JSON.stringify(k)}="***"`).join(',')}}`);
+  };
+  for (const server of request.mcp) {
+    const remote = mcpRemote(server);
+    const name = remote?.name ?? mcpLaunch(server).name;
+    const key = `mcp_servers.${tomlKey(name)}`;
+    if (remote) {
+      push('-c', `${key}.url=${JSON.stringify(remote.url)}`);
+      secretTable(`${key}.http_headers`, remote.headers);
+    } else {
+      const launch = mcpLaunch(server);
+      push('-c', `${key}.command=${JSON.stringify(launch.command)}`);
+      push('-c', `${key}.args=${JSON.stringify(launch.args)}`);
+      secretTable(`${key}.env`, launch.env);
     }
+    // the agent was given this server to use: `codex exec` never asks, so a tool call that
+    // needs approval is refused ("requires approval, but approval policy is never")
+    push('-c', `${key}.default_tools_approval_mode="approve"`);
+  }
+  // only the agent's servers, not the user's own (as claude's --strict-mcp-config)
+  const ours = new Set(request.mcp.map((m) => m.server));
+  for (const name of options.userMcpServers ?? []) {
+    if (!ours.has(name)) push('-c', `mcp_servers.${tomlKey(name)}.enabled=false`);
   }
   push(...request.extraFlags);
   const prompt =

@@ -115,8 +115,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const keys: KeyCheck[] = [];
   for (const agent of options.pipeline?.agents ?? []) {
     if (agent.type !== 'agent') continue;
-    // troupe's own server is this troupe: nothing to find
-    for (const server of agent.mcp.filter((s) => !isTroupeServer(s)).map(mcpLaunch)) {
+    // troupe's own server is this troupe, and a remote one has no command: nothing to find
+    for (const server of agent.mcp.filter((s) => !isTroupeServer(s) && !s.url).map(mcpLaunch)) {
       const found = path.isAbsolute(server.command)
         ? existsSync(server.command)
         : isOnPath(server.command, env.PATH);

@@ -57,30 +57,43 @@ export async function makeGeminiRunHome(dir: string, userHome: string, ours: Jso
     if (existsSync(path.join(userHome, name)))
       await symlink(path.join(userHome, name), path.join(home, name));
   }
-  const warnings: string[] = [];
-  let user: Json = {};
-  const userSettings = path.join(userDir, 'settings.json');
-  if (existsSync(userSettings)) {
-    try {
-      const parsed: unknown = JSON.parse(stripJsonComments(await readFile(userSettings, 'utf8')));
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) user = parsed as Json;
-      else throw new Error('not a JSON object');
-    } catch (error) {
-      warnings.push(
-        `${userSettings} could not be read (${messageOf(error)}): gemini runs with troupe's settings only`,
-      );
-    }
-  }
+  const { settings: user, warning } = await readUserSettings(userHome);
+  const warnings = warning ? [warning] : [];
   await writeFile(path.join(runDir, 'settings.json'), JSON.stringify(mergeSettings(user, ours)), {
     mode: 0o600,
   });
   return { home, warnings };
 }
 
-/** The user's settings with troupe's MCP servers and model aliases added (troupe's win a name). */
+/** The user's `$home/.gemini/settings.json` (`{}` when there is none), or why it could not be read. */
+export async function readUserSettings(userHome: string): Promise<{ settings: Json; warning?: string }> {
+  const file = path.join(userHome, '.gemini', 'settings.json');
+  if (!existsSync(file)) return { settings: {} };
+  try {
+    const parsed: unknown = JSON.parse(stripJsonComments(await readFile(file, 'utf8')));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { settings: parsed as Json };
+    throw new Error('not a JSON object');
+  } catch (error) {
+    return {
+      settings: {},
+      warning: `${file} could not be read (${messageOf(error)}): gemini runs with troupe's settings only`,
+    };
+  }
+}
+
+/** Whether the user's own settings name MCP servers (which a task must not start unasked). */
+export async function userHasMcpServers(userHome: string): Promise<boolean> {
+  return Object.keys(asJson((await readUserSettings(userHome)).settings.mcpServers)).length > 0;
+}
+
+/**
+ * The user's settings with troupe's model aliases added (troupe's win a name), and only the
+ * agent's MCP servers: the user's own would start in every task (--allowed-mcp-server-names
+ * hides their tools, but Gemini still starts them).
+ */
 export function mergeSettings(user: Json, ours: Json): Json {
   const merged: Json = { ...user };
-  if (ours.mcpServers) merged.mcpServers = { ...asJson(user.mcpServers), ...asJson(ours.mcpServers) };
+  if (ours.mcpServers) merged.mcpServers = asJson(ours.mcpServers);
   const aliases = asJson(asJson(ours.modelConfigs).customAliases);
   if (Object.keys(aliases).length > 0) {
     const userModels = asJson(user.modelConfigs);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../core/runtime.js';
 import { baseRequest, collect, fakeCli, runtimeContract } from './contract.js';
-import { GeminiStreamParser, geminiArgs, geminiRuntime } from './gemini.js';
+import { GeminiStreamParser, geminiArgs, geminiRuntime, geminiSettings } from './gemini.js';
 import { userGeminiHome } from './gemini-home.js';
 
 const NOW = new Date('2026-11-29T10:02:30Z');
@@ -111,8 +111,8 @@ describe('gemini runtime', () => {
     expect(seen.env.GEMINI_CLI_HOME).not.toBe(home);
     expect(JSON.parse(seen.files.geminiSettings)).toEqual({
       security: { auth: { selectedType: 'gemini-api-key' } },
+      // the user's own server `mine` is left out: Gemini would start it in the task
       mcpServers: {
-        mine: { command: 'my-server' },
         fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-fs', '/srv'], env: {}, trust: true },
       },
       modelConfigs: {
@@ -135,6 +135,44 @@ describe('gemini runtime', () => {
     });
     expect(existsSync(seen.env.GEMINI_CLI_HOME)).toBe(false);
     expect(seen.files.GEMINI_SYSTEM_MD).toBe('You are a quality gate.');
+  });
+
+  it("keeps the user's own MCP servers out of a task that has none (a home of the run's own)", async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-home-'));
+    mkdirSync(path.join(home, '.gemini'));
+    writeFileSync(
+      path.join(home, '.gemini', 'settings.json'),
+      JSON.stringify({ ui: { theme: 'x' }, mcpServers: { mine: { command: 'my-server' } } }),
+    );
+    const argvFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'troupe-gemini-')), 'argv.jsonl');
+    await collect(make('success', { FAKE_CLI_ARGV_FILE: argvFile, GEMINI_CLI_HOME: home }), baseRequest());
+    const seen = JSON.parse(readFileSync(argvFile, 'utf8'));
+    expect(seen.env.GEMINI_CLI_HOME).not.toBe(home);
+    expect(JSON.parse(seen.files.geminiSettings)).toEqual({ ui: { theme: 'x' }, mcpServers: {} });
+  });
+
+  it('writes a remote MCP server as httpUrl (streamable HTTP) or url (SSE), with its headers, trusted', () => {
+    const remote = (server: string, url: string, transport: 'http' | 'sse') => ({
+      server,
+      command: null,
+      args: [],
+      env: null,
+      url,
+      headers: { 'X-Key': 'k' },
+      transport,
+    });
+    const settings = geminiSettings(
+      baseRequest({
+        mcp: [
+          remote('docs', 'https://mcp.example.com/mcp', 'http'),
+          remote('old', 'https://old.example.com/sse', 'sse'),
+        ],
+      }),
+    );
+    expect(settings?.file.mcpServers).toEqual({
+      docs: { httpUrl: 'https://mcp.example.com/mcp', headers: { 'X-Key': 'k' }, trust: true },
+      old: { url: 'https://old.example.com/sse', headers: { 'X-Key': 'k' }, trust: true },
+    });
   });
 
   it("takes the user's gemini home from the HOME it gives the CLI, under GEMINI_CLI_HOME", () => {

@@ -13,7 +13,7 @@ import {
 } from '../core/runtime.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
-import { makeGeminiRunHome, userGeminiHome } from './gemini-home.js';
+import { makeGeminiRunHome, userGeminiHome, userHasMcpServers } from './gemini-home.js';
 import { parseJsonLine } from './jsonl.js';
 import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
@@ -48,9 +48,13 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
   return {
     name: 'gemini',
     async *run(request) {
-      const settings = geminiSettings(request);
-      const temp: string[] = [];
       const env: Record<string, string | undefined> = { ...options.env };
+      const user = userGeminiHome(env);
+      // a home of the run's own also keeps the user's MCP servers out of a task that has none
+      const settings =
+        geminiSettings(request) ??
+        ((await userHasMcpServers(user)) ? { file: { mcpServers: {} }, model: request.model } : null);
+      const temp: string[] = [];
       const gateSystem = request.purpose === 'gate' && request.systemPrompt.trim();
       let homes: { run: string; user: string } | null = null;
       if (settings || gateSystem) {
@@ -59,8 +63,7 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
         const dir = await mkdtemp(path.join(base, 'gemini-'));
         temp.push(dir);
         if (settings) {
-          const user = userGeminiHome(env);
-          const made = await makeGeminiRunHome(dir, user, settings.file);
+          const made = await makeGeminiRunHome(dir, user, { mcpServers: {}, ...settings.file });
           env.GEMINI_CLI_HOME = made.home;
           homes = { run: made.home, user };
           for (const message of made.warnings) yield { type: 'notice', level: 'warning', message };
@@ -117,7 +120,10 @@ export function geminiSettings(
   // trusted: Gemini offers an MCP server's tools in `default` and `auto_edit` only when it is
   if (request.mcp.length > 0) {
     file.mcpServers = Object.fromEntries(
-      Object.entries(mcpServersJson(request.mcp)).map(([name, server]) => [name, { ...server, trust: true }]),
+      Object.entries(mcpServersJson(request.mcp, 'gemini')).map(([name, server]) => [
+        name,
+        { ...server, trust: true },
+      ]),
     );
   }
   if (request.effort && request.model) {

@@ -22,11 +22,48 @@ export function mcpLaunch(server: McpServer): McpLaunch {
       };
 }
 
-/** Claude's and Gemini's shape: `{mcpServers: {<name>: {command, args, env}}}`. */
+/** A remote (HTTP or SSE) server: reached at its url, nothing to start. */
+export interface McpRemote {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  transport: 'http' | 'sse';
+}
+
+export function mcpRemote(server: McpServer): McpRemote | null {
+  return server.url
+    ? {
+        name: server.server,
+        url: server.url,
+        headers: { ...(server.headers ?? {}) },
+        transport: server.transport ?? 'http',
+      }
+    : null;
+}
+
+/**
+ * Claude's and Gemini's shape: `{mcpServers: {<name>: {command, args, env}}}`; a remote server is
+ * `{type: "http"|"sse", url, headers}` for Claude, `{httpUrl|url, headers}` for Gemini (its
+ * `url` is SSE, `httpUrl` streamable HTTP).
+ */
 export function mcpServersJson(
   servers: readonly McpServer[],
-): Record<string, { command: string; args: string[]; env: Record<string, string> }> {
+  cli: 'claude' | 'gemini',
+): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
-    servers.map(mcpLaunch).map((s) => [s.name, { command: s.command, args: s.args, env: s.env }]),
+    servers.map((server) => {
+      const remote = mcpRemote(server);
+      if (!remote) {
+        const s = mcpLaunch(server);
+        return [s.name, { command: s.command, args: s.args, env: s.env }];
+      }
+      const { name, url, headers, transport } = remote;
+      return [
+        name,
+        cli === 'claude'
+          ? { type: transport, url, headers }
+          : { [transport === 'http' ? 'httpUrl' : 'url']: url, headers },
+      ];
+    }),
   );
 }

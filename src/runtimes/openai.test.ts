@@ -69,6 +69,30 @@ beforeAll(async () => {
             'x-ratelimit-reset-tokens': '1m2.5s',
           },
         );
+      case 'google-minute':
+        // Google's OpenAI-compatible endpoint answers a list of errors
+        return error(429, [
+          {
+            error: {
+              code: 429,
+              message:
+                'You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10, model: gemini-2.5-flash\nPlease retry in 30.5s.',
+              status: 'RESOURCE_EXHAUSTED',
+              details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '30s' }],
+            },
+          },
+        ]);
+      case 'google-no-tier':
+        return error(429, [
+          {
+            error: {
+              code: 429,
+              message:
+                'You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-pro',
+              status: 'RESOURCE_EXHAUSTED',
+            },
+          },
+        ]);
       case 'quota':
         return error(429, {
           error: {
@@ -153,6 +177,9 @@ runtimeContract('openai', make, {
     { scenario: '429-tokens', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 4000) },
     { scenario: '429-spent', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 12_000) },
     { scenario: 'quota', kind: 'quota_billing' },
+    // Google: a per-minute quota is a rate limit until its RetryInfo.retryDelay; none on the plan, billing
+    { scenario: 'google-minute', kind: 'rate_limited', resetAt: new Date(NOW.getTime() + 30_000) },
+    { scenario: 'google-no-tier', kind: 'quota_billing' },
     { scenario: '401', kind: 'auth' },
     { scenario: '500', kind: 'overloaded' },
     { scenario: 'drop', kind: 'network' },

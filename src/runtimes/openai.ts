@@ -13,7 +13,7 @@ import {
 import { classifyMessage, hintFor } from './classify.js';
 import { num } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
-import { parseDuration, parseRetryAfter } from './reset-time.js';
+import { parseDuration, parseGeminiReset, parseRetryAfter } from './reset-time.js';
 
 /**
  * Any OpenAI-compatible chat-completions endpoint (OpenAI, Ollama, vLLM, LM Studio), streamed.
@@ -215,8 +215,13 @@ function httpError(response: Response, body: string, now: Date): RuntimeError {
   const s = response.status;
   if (/insufficient_quota|billing/i.test(code) || s === 402) kind = 'quota_billing';
   else if (s === 429) {
-    kind = 'rate_limited';
-    resetAt = rateLimitReset(response.headers, now, limitHit(error, detail, response.headers));
+    // Google's endpoint words its limits as quotas (classify.ts): its body says which it is
+    const said = classifyMessage(body);
+    kind = said === 'quota_billing' || said === 'usage_limit' ? said : 'rate_limited';
+    if (kind !== 'quota_billing')
+      resetAt =
+        rateLimitReset(response.headers, now, limitHit(error, detail, response.headers)) ??
+        parseGeminiReset(body, now);
   } else if (s === 401 || s === 403) kind = 'auth';
   else if (/context_length_exceeded/.test(code) || classifyMessage(detail) === 'context_overflow')
     kind = 'context_overflow';

@@ -61,6 +61,7 @@ export function parseGeminiReset(text: string, now: Date): Date | undefined {
   const delay =
     /reset after ((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)/i.exec(text) ??
     /quotaResetDelay['"]?\s*[:=]\s*['"]?((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?s)?)/.exec(text) ??
+    /retryDelay['"]?\s*[:=]\s*['"]?(\d+(?:\.\d+)?s)/.exec(text) ??
     /(?:Suggested retry after|Please retry in|retry in) ((?:\d+h)?(?:\d+m)?(?:\d+(?:\.\d+)?m?s))/i.exec(text);
   const ms = delay ? parseDuration(delay[1]!) : undefined;
   return ms === undefined ? undefined : new Date(now.getTime() + ms);

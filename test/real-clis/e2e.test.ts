@@ -19,6 +19,7 @@ import {
   troupeAs,
   writeJson,
 } from './harness.js';
+import { startHttpProbe } from './mcp-probe-http.js';
 import {
   anthropic,
   gemini,
@@ -65,7 +66,7 @@ interface CliCase {
   toolNames(body: Record<string, unknown>): string[];
   /** The agent's model (codex: one whose tools are exec_command and apply_patch). */
   model?: string;
-  /** The model's call of the probe MCP server's `probe_tool`; null: not reached yet (see codex). */
+  /** The model's call of the probe MCP server's `probe_tool` (codex: after a `tool_search`); null: none. */
   mcpTurns: Turn[] | null;
 }
 
@@ -134,18 +135,25 @@ const CASES: Record<Cli, CliCase> = {
     },
     toolNames: (body) => (body.tools as Array<{ name?: string }>).map((t) => t.name ?? ''),
     model: 'gpt-5.5',
-    // Codex 0.171 offers MCP tools only through `tool_search` (a `tool_search_call` item gets a
-    // `tool_search_output` listing `probe_tool` in the namespace `mcp__probe`), but a
-    // function_call named `mcp__probe__probe_tool`, `probe_tool` (with `namespace`, which it
-    // drops) or the like is answered "unsupported call": how the model names a found tool is
-    // still to be learned
-    mcpTurns: null,
+    // Codex 0.171 defers MCP tools behind `tool_search`, as the Responses API does: the model
+    // searches (a `tool_search_call`), Codex answers a `tool_search_output` listing `probe_tool`
+    // in the namespace `mcp__probe`, and the model calls it as a `function_call` with that
+    // `name` and `namespace`
+    mcpTurns: [
+      { tool: { name: 'tool_search', search: 'probe' } },
+      { tool: { name: 'probe_tool', namespace: 'mcp__probe', input: { q: 'word' } } },
+    ],
   },
 };
 
 const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'mcp-probe.js');
 
-const pipelineFor = (cli: Cli, mcpLog?: string) => `agents:
+/** `more.agent`: lines added to the agent (in place of the stdio probe); `more.top`: lines before `agents:`. */
+const pipelineFor = (
+  cli: Cli,
+  mcpLog?: string,
+  more: { agent?: string; top?: string } = {},
+) => `${more.top ?? ''}agents:
   - id: dev
     runtime: ${cli}${CASES[cli].model ? `\n    model: ${CASES[cli].model}` : ''}${
       mcpLog
@@ -157,11 +165,13 @@ const pipelineFor = (cli: Cli, mcpLog?: string) => `agents:
     system_prompt: "{{ input }}"
     gate: { type: llm, prompt: "[[script:gate]] Is the file there?" }
     handoffs: [{ to: dev, condition: "again == yes" }]
-`;
+${more.agent ?? ''}`;
 
 const mocks: Mock[] = [];
+const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const m of mocks.splice(0)) await m.close();
+  for (const close of closers.splice(0)) await close();
 });
 
 /**
@@ -171,14 +181,19 @@ afterEach(async () => {
 async function setup(
   cli: Cli,
   script: Record<string, Turn[]>,
-  options: { mcp?: boolean; user?: string | undefined; purpose?: 'work' | 'limits' } = {},
+  options: {
+    mcp?: boolean;
+    user?: string | undefined;
+    purpose?: 'work' | 'limits';
+    yaml?: { agent?: string; top?: string };
+  } = {},
 ) {
   const mock = await startMock(CASES[cli].vendor, script);
   mocks.push(mock);
   const repo = await tmpRepo();
   const pipeline = join(dirname(repo), 'p.yaml');
   const mcpLog = join(dirname(repo), 'mcp.log');
-  writeFileSync(pipeline, pipelineFor(cli, options.mcp ? mcpLog : undefined));
+  writeFileSync(pipeline, pipelineFor(cli, options.mcp ? mcpLog : undefined, options.yaml));
   const home = scratchHome();
   const env = CASES[cli].env(mock, home, options.purpose ?? 'work', clisFor(options.user));
   if (options.user) giveTo(options.user, dirname(repo), home);
@@ -248,17 +263,33 @@ async function devScenario(cli: Cli, user?: string) {
   expect(gate).toHaveLength(2);
   expect(gate[0]!.messages!.some((m) => m.role === 'user' && m.text.includes('Wrote hello.txt.'))).toBe(true);
   expect(gate[0]!.messages!.some((m) => m.text.includes('[[script:dev]]'))).toBe(false);
+  // claude: the gate's instructions are added to Claude Code's own system prompt, not put in its place
+  if (cli === 'claude') {
+    const system = JSON.stringify(gate[0]!.body.system);
+    expect(system).toContain('You are a quality gate');
+    expect(system).toContain('software engineering tasks');
+  }
 }
 
-async function mcpScenario(cli: Cli, user?: string) {
+/** The probe as a stdio server, or (`remote`) at a `url:` with a header it must receive. */
+async function mcpScenario(cli: Cli, user?: string, remote = false) {
   const c = CASES[cli];
+  const http = remote ? await startHttpProbe() : null;
+  if (http) closers.push(http.close);
   const { mock, repo, pipeline, mcpLog, env } = await setup(
     cli,
     {
       dev: [...(c.mcpTurns ?? []), { text: 'The probe answered.\nagain: no' }],
       gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
     },
-    { mcp: true, user },
+    http
+      ? {
+          user,
+          yaml: {
+            agent: `    mcp: [{ server: probe, url: ${JSON.stringify(http.url)}, headers: { X-Probe-Key: probe-key-e2e } }]\n`,
+          },
+        }
+      : { mcp: true, user },
   );
   const run = await troupeAs(
     repo,
@@ -269,12 +300,16 @@ async function mcpScenario(cli: Cli, user?: string) {
   const task = parseJson<Status>(run);
   expect(task.error, run.stderr).toBeNull();
   expect(task.status).toBe('completed');
-  const calls = existsSync(mcpLog)
-    ? readFileSync(mcpLog, 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as { method: string })
-    : [];
+  const calls = http
+    ? http.calls
+    : existsSync(mcpLog)
+      ? readFileSync(mcpLog, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { method: string })
+      : [];
+  if (http)
+    expect(http.calls.find((m) => m.method === 'tools/call')?.headers['x-probe-key']).toBe('probe-key-e2e');
   const last = mock.of('dev').at(-1)!;
   expect(last.answered).toBe('text');
   const result = last.messages!.filter((m) => m.kind === 'tool_result').at(-1)!;
@@ -283,6 +318,105 @@ async function mcpScenario(cli: Cli, user?: string) {
     result.text,
   ).toContain('tools/call');
   expect(result.text).toContain('TANGERINE-42');
+}
+
+/** Gives the user an MCP server of their own, in each CLI's user config, logging to `log`. */
+function userMcpServer(cli: Cli, home: string, log: string): void {
+  const server = { command: 'node', args: [PROBE], env: { MCP_PROBE_LOG: log } };
+  if (cli === 'claude') writeJson(join(home, '.claude.json'), { mcpServers: { userprobe: server } });
+  else if (cli === 'gemini') {
+    const file = join(home, '.gemini', 'settings.json');
+    writeJson(file, { ...JSON.parse(readFileSync(file, 'utf8')), mcpServers: { userprobe: server } });
+  } else {
+    const toml = `\n[mcp_servers.userprobe]\ncommand = "node"\nargs = [${JSON.stringify(PROBE)}]\nenv = { MCP_PROBE_LOG = ${JSON.stringify(log)} }\n`;
+    writeFileSync(
+      join(home, '.codex', 'config.toml'),
+      readFileSync(join(home, '.codex', 'config.toml'), 'utf8') + toml,
+    );
+  }
+}
+
+/** The user's own MCP servers stay out of a task, with or without servers of the agent's. */
+async function userMcpScenario(cli: Cli, agentMcp: boolean) {
+  const { mock, repo, pipeline, mcpLog, env } = await setup(
+    cli,
+    {
+      dev: [{ text: 'done\nagain: no' }],
+      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+    },
+    { mcp: agentMcp },
+  );
+  const userLog = join(dirname(repo), 'user-mcp.log');
+  userMcpServer(cli, env.HOME!, userLog);
+  const run = await troupeAs(repo, ['run', '[[script:dev]] go', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(existsSync(userLog), "the user's own MCP server was started").toBe(false);
+  expect(JSON.stringify(mock.of('dev')[0]!.body)).not.toContain('userprobe');
+  // the agent's own server was started (and would be offered)
+  if (agentMcp) expect(existsSync(mcpLog)).toBe(true);
+}
+
+const ANSWER_SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' } },
+  required: ['answer'],
+  additionalProperties: false,
+};
+
+/** `output_schema:` reaches the CLI (claude --json-schema, codex --output-schema) and its answer is the output. */
+async function schemaScenario(cli: 'claude' | 'codex') {
+  const { mock, repo, pipeline, env } = await setup(
+    cli,
+    {
+      dev:
+        cli === 'claude'
+          ? [{ tool: { name: 'StructuredOutput', input: { answer: 'forty-two' } } }]
+          : [{ text: '{"answer":"forty-two"}' }],
+      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+    },
+    { yaml: { agent: `    output_schema: ${JSON.stringify(ANSWER_SCHEMA)}\n` } },
+  );
+  const run = await troupeAs(repo, ['run', '[[script:dev]] answer', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(task.status).toBe('completed');
+  expect(JSON.parse(task.stages[0]!.output)).toEqual({ answer: 'forty-two' });
+  const body = mock.of('dev')[0]!.body;
+  if (cli === 'claude') {
+    const tool = (body.tools as Array<{ name: string; input_schema: unknown }>).find(
+      (t) => t.name === 'StructuredOutput',
+    );
+    expect(JSON.stringify(tool?.input_schema)).toContain('"answer"');
+  } else {
+    expect(body.text.format).toMatchObject({ type: 'json_schema', strict: true, schema: ANSWER_SCHEMA });
+  }
+}
+
+/** claude stops itself at the task's `budget.usd` (--max-budget-usd): the task fails as budget. */
+async function budgetScenario() {
+  const { mock, repo, pipeline, env } = await setup(
+    'claude',
+    {
+      // about $1 of input at Claude's prices: past the budget after the first call
+      dev: [
+        {
+          tool: { name: 'Read', input: ({ cwd }) => ({ file_path: join(cwd ?? '.', 'README.md') }) },
+          usage: { input: 200_000, output: 1000 },
+        },
+        { text: 'done\nagain: no' },
+      ],
+      gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+    },
+    { yaml: { top: 'budget: { usd: 0.05 }\n' } },
+  );
+  const run = await troupeAs(repo, ['run', '[[script:dev]] go', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.status, run.stderr).toBe('failed');
+  expect(mock.of('dev')).toHaveLength(1);
+  const failed = eventLog(repo, task.id).find((e) => e.type === 'task_failed');
+  expect(failed?.data.errorKind).toBe('budget');
+  expect(String(failed?.data.reason)).toMatch(/Reached maximum budget \(\$0\.05\)/);
 }
 
 async function limitScenario(cli: Cli) {
@@ -299,7 +433,9 @@ async function limitScenario(cli: Cli) {
   expect(during.status).toBe('waiting');
   const run = await child;
   expect(run.exitCode, String(run.stderr)).toBe(0);
-  expect(String(run.stderr)).toMatch(new RegExp(`${cli} is limited; waiting until`));
+  // the provider is the runtime, the endpoint and the account it was limited on
+  // (`claude@127.0.0.1:<port>#<key fingerprint>`)
+  expect(String(run.stderr)).toMatch(new RegExp(`${cli}(@[^ #]+)?(#\\w+)? is limited; waiting until`));
   const done = parseJson<Status>(await troupeAs(repo, ['status', id, '--json'], env));
   expect(done.status).toBe('completed');
   expect(done.stages.map((s) => s.output)).toEqual(['done after the limit\nagain: no']);
@@ -307,7 +443,9 @@ async function limitScenario(cli: Cli) {
   expect(calls.map((r) => r.answered)).toEqual(['limit', 'text']);
   // not before the reset the 429 named
   expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(1000);
-  expect(eventLog(repo, id).find((e) => e.type === 'rate_limited')?.data.provider).toBe(cli);
+  expect(String(eventLog(repo, id).find((e) => e.type === 'rate_limited')?.data.provider)).toMatch(
+    new RegExp(`^${cli}(@[^ #]+)?(#\\w+)?$`),
+  );
 }
 
 /** Root: the scenarios run once more as a user of their own (made on first use). */
@@ -335,6 +473,36 @@ for (const cli of ['claude', 'gemini', 'codex'] as const) {
     it.skipIf(!c.mcpTurns || (!FULL && cli !== 'claude'))(
       "an MCP tool of the agent's own is called, and its result reaches the model",
       () => mcpScenario(cli),
+      90_000,
+    );
+
+    it.skipIf(!c.mcpTurns || !FULL)(
+      "a remote MCP server (url:, with headers) of the agent's own is called, and its result reaches the model",
+      () => mcpScenario(cli, undefined, true),
+      90_000,
+    );
+
+    it.skipIf(!FULL)(
+      "the user's own MCP servers stay out of a task without MCP servers",
+      () => userMcpScenario(cli, false),
+      90_000,
+    );
+
+    it.skipIf(!FULL)(
+      "the user's own MCP servers stay out of a task with MCP servers of its own",
+      () => userMcpScenario(cli, true),
+      90_000,
+    );
+
+    it.skipIf(cli === 'gemini' || !FULL)(
+      "output_schema reaches the CLI's own structured output, whose answer is the stage's output",
+      () => schemaScenario(cli as 'claude' | 'codex'),
+      90_000,
+    );
+
+    it.skipIf(cli !== 'claude' || !FULL)(
+      'budget.usd stops claude itself (--max-budget-usd): the task fails as budget',
+      () => budgetScenario(),
       90_000,
     );
   });

@@ -5,6 +5,7 @@ import type { RuntimeError, RuntimeEvent, RuntimeRequest } from '../../core/runt
 import { parseSendDirectives } from '../../pipeline/lang/directives.js';
 import { withCost } from '../../scheduler/prices.js';
 import { noRelease } from '../../scheduler/provider-limiter.js';
+import type { TaskState } from '../fold/task-state.js';
 import { chunkEventsFromOutput, usesChunks } from '../plan/chunks.js';
 import { chooseRunner, type RunnerChoice, rateLimitedEvent } from '../plan/fallback.js';
 import type { StepOf } from '../plan/plan.js';
@@ -221,6 +222,8 @@ class StageRun {
       command: node.command ?? null,
       openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
       rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
+      outputSchema: step.turn ? null : (node.output_schema ?? null),
+      maxBudgetUsd: remainingUsd(run.state),
     };
   }
 
@@ -379,4 +382,10 @@ function resetTime(run: RunContext, given: Date | undefined, activationId: strin
   const activation = run.state.activations.get(activationId);
   const previous = activation?.stage ? (run.rateLimits.get(activation.stage) ?? 0) : 0;
   return limitResetTime(given, previous, new Date()).toISOString();
+}
+
+/** What is left of the task's `budget.usd` (null: no dollar budget). */
+function remainingUsd(state: TaskState): number | null {
+  const usd = state.definition.budget?.usd ?? null;
+  return usd === null ? null : Math.max(0, usd - (state.usage.cost_usd ?? 0));
 }

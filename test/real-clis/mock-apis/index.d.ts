@@ -7,6 +7,8 @@ export interface Turn {
     freeform?: string;
     /** Codex: a `tool_search_call` with this query (the tools it finds come in the next request). */
     search?: string;
+    /** Codex: the namespace of a tool `tool_search` found (an MCP server's is `mcp__<server>`). */
+    namespace?: string;
   };
   usage?: { input?: number; output?: number };
   limit?: { resetAfterS: number };

@@ -3,7 +3,9 @@
 // `POST /v1/responses` streamed as SSE: response.created, response.output_item.added,
 // response.output_text.delta, response.output_item.done, response.completed (with usage).
 // Input items are messages (`input_text`), `function_call` / `custom_tool_call` and their
-// `*_output`. A limit is a 429 `usage_limit_reached` with `resets_in_seconds` / `resets_at`.
+// `*_output`; a `tool_search_call` / `tool_search_output` pair finds deferred (MCP) tools, which
+// the model then calls as a `function_call` with their `namespace`. A limit is a 429
+// `usage_limit_reached` with `resets_in_seconds` / `resets_at`.
 import { json, sse, startSse, usageOf } from './common.js';
 
 export const openai = {
@@ -78,6 +80,7 @@ export const openai = {
               id: `fc_mock_${id}`,
               call_id: `call_mock_${id}`,
               name: turn.tool.name,
+              ...(turn.tool.namespace ? { namespace: turn.tool.namespace } : {}),
               arguments: JSON.stringify(turn.tool.input ?? {}),
               status: 'completed',
             }

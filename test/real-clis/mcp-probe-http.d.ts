@@ -1,0 +1,7 @@
+export const PROBE_WORD: string;
+export interface HttpProbe {
+  url: string;
+  calls: Array<{ method: string; headers: Record<string, string | string[] | undefined> }>;
+  close(): Promise<void>;
+}
+export function startHttpProbe(): Promise<HttpProbe>;
