@@ -53,6 +53,11 @@ export interface RuntimeRequest {
   openai?: OpenAiEndpoint | null;
   /** When set, every raw line the runtime reads is appended here (for debugging). */
   rawLogPath?: string | null;
+  /**
+   * The agent's next stage will likely resume this conversation (`resume: true`): a runtime may
+   * keep its process up to serve it (claude-stream-session.ts).
+   */
+  keepSession?: boolean;
 }
 
 export type RuntimeEvent =

@@ -190,6 +190,7 @@ class StageRun {
       command: node.command ?? null,
       openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
       rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
+      keepSession: node.resume,
     };
   }
 
