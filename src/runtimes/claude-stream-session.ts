@@ -83,9 +83,10 @@ export class ClaudeStreamSessions {
         }
         const outcome = parser.finish({ exitCode: 0, signal: null, stderr: '' });
         if (outcome instanceof RuntimeError) throw withContext(outcome, text, parser);
-        yield outcome;
+        // parked before the result is handed over: a caller may stop reading at the result
         const session = outcome.meta?.session_id;
         if (typeof session === 'string') parked = this.park(session, kept);
+        yield outcome;
         return;
       }
       // the process ended, was stopped, or failed the turn (and was told to end)
