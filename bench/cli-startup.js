@@ -16,8 +16,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { claudeRuntime } from '../dist/runtimes/claude.js';
+import { claudeStreamSessions } from '../dist/runtimes/claude-stream-session.js';
 import { codexRuntime } from '../dist/runtimes/codex.js';
 import { geminiRuntime } from '../dist/runtimes/gemini.js';
+import { MARKER } from '../test/real-clis/mock-apis/common.js';
 import { anthropic, gemini, openai, startMock } from '../test/real-clis/mock-apis/index.js';
 import { median, tempDir } from './lib.js';
 
@@ -211,50 +213,30 @@ function lines(child, on) {
 }
 
 /**
- * Claude kept up: `claude -p --input-format stream-json --output-format stream-json`, troupe's
- * other flags unchanged, each turn one `user` message on stdin, each answered by one `result`.
+ * Claude kept up, as troupe now runs a `resume: true` agent (src/runtimes/claude-stream-session.ts):
+ * `claude -p --input-format stream-json`, troupe's other flags unchanged, a turn a stage.
  */
-function claudeStream(env, cwd) {
-  const child = spawn(
-    bin('claude'),
-    [
-      '-p',
-      '--input-format',
-      'stream-json',
-      '--output-format',
-      'stream-json',
-      '--verbose',
-      '--include-partial-messages',
-      '--permission-mode',
-      'acceptEdits',
-      '--strict-mcp-config',
-    ],
-    { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] },
-  );
-  const waiting = [];
-  lines(child, (event) => {
-    if (event.type === 'result') waiting.shift()?.(event);
-  });
+function claudeKeptUp(env, cwd, mock) {
+  const runtime = CLIS.claude.runtime(env);
+  let session = null;
   return {
-    turn(prompt) {
-      const started = Date.now();
-      return new Promise((resolve) => {
-        waiting.push((event) => resolve({ ms: Date.now() - started, text: event.result }));
-        child.stdin.write(
-          `${JSON.stringify({ type: 'user', message: { role: 'user', content: prompt } })}\n`,
-        );
-      });
+    async turn(prompt) {
+      const name = MARKER.exec(prompt)[1];
+      const done = await stage(
+        runtime,
+        request(cwd, prompt, { keepSession: true, resumeSessionId: session }),
+        mock,
+        name,
+      );
+      session = done.session;
+      return { ms: done.resultMs };
     },
-    close: () =>
-      new Promise((resolve) => {
-        child.on('exit', resolve);
-        child.stdin.end();
-      }),
+    close: () => claudeStreamSessions.closeAll(),
   };
 }
 
 /** Codex kept up: `codex app-server` (JSON-RPC lines on stdio), one thread, a `turn/start` a turn. */
-async function codexAppServer(env, cwd, model) {
+async function codexAppServer(env, cwd, _mock, model) {
   const child = spawn(bin('codex'), ['app-server'], {
     cwd,
     env: { ...env, TZ: 'UTC' },
@@ -308,7 +290,7 @@ async function codexAppServer(env, cwd, model) {
   };
 }
 
-const KEPT_UP = { claude: claudeStream, codex: codexAppServer };
+const KEPT_UP = { claude: claudeKeptUp, codex: codexAppServer };
 
 /**
  * The second turn two ways, alternating: a new process resuming the first turn's session (as a
@@ -338,7 +320,7 @@ async function secondTurn(name, cli) {
       );
       const viaResume = normalized(two.first);
       // one process for both turns
-      const session = await KEPT_UP[name](env, cwd, cli.model ?? null);
+      const session = await KEPT_UP[name](env, cwd, mock, cli.model ?? null);
       const t1 = await session.turn('[[script:one]] say hi');
       const before = mock.requests.length;
       const t2 = await session.turn('[[script:two]] and again');
@@ -416,11 +398,12 @@ ${Object.entries(one)
   )
   .join('\n')}
 
-**The second turn of a conversation**: a new process resuming the session (\`claude -p --resume\`,
-\`codex exec resume\`: what \`resume: true\` does today) against the same turn sent to the process that
-served the first one (claude \`-p --input-format stream-json --output-format stream-json\`, \`codex app-server\`
-\`turn/start\`); "same request": the model request of the second turn (messages, tool names, model) is
-identical either way.
+**The second turn of a conversation**, before and after: a new process resuming the session
+(\`claude -p --resume\`, \`codex exec resume\`: what \`resume: true\` did before) against the same turn sent to
+the process that served the first one (claude: troupe's runtime as it now runs a \`resume: true\` stage,
+\`-p --input-format stream-json\` kept up by src/runtimes/claude-stream-session.ts; codex: \`codex app-server\`,
+\`turn/start\` on one thread, measured only); "same request": the model request of the second turn
+(messages, tool names, model) is identical either way.
 
 | CLI | resumed (new process) | kept up | saved a turn | kept up, its first turn | same request |
 | --- | --- | --- | --- | --- | --- |
