@@ -20,7 +20,7 @@ function fake(scenario = 'success') {
     readFileSync(argvFile, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { argv: string[]; stdin: string });
+      .map((l) => JSON.parse(l) as { argv: string[]; stdin: string; pid: number });
   return { runtime, calls };
 }
 
@@ -79,6 +79,16 @@ describe('claude kept up between the stages of a resume: true agent', () => {
     expect(all).toHaveLength(3);
     expect(all[1]!.argv).not.toContain('--resume');
     expect(all[2]!.argv.join(' ')).toContain(`--resume ${SESSION}`);
+  });
+
+  it('does not hand a turn to a parked process that died: the stage resumes in a new one', async () => {
+    const { runtime, calls } = fake();
+    await collect(runtime, stage());
+    process.kill(calls()[0]!.pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    const result = await resultOf(collect(runtime, stage({ resumeSessionId: SESSION })));
+    expect(result.text).toBe('hi from mock');
+    expect(calls()[1]!.argv.join(' ')).toContain(`--resume ${SESSION}`);
   });
 
   it('closes an idle process: a stage after idleMs resumes in a new one', async () => {

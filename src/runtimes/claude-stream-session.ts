@@ -29,6 +29,9 @@ interface Kept {
   key: string;
   proc: CliProcess;
   lines: AsyncGenerator<string>;
+  /** Its exit, awaited from the start: a parked process that died is not handed a turn. */
+  exit: Promise<CliExit>;
+  gone: boolean;
   timer: NodeJS.Timeout | null;
   /** The process's running totals, which its `result` lines report (not the turn's own). */
   spent: Record<string, Record<string, number>>;
@@ -91,7 +94,7 @@ export class ClaudeStreamSessions {
       }
       // the process ended, was stopped, or failed the turn (and was told to end)
       if (signal.aborted) kept.proc.stop();
-      const exit: CliExit = await kept.proc.wait();
+      const exit = await kept.exit;
       if (exit.spawnError) throw missingCli({ runtime: 'claude', ...launch }, exit.spawnError);
       if (signal.aborted) throw withContext(abortError(request, timeout), text, parser);
       const outcome = parser.finish(exit);
@@ -119,7 +122,7 @@ export class ClaudeStreamSessions {
     if (kept.timer) clearTimeout(kept.timer);
     kept.timer = null;
     // other flags (a changed model, permissions, folder): a new process, as `--resume` would get
-    if (kept.key === key && !kept.proc.hasExited) return kept;
+    if (kept.key === key && !kept.gone) return kept;
     void close(kept);
     return null;
   }
@@ -135,11 +138,24 @@ export class ClaudeStreamSessions {
       ...(launch.env ? { env: launch.env } : {}),
       openStdin: true,
     });
-    return { key, proc, lines: proc.lines(), timer: null, spent: {}, cost: 0 };
+    const kept: Kept = {
+      key,
+      proc,
+      lines: proc.lines(),
+      exit: proc.wait(),
+      gone: false,
+      timer: null,
+      spent: {},
+      cost: 0,
+    };
+    void kept.exit.then(() => {
+      kept.gone = true;
+    });
+    return kept;
   }
 
   private park(session: string, kept: Kept): boolean {
-    if (kept.proc.hasExited) return false;
+    if (kept.gone) return false;
     const previous = this.parked.get(session);
     if (previous) void close(previous);
     kept.proc.hold(false);
@@ -182,9 +198,8 @@ export class ClaudeStreamSessions {
 
 async function close(kept: Kept): Promise<void> {
   if (kept.timer) clearTimeout(kept.timer);
-  if (kept.proc.hasExited) return;
-  kept.proc.stop();
-  await kept.proc.wait().catch(() => undefined);
+  if (!kept.gone) kept.proc.stop();
+  await kept.exit;
 }
 
 function openAppend(file: string): WriteStream {

@@ -69,6 +69,8 @@ export class CliProcess {
       cleanup: false,
       ...(options.input === undefined || options.openStdin ? {} : { input: options.input }),
     });
+    // a CLI that died while it waited for a turn: the write fails, its exit tells why
+    if (options.openStdin) this.child.stdin?.on('error', () => undefined);
     this.pid = this.child.pid;
     if (this.pid) live.add(this.pid);
     this.child.stderr?.on('data', (chunk: Buffer) => {
