@@ -320,8 +320,10 @@ async function secondTurn(name, cli) {
       );
       const viaResume = normalized(two.first);
       // one process for both turns
+      const began = Date.now();
       const session = await KEPT_UP[name](env, cwd, mock, cli.model ?? null);
-      const t1 = await session.turn('[[script:one]] say hi');
+      await session.turn('[[script:one]] say hi');
+      const t1 = { ms: Date.now() - began }; // with the process's start (codex: initialize, thread/start)
       const before = mock.requests.length;
       const t2 = await session.turn('[[script:two]] and again');
       await session.close();
@@ -403,7 +405,8 @@ ${Object.entries(one)
 the process that served the first one (claude: troupe's runtime as it now runs a \`resume: true\` stage,
 \`-p --input-format stream-json\` kept up by src/runtimes/claude-stream-session.ts; codex: \`codex app-server\`,
 \`turn/start\` on one thread, measured only); "same request": the model request of the second turn
-(messages, tool names, model) is identical either way.
+(messages, tool names, model) is identical either way. "Kept up, its first turn" counts from the
+process's spawn (codex: with \`initialize\` and \`thread/start\`): what the first stage of such an agent costs.
 
 | CLI | resumed (new process) | kept up | saved a turn | kept up, its first turn | same request |
 | --- | --- | --- | --- | --- | --- |
