@@ -244,7 +244,7 @@ const previous = (() => {
     return '';
   }
 })();
-const sections = previous.match(/<!-- (\w+):start -->[\s\S]*?<!-- \1:end -->/g) ?? [];
+const sections = previous.match(/<!-- ([\w-]+):start -->[\s\S]*?<!-- \1:end -->/g) ?? [];
 writeFileSync(DOC, sections.length ? `${md.trimEnd()}\n\n${sections.join('\n\n')}\n` : md);
 
 if (strict && rows.some((r) => r[5] === 'FAIL')) process.exitCode = 1;

@@ -6,7 +6,7 @@ import { project, repoRoot, troupe } from './support/troupe.js';
 const fake = (cli: string) => join(repoRoot, 'test', 'fixtures', 'fake-clis', cli);
 
 describe('real runtimes through `troupe run` (fake CLIs replaying captured output)', () => {
-  it('claude: streamed output and usage recorded, the raw stream kept, and resume: true continues the CLI session', async () => {
+  it('claude: streamed output and usage recorded, the raw stream kept, and resume: true continues the CLI session in the same process', async () => {
     const dir = project({
       'p.yaml': `agents:
   - id: writer
@@ -31,10 +31,14 @@ describe('real runtimes through `troupe run` (fake CLIs replaying captured outpu
     const calls = readFileSync(argvFile, 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { argv: string[] });
+      .map((l) => JSON.parse(l) as { argv: string[]; stdin: string });
+    // both stages are turns of one claude process kept up for the agent's conversation (the
+    // fake records each turn with its argv): the second one's prompt continues it on stdin
     expect(calls).toHaveLength(2);
-    expect(calls[0]!.argv).not.toContain('--resume');
-    expect(calls[1]!.argv.join(' ')).toContain('--resume f977f2f1-8abb-4ba6-9a23-5d722df1bdcd');
+    expect(calls[0]!.argv.slice(0, 3)).toEqual(['-p', '--input-format', 'stream-json']);
+    expect(calls[1]!.argv).toEqual(calls[0]!.argv);
+    expect(calls[1]!.argv).not.toContain('--resume');
+    expect(JSON.parse(calls[1]!.stdin).message.content).toContain('hi from mock');
     expect(existsSync(join(dir, '.troupe', 'tasks', json.id, 'raw', '1.jsonl'))).toBe(true);
   });
 

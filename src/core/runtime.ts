@@ -60,6 +60,11 @@ export interface RuntimeRequest {
   outputSchema?: Record<string, unknown> | null;
   /** What is left of the task's `budget.usd`, for a CLI that stops itself there (claude). */
   maxBudgetUsd?: number | null;
+  /**
+   * The agent's next stage will likely resume this conversation (`resume: true`): a runtime may
+   * keep its process up to serve it (claude-stream-session.ts).
+   */
+  keepSession?: boolean;
 }
 
 export type RuntimeEvent =

@@ -4,14 +4,21 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RuntimeError } from '../core/runtime.js';
 import { ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
-import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
+import {
+  baseRequest,
+  type ContractFixtures,
+  collect,
+  failureOf,
+  fakeCli,
+  runtimeContract,
+} from './contract.js';
 
 // the captures were made on 2026-11-29 around 10:02 UTC
 const NOW = new Date('2026-11-29T10:02:30Z');
 const make = (scenario: string, env: Record<string, string> = {}) =>
   claudeRuntime({ bin: fakeCli('claude'), env: { FAKE_CLI_SCENARIO: scenario, ...env }, now: () => NOW });
 
-runtimeContract('claude', make, {
+const CONTRACT: ContractFixtures = {
   success: {
     scenario: 'success-stream-json',
     text: 'hi from mock',
@@ -39,7 +46,10 @@ runtimeContract('claude', make, {
   hang: { scenario: 'hang', pids: true },
   rawLog: true,
   argv: 'argv',
-});
+};
+runtimeContract('claude', make, CONTRACT);
+// a `resume: true` stage, served by a process kept up between stages (claude-stream-session.ts)
+runtimeContract('claude, kept up', make, { ...CONTRACT, request: { keepSession: true } });
 
 describe('claude runtime', () => {
   it('builds the argv from the request: model, effort, permissions, MCP, resume, cli_flags, prompt last', () => {

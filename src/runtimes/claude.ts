@@ -11,6 +11,7 @@ import {
   type RuntimeRequest,
 } from '../core/runtime.js';
 import { classifyMessage, hintFor } from './classify.js';
+import { claudeStreamSessions, keptUpArgs } from './claude-stream-session.js';
 import {
   type CliParser,
   type CliRuntimeOptions,
@@ -50,6 +51,20 @@ export function claudeRuntime(options: ClaudeOptions = {}): Runtime {
   return {
     name: 'claude',
     async *run(request) {
+      // `resume: true` without MCP servers (those would outlive the stage): one process a conversation
+      if (request.keepSession && request.purpose === 'stage' && request.mcp.length === 0) {
+        const launch = {
+          bin,
+          args: keptUpArgs(claudeArgs({ ...request, resumeSessionId: null, prompt: '' }, null).args),
+          install: CLAUDE_INSTALL,
+        };
+        yield* claudeStreamSessions.run(
+          request,
+          options.env ? { ...launch, env: options.env } : launch,
+          new ClaudeStreamParser(now),
+        );
+        return;
+      }
       const temp: string[] = [];
       let mcpConfig: string | null = null;
       if (request.mcp.length > 0) {

@@ -113,7 +113,7 @@ export async function* runCli(call: CliInvocation): AsyncGenerator<RuntimeEvent>
   }
 }
 
-function abortError(request: RuntimeRequest, timeout: AbortSignal): RuntimeError {
+export function abortError(request: RuntimeRequest, timeout: AbortSignal): RuntimeError {
   if (timeout.aborted && !request.signal.aborted) {
     return new RuntimeError('timeout', `timed out after ${Math.round(request.timeoutMs / 1000)}s`);
   }
@@ -121,7 +121,10 @@ function abortError(request: RuntimeRequest, timeout: AbortSignal): RuntimeError
   return reason instanceof RuntimeError ? reason : new RuntimeError('cancelled', 'cancelled');
 }
 
-function missingCli(call: CliInvocation, error: NodeJS.ErrnoException): RuntimeError {
+export function missingCli(
+  call: Pick<CliInvocation, 'runtime' | 'bin' | 'install'>,
+  error: NodeJS.ErrnoException,
+): RuntimeError {
   if (error.code === 'ENOENT') {
     return new RuntimeError('missing_cli', `\`${call.bin}\` was not found (runtime ${call.runtime})`, {
       hint: `install it: ${call.install}`,
@@ -133,7 +136,7 @@ function missingCli(call: CliInvocation, error: NodeJS.ErrnoException): RuntimeE
 }
 
 /** The error with what the run had streamed so far and its session id. */
-function withContext(error: RuntimeError, text: string, parser: CliParser): RuntimeError {
+export function withContext(error: RuntimeError, text: string, parser: CliParser): RuntimeError {
   const meta = { ...parser.meta(), ...(error.options.meta ?? {}) };
   return new RuntimeError(error.kind, error.message, {
     ...error.options,

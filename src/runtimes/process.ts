@@ -21,6 +21,8 @@ export interface CliProcessOptions {
   rawLogPath?: string | null;
   /** Written to the raw log as one JSON line before the output (what was run, and when). */
   rawHeader?: Record<string, unknown>;
+  /** stdin stays open for `write` (a CLI that serves several turns); `input` is then ignored. */
+  openStdin?: boolean;
   /** Between SIGTERM to the group and SIGKILL. */
   killGraceMs?: number;
 }
@@ -56,7 +58,7 @@ export class CliProcess {
       cwd: options.cwd,
       env: options.env ?? {},
       extendEnv: true,
-      stdin: options.input === undefined ? 'ignore' : 'pipe',
+      stdin: options.openStdin || options.input !== undefined ? 'pipe' : 'ignore',
       stdout: 'pipe',
       stderr: 'pipe',
       detached: true,
@@ -65,8 +67,10 @@ export class CliProcess {
       encoding: 'buffer',
       stripFinalNewline: false,
       cleanup: false,
-      ...(options.input === undefined ? {} : { input: options.input }),
+      ...(options.input === undefined || options.openStdin ? {} : { input: options.input }),
     });
+    // a CLI that died while it waited for a turn: the write fails, its exit tells why
+    if (options.openStdin) this.child.stdin?.on('error', () => undefined);
     this.pid = this.child.pid;
     if (this.pid) live.add(this.pid);
     this.child.stderr?.on('data', (chunk: Buffer) => {
@@ -92,6 +96,25 @@ export class CliProcess {
       // the stream was destroyed by stop(): what was read is all there is
     }
     for (const line of this.splitter.end()) yield line;
+  }
+
+  /** Writes to the open stdin (`openStdin`). */
+  write(text: string): void {
+    this.child.stdin?.write(text);
+  }
+
+  /** Closes the open stdin: a CLI serving turns then ends by itself. */
+  endInput(): void {
+    this.child.stdin?.end();
+  }
+
+  /** Whether an idle process may keep troupe alive: not while it only waits for a next turn. */
+  hold(keep: boolean): void {
+    const handles = [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as Array<{
+      ref?: () => void;
+      unref?: () => void;
+    } | null>;
+    for (const handle of handles) (keep ? handle?.ref : handle?.unref)?.call(handle);
   }
 
   /** Ends the whole process group: SIGTERM, then SIGKILL after the grace period. */

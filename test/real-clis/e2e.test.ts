@@ -448,6 +448,37 @@ async function limitScenario(cli: Cli) {
   );
 }
 
+/**
+ * claude, `resume: true`: the agent's consecutive stages are turns of one process kept up
+ * (claude-stream-session.ts); Claude probes its API (`HEAD /`) once a process.
+ */
+async function keptUpScenario() {
+  const { mock, repo, pipeline, env } = await setup('claude', {
+    dev: [{ text: 'first turn\nagain: yes\n[[script:dev2]] go on' }],
+    dev2: [{ text: 'second turn\nagain: no' }],
+  });
+  writeFileSync(
+    pipeline,
+    'agents:\n  - id: dev\n    runtime: claude\n    resume: true\n    system_prompt: "{{ input }}"\n    handoffs: [{ to: dev, condition: "again == yes" }]\n',
+  );
+  const run = await troupeAs(repo, ['run', '[[script:dev]] start', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(task.stages.map((s) => s.output)).toEqual([
+    'first turn\nagain: yes\n[[script:dev2]] go on',
+    'second turn\nagain: no',
+  ]);
+  const resumed = mock.of('dev2')[0]!;
+  expect(resumed.messages!.map((m) => m.text).join('\n')).toContain('[[script:dev]] start');
+  expect(mock.requests.filter((r) => r.method === 'HEAD')).toHaveLength(1);
+  const sessions = eventLog(repo, task.id)
+    .filter((e) => e.type === 'stage_completed')
+    .map((e) => (e.data.meta as Record<string, unknown>).session_id);
+  expect(sessions[1]).toBe(sessions[0]);
+  // each stage records its own turn's usage, not the process's running total
+  expect(task.stages[1]!.usage.input_tokens).toBe(task.stages[0]!.usage.input_tokens);
+}
+
 /** Root: the scenarios run once more as a user of their own (made on first use). */
 const AS_ROOT = process.getuid?.() === 0;
 
@@ -468,6 +499,12 @@ for (const cli of ['claude', 'gemini', 'codex'] as const) {
       'a 429 with a reset makes the task wait (status waiting), then it carries on by itself',
       () => limitScenario(cli),
       120_000,
+    );
+
+    it.skipIf(cli !== 'claude')(
+      "resume: true: the agent's consecutive stages are turns of one process, with the same conversation",
+      () => keptUpScenario(),
+      90_000,
     );
 
     it.skipIf(!c.mcpTurns || (!FULL && cli !== 'claude'))(

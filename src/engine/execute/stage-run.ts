@@ -224,6 +224,7 @@ class StageRun {
       rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
       outputSchema: step.turn ? null : (node.output_schema ?? null),
       maxBudgetUsd: remainingUsd(run.state),
+      keepSession: node.resume,
     };
   }
 
