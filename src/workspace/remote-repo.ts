@@ -116,6 +116,13 @@ export async function push(
   const result = await git(at.repo, ['push', '--porcelain', ...flags, at.remote, ...refspecs]);
   if (result.code === 0) return 'pushed';
   if (/^!\t.*\[rejected\]/m.test(result.stdout)) return 'rejected';
+  // lost a race inside the remote: the ref moved between its check and its update
+  if (
+    /\[remote rejected\]/.test(result.stdout) &&
+    /cannot lock ref|failed to update ref/.test(result.stderr + result.stdout)
+  ) {
+    return 'rejected';
+  }
   throw new GitError(['push', at.remote, ...refspecs], result.code, result.stderr || result.stdout);
 }
 
