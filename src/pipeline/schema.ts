@@ -308,7 +308,7 @@ export const WorkspaceSchema = z
   })
   .refine((w) => w.remote === undefined || w.isolation !== 'none', {
     path: ['remote'],
-    error: 'workspace.remote needs a worktree: remove isolation: none, or remove remote',
+    error: 'needs a worktree: remove isolation: none, or remove remote',
   })
   .meta({ description: 'troupe: where the task works (git worktree isolation) and how its work is merged.' });
 
