@@ -6,7 +6,8 @@ import type { Script } from '../src/core/script.js';
 import { agent, handoff, pipeline } from '../src/engine/test-pipelines.js';
 import { defaultConfig } from '../src/pipeline/config.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { originAndClones, rev, sh } from './support/git-repo.js';
+import { originAndClones, rev, sh, writeFiles } from './support/git-repo.js';
+import { troupeJson } from './support/troupe.js';
 
 /**
  * `workspace: {remote: origin}` through the real executor: one task store shared by two
@@ -89,5 +90,43 @@ describe('a task that moves between machines (workspace: {remote: origin})', () 
     // machine A's own checkout was not touched
     expect(await filesAt(a, 'main')).toEqual(['README.md']);
     store.close();
+  });
+
+  it('troupe run on two machines at once: both tasks reach origin’s base, each merged once', async () => {
+    const { origin, clones } = await originAndClones(2);
+    const yaml = `workspace: {remote: origin}
+agents:
+  - id: dev
+    runtime: claude
+    permissions: edit
+`;
+    writeFiles(clones[0]!, { '.troupe/pipelines/default.yaml': yaml });
+    await sh(clones[0]!, 'add', '-A');
+    await sh(clones[0]!, 'commit', '-qm', 'pipeline');
+    await sh(clones[0]!, 'push', '-q', 'origin', 'main');
+    await sh(clones[1]!, 'pull', '-q', 'origin', 'main');
+    // each machine's agent writes its own file (the script stays out of the commits: untracked)
+    clones.forEach((clone, i) => {
+      writeFiles(clone, {
+        'script.yaml': `agents:\n  dev:\n    - reply: done\n      write: {machine-${i + 1}.txt: "${i + 1}\\n"}\n`,
+      });
+    });
+    const runs = await Promise.all(
+      clones.map((clone) => troupeJson(clone, ['run', 'go', '--script', 'script.yaml'])),
+    );
+    for (const run of runs) {
+      expect(run.json.error).toBeNull();
+      expect(run.code).toBe(0);
+    }
+    expect(await filesAt(origin, 'main')).toEqual(['.troupe', 'README.md', 'machine-1.txt', 'machine-2.txt']);
+    const subjects = (await sh(origin, 'log', '--format=%s', 'main')).split('\n');
+    for (const run of runs) {
+      await sh(origin, 'merge-base', '--is-ancestor', `troupe/${run.json.id}`, 'main');
+      expect(subjects.filter((line) => line.includes(`troupe/${run.json.id} `)).length).toBeLessThanOrEqual(
+        1,
+      );
+    }
+    // the machines' own checkouts of main are theirs: not moved
+    for (const clone of clones) expect(await filesAt(clone, 'main')).toEqual(['.troupe', 'README.md']);
   });
 });
