@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { StateError } from '../core/errors.js';
 import { GitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, isAncestor, resolveCommit } from './git.js';
-import { currentBranch, findRepo } from './repo.js';
+import { findRepo } from './repo.js';
 import { worktreeEntries } from './worktree-list.js';
 
 /**
@@ -19,9 +19,6 @@ export interface RemoteRepo {
   /** The remote's name in `repo`. */
   remote: string;
 }
-
-/** The branch config key that marks a branch as published to a remote (git drops it with the branch). */
-const REMOTE_KEY = 'troupeRemote';
 
 /**
  * Where `spec` (a remote name, or a URL) is worked on here: `root`'s own checkout when it has
@@ -79,20 +76,6 @@ export function tracking(at: RemoteRepo, branch: string): string {
 
 export async function fetchRemote(at: RemoteRepo): Promise<void> {
   await gitOkRetryingLock(at.repo, ['fetch', '--quiet', '--prune', at.remote]);
-}
-
-/** Marks `branch` as one troupe pushes to the remote after each stage. */
-export async function markPublished(at: RemoteRepo, branch: string): Promise<void> {
-  await gitOkRetryingLock(at.repo, ['config', `branch.${branch}.${REMOTE_KEY}`, at.remote]);
-}
-
-/** The remote a checkout's branch is published to (markPublished), or null for a local-only one. */
-export async function publishedCheckout(path: string): Promise<(RemoteRepo & { branch: string }) | null> {
-  const branch = await currentBranch(path);
-  const repo = branch ? await findRepo(path) : null;
-  if (!branch || !repo) return null;
-  const remote = await git(repo, ['config', '--get', `branch.${branch}.${REMOTE_KEY}`]);
-  return remote.code === 0 && remote.stdout.trim() ? { repo, remote: remote.stdout.trim(), branch } : null;
 }
 
 /** Another worker pushed to the branch since this one fetched it: its work is not written over. */

@@ -7,9 +7,7 @@ import {
   catchUp,
   fetchRemote,
   locateRemote,
-  markPublished,
   publishAsLogged,
-  publishedCheckout,
   pushBranch,
   type RemoteRepo,
   tracking,
@@ -31,6 +29,8 @@ export interface RemoteWorkspaceOptions {
  * machines"); without `remote` it is the local git workspace, unchanged. Before a stage the
  * task's branches are fetched and this machine's worktree is put at what was pushed; after each
  * stage's commit (and each join) the branch is pushed, so the next stage may run on any worker.
+ * A run always prepares its worktrees before it commits in them, so a task without a remote costs
+ * no git call more than before.
  * Merges into base take the merge lock and are pushed without force (remote-merge.ts).
  */
 export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace {
@@ -49,6 +49,9 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
     return found;
   };
 
+  /** The worktrees this process made ready for a remote task, and the branch each one pushes. */
+  const published = new Map<string, RemoteRepo & { branch: string }>();
+
   return {
     repoOf: local.repoOf,
     verifyAt: local.verifyAt,
@@ -61,7 +64,7 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
       const branch = taskBranch(taskId, settings.branch_prefix);
       await catchUp(at, branch, (await resolveCommit(at.repo, tracking(at, base))) ?? base);
       const ready = await local.prepare(taskId, at.repo, { ...settings, base });
-      await markPublished(at, branch);
+      published.set(ready.path, { ...at, branch });
       // not pushed yet: the branch's start is, so any worker starts from the same commit
       if (!(await resolveCommit(at.repo, tracking(at, branch)))) await pushBranch(at, branch);
       return ready;
@@ -69,13 +72,13 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
 
     async commit(path, info) {
       const sha = await local.commit(path, info);
-      const at = await publishedCheckout(path);
+      const at = published.get(path);
       if (at) await pushBranch(at, at.branch);
       return sha;
     },
 
     async align(path, taskId, expected, base) {
-      const at = await publishedCheckout(path);
+      const at = published.get(path);
       if (!at) return local.align(path, taskId, expected, base);
       const fork = (await resolveCommit(path, tracking(at, base))) ? tracking(at, base) : base;
       const target = expected ?? (await gitOk(path, ['merge-base', 'HEAD', fork])).trim();
@@ -101,13 +104,13 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
       await catchUp(at, taskBranch(taskId, settings.branch_prefix), null);
       await catchUp(at, branch, null);
       const ready = await local.prepareBranch(at.repo, taskId, agent, settings, expected);
-      await markPublished(at, branch);
+      published.set(ready.path, { ...at, branch });
       await publishAsLogged(at, branch, name);
       return ready;
     },
 
     async mergeBranches(path, branches, leftoverMessage) {
-      const at = await publishedCheckout(path);
+      const at = published.get(path);
       if (at) {
         await fetchRemote(at);
         for (const branch of branches) await catchUp(at, branch, null);
