@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { originAndClones, read, rev, sh, writeFiles } from '../../test/support/git-repo.js';
@@ -165,6 +165,22 @@ describe('remote workspace: worktrees across machines', () => {
     expect(results.map((r) => ('merged' in r ? r.merged : 'conflict'))).toContain('merge-commit');
     // and again: nothing doubled
     expect(await wsB.merge(b, 'T-1', settings(), 'main')).toEqual({ merged: 'up-to-date', sha: tip });
+  });
+
+  it('a conflict with the remote base is reported and nothing is pushed', async () => {
+    const { origin, clones } = await originAndClones(2);
+    const [a, b] = clones as [string, string];
+    const ws = worker(a);
+    const ready = await ws.prepare('T-1', a, settings());
+    writeFiles(ready.path, { 'README.md': 'the task says\n' });
+    await ws.commit(ready.path, stage(1));
+    writeFiles(b, { 'README.md': 'someone else says\n' });
+    await sh(b, 'commit', '-qam', 'other work');
+    await sh(b, 'push', '-q', 'origin', 'main');
+    const before = await onOrigin(origin, 'main');
+    expect(await ws.merge(a, 'T-1', settings(), 'main')).toEqual({ conflict: ['README.md'] });
+    expect(await onOrigin(origin, 'main')).toBe(before);
+    expect(readdirSync(join(a, '.troupe', 'tmp'))).toEqual([]);
   });
 
   it('a project directory that is no checkout works in a clone of the URL it caches', async () => {
