@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { StateError } from '../core/errors.js';
 import { currentHolder, isHolderAlive, type LeaseHolder } from '../core/event-store.js';
 import type { MergeLock } from '../core/merge-lock.js';
+import { takingTurns } from './turns.js';
 
 /**
  * The local MergeLock (core/merge-lock.ts): one lock file per key in `dir`, created exclusively,
@@ -13,22 +14,10 @@ import type { MergeLock } from '../core/merge-lock.js';
  * is the guard (and PostgreSQL's advisory lock the shared lock, once tasks live there).
  */
 export function fileMergeLock(dir: string, options: { timeoutMs?: number } = {}): MergeLock {
-  const turns = new Map<string, Promise<unknown>>();
+  const inTurn = takingTurns();
   const timeoutMs = options.timeoutMs ?? 120_000;
   return {
-    withMergeLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-      const previous = turns.get(key) ?? Promise.resolve();
-      const mine = previous.then(
-        () => holdFile(dir, key, timeoutMs, fn),
-        () => holdFile(dir, key, timeoutMs, fn),
-      );
-      const settled = mine.catch(() => {});
-      turns.set(key, settled);
-      void settled.then(() => {
-        if (turns.get(key) === settled) turns.delete(key);
-      });
-      return mine;
-    },
+    withMergeLock: (key, fn) => inTurn(key, () => holdFile(dir, key, timeoutMs, fn)),
   };
 }
 

@@ -3,8 +3,9 @@ import { existsSync, mkdirSync, realpathSync, renameSync, rmSync } from 'node:fs
 import { basename, dirname, join, resolve } from 'node:path';
 import { StateError } from '../core/errors.js';
 import { GitError } from './errors.js';
-import { git, gitOk, gitOkRetryingLock, isAncestor, resolveCommit } from './git.js';
+import { git, gitOk, isAncestor, resolveCommit } from './git.js';
 import { findRepo } from './repo.js';
+import { takingTurns } from './turns.js';
 import { worktreeEntries } from './worktree-list.js';
 
 /**
@@ -74,8 +75,24 @@ export function tracking(at: RemoteRepo, branch: string): string {
   return `refs/remotes/${at.remote}/${branch}`;
 }
 
-export async function fetchRemote(at: RemoteRepo): Promise<void> {
-  await gitOkRetryingLock(at.repo, ['fetch', '--quiet', '--prune', at.remote]);
+/**
+ * Fetches and pushes of one repository take turns in this process: both write its remote-tracking
+ * refs, and git refuses a ref another one is writing. Another process's is retried (fetch).
+ */
+const inTurn = takingTurns();
+
+export function fetchRemote(at: RemoteRepo): Promise<void> {
+  const args = ['fetch', '--quiet', '--prune', at.remote];
+  return inTurn(at.repo, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const result = await git(at.repo, args);
+      if (result.code === 0) return;
+      if (attempt >= 5 || !/cannot lock ref|\.lock': File exists/.test(result.stderr)) {
+        throw new GitError(args, result.code, result.stderr || result.stdout);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  });
 }
 
 /** Another worker pushed to the branch since this one fetched it: its work is not written over. */
@@ -96,7 +113,9 @@ export async function push(
   refspecs: string[],
   flags: string[] = [],
 ): Promise<'pushed' | 'rejected'> {
-  const result = await git(at.repo, ['push', '--porcelain', ...flags, at.remote, ...refspecs]);
+  const result = await inTurn(at.repo, () =>
+    git(at.repo, ['push', '--porcelain', ...flags, at.remote, ...refspecs]),
+  );
   if (result.code === 0) return 'pushed';
   if (/^!\t.*\[rejected\]/m.test(result.stdout)) return 'rejected';
   // lost a race inside the remote: the ref moved between its check and its update

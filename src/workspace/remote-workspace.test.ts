@@ -167,6 +167,25 @@ describe('remote workspace: worktrees across machines', () => {
     expect(await wsB.merge(b, 'T-1', settings(), 'main')).toEqual({ merged: 'up-to-date', sha: tip });
   });
 
+  it('tasks of one worker fetch and push in one repository at the same time', async () => {
+    const { origin, clones } = await originAndClones(1);
+    const ws = worker(clones[0]!);
+    const ids = ['T-1', 'T-2', 'T-3', 'T-4'];
+    const shas = await Promise.all(
+      ids.map(async (id) => {
+        const ready = await ws.prepare(id, clones[0]!, settings());
+        writeFiles(ready.path, { [`${id}.txt`]: `${id}\n` });
+        const sha = await ws.commit(ready.path, { task: id, stage: 1, agent: 'dev' });
+        await ws.merge(ready.repo, id, settings(), 'main');
+        return sha;
+      }),
+    );
+    for (const [i, id] of ids.entries()) {
+      expect(await onOrigin(origin, `troupe/${id}`)).toBe(shas[i]);
+      await sh(origin, 'merge-base', '--is-ancestor', shas[i]!, 'main');
+    }
+  });
+
   it('a conflict with the remote base is reported and nothing is pushed', async () => {
     const { origin, clones } = await originAndClones(2);
     const [a, b] = clones as [string, string];
