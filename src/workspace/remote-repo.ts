@@ -4,7 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { StateError } from '../core/errors.js';
 import { GitError } from './errors.js';
 import { git, gitOk, isAncestor, resolveCommit } from './git.js';
-import { findRepo } from './repo.js';
+import { ensureExcluded, findRepo } from './repo.js';
 import { takingTurns } from './turns.js';
 import { worktreeEntries } from './worktree-list.js';
 
@@ -45,6 +45,8 @@ export async function locateRemote(root: string, spec: string, cacheDir: string)
     .replace(/\.git$/, '')
     .replace(/[^A-Za-z0-9_.-]/g, '_');
   const dir = join(cacheDir, `${name}-${createHash('sha256').update(spec).digest('hex').slice(0, 8)}`);
+  // the cache is troupe's: never untracked files in a project that is another repository's checkout
+  if (repo) await ensureExcluded(repo);
   if (!existsSync(join(dir, '.git'))) await cloneOnce(spec, dir);
   return { repo: realpathSync(dir), remote: 'origin' };
 }
