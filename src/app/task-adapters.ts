@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { projectMail } from '../bus/task-mail.js';
+import type { MergeLock } from '../core/merge-lock.js';
 import type { TaskAdapters } from '../engine/ports.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
@@ -7,14 +8,20 @@ import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript } from '../runtimes/script.js';
 import { fileDecisionLog } from '../store/decision-log.js';
 import { TaskFiles } from '../store/task-files.js';
-import { gitWorkspace } from '../workspace/task-workspace.js';
+import { fileMergeLock } from '../workspace/merge-lock.js';
+import { remoteWorkspace } from '../workspace/remote-workspace.js';
 import { projectTroupeMcp } from './troupe-mcp.js';
 
 /**
  * The real world a project's tasks run in: the CLIs and endpoints of runtimes/, git worktrees,
- * the project's message bus, `.troupe/tasks/<id>/` files and `.troupe/decisions.jsonl`.
+ * (pushed to a remote with `workspace: {remote}`), the project's message bus, `.troupe/tasks/<id>/` files and `.troupe/decisions.jsonl`.
  */
-export function projectAdapters(root: string, config: ProjectConfig): TaskAdapters {
+export function projectAdapters(
+  root: string,
+  config: ProjectConfig,
+  // the shared store's advisory lock (pg_advisory_xact_lock) once tasks live in PostgreSQL
+  mergeLock: MergeLock = fileMergeLock(join(root, '.troupe', 'locks')),
+): TaskAdapters {
   const configScript = config.script ? loadScript(join(root, config.script)) : null;
   return {
     runtime: (name, script) =>
@@ -22,7 +29,7 @@ export function projectAdapters(root: string, config: ProjectConfig): TaskAdapte
     files: (taskId) => TaskFiles.forTask(root, taskId),
     rawLogPath: (taskId, name) => join(root, '.troupe', 'tasks', taskId, 'raw', `${name}.jsonl`),
     mail: (_taskId, agents) => projectMail(root, agents),
-    workspace: gitWorkspace,
+    workspace: remoteWorkspace({ root, mergeLock }),
     decisionLog: fileDecisionLog(root),
     commandGate: runCommandGate,
     troupeMcp: projectTroupeMcp(root),

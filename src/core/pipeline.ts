@@ -152,6 +152,8 @@ export interface WorkspaceSettings {
   base: string | null;
   merge: 'on_complete' | 'manual' | 'never';
   branch_prefix: string;
+  /** A git remote (name or URL) the task's branches are fetched from and pushed to; null: local only. */
+  remote: string | null;
 }
 
 export interface SourcePosition {

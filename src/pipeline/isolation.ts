@@ -17,6 +17,7 @@ export const DEFAULT_WORKTREE: WorkspaceSettings = {
   base: null,
   merge: 'on_complete',
   branch_prefix: 'troupe/',
+  remote: null,
 };
 
 export interface IsolationChoice {

@@ -201,6 +201,7 @@ function workspaceSettings(raw: unknown): WorkspaceSettings | null {
     base: w.base ?? null,
     merge: w.merge ?? 'on_complete',
     branch_prefix: w.branch_prefix ?? 'troupe/',
+    remote: w.remote ?? null,
   };
 }
 

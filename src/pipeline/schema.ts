@@ -318,6 +318,20 @@ export const WorkspaceSchema = z
       .regex(/^[A-Za-z0-9._/-]+$/)
       .optional()
       .meta({ default: 'troupe/' }),
+    remote: z
+      .string()
+      .regex(/^[^\s-][^\s]*$/, {
+        error: 'a git remote is a remote name (origin) or a URL, without spaces and not starting with -',
+      })
+      .optional()
+      .meta({
+        description:
+          'Worktrees across machines (docs/workspaces.md): a remote name (origin) or URL. The task branch is fetched before each stage and pushed after it, so the next stage may run on any worker; merges into base are pushed there, one worker at a time.',
+      }),
+  })
+  .refine((w) => w.remote === undefined || w.isolation !== 'none', {
+    path: ['remote'],
+    error: 'needs a worktree: remove isolation: none, or remove remote',
   })
   .meta({ description: 'troupe: where the task works (git worktree isolation) and how its work is merged.' });
 

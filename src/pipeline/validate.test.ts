@@ -46,6 +46,19 @@ agents:
     expect(result.lines).toEqual(['agents.yaml:4:22 error: handoff target `b` does not exist']);
   });
 
+  it('workspace.remote: a remote name or URL, in a worktree; bad values with file:line:col', () => {
+    const agents = 'agents:\n  - id: a\n    runtime: scripted\n';
+    const good = validateYaml(`workspace: {remote: git@example.com:team/app.git}\n${agents}`);
+    expect(good.lines).toEqual([]);
+    expect(good.pipeline?.workspace?.remote).toBe('git@example.com:team/app.git');
+    expect(validateYaml(`workspace: {remote: --upload-pack=x}\n${agents}`).lines).toEqual([
+      'agents.yaml:1:21 error: `workspace.remote`: a git remote is a remote name (origin) or a URL, without spaces and not starting with -',
+    ]);
+    expect(validateYaml(`workspace: {isolation: none, remote: origin}\n${agents}`).lines).toEqual([
+      'agents.yaml:1:38 error: `workspace.remote`: needs a worktree: remove isolation: none, or remove remote',
+    ]);
+  });
+
   it('warnings alone still give the pipeline', () => {
     const result = validateYaml('agents:\n  - id: a\n    runtime: claude\n');
     expect(result.pipeline?.agents).toHaveLength(1);

@@ -34,7 +34,7 @@ export async function mergeBranches(options: {
   for (const branch of branches) {
     if (!(await resolveCommit(into, `refs/heads/${branch}`))) throw new NotFoundError(`no branch ${branch}`);
     if (!(await isAncestor(into, `refs/heads/${branch}`, 'HEAD'))) {
-      const files = await tryMerge(into, branch, `troupe: merge ${branch}`, env);
+      const files = await tryMerge(into, `refs/heads/${branch}`, `troupe: merge ${branch}`, env);
       if (files) return { conflict: { branch, files, merged } };
     }
     merged.push(branch);
@@ -90,7 +90,7 @@ export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<Merg
     if (ff) {
       await gitOk(checkedOut.path, ['merge', '--ff-only', '--quiet', `refs/heads/${branch}`], { env });
     } else {
-      const files = await tryMerge(checkedOut.path, branch, message, env);
+      const files = await tryMerge(checkedOut.path, `refs/heads/${branch}`, message, env);
       if (files) return { conflict: { branch, files, merged: [], base } };
     }
     const sha = (await gitOk(checkedOut.path, ['rev-parse', 'HEAD'])).trim();
@@ -102,15 +102,27 @@ export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<Merg
     await gitOk(repo, ['update-ref', '-m', message, `refs/heads/${base}`, tip, baseTip]);
     return { merged: 'fast-forward', base, branch, sha: tip };
   }
-  const scratch = join(scratchDir(repo), `merge-${options.taskId}-${randomBytes(4).toString('hex')}`);
-  mkdirSync(scratchDir(repo), { recursive: true });
-  await gitOk(repo, ['worktree', 'add', '--detach', '--quiet', scratch, baseTip]);
-  try {
-    const files = await tryMerge(scratch, branch, message, env);
+  return withScratchCheckout(repo, options.taskId, baseTip, async (scratch) => {
+    const files = await tryMerge(scratch, `refs/heads/${branch}`, message, env);
     if (files) return { conflict: { branch, files, merged: [], base } };
     const sha = (await gitOk(scratch, ['rev-parse', 'HEAD'])).trim();
     await gitOk(repo, ['update-ref', '-m', message, `refs/heads/${base}`, sha, baseTip]);
     return { merged: 'merge-commit', base, branch, sha };
+  });
+}
+
+/** Runs `fn` in a scratch checkout detached at `commit` (`.troupe/tmp/merge-<task>-<random>`), removed afterwards. */
+export async function withScratchCheckout<T>(
+  repo: string,
+  taskId: string,
+  commit: string,
+  fn: (scratch: string) => Promise<T>,
+): Promise<T> {
+  const scratch = join(scratchDir(repo), `merge-${taskId}-${randomBytes(4).toString('hex')}`);
+  mkdirSync(scratchDir(repo), { recursive: true });
+  await gitOk(repo, ['worktree', 'add', '--detach', '--quiet', scratch, commit]);
+  try {
+    return await fn(scratch);
   } finally {
     await git(repo, ['worktree', 'remove', '--force', '--force', scratch]);
   }
@@ -132,22 +144,20 @@ async function blockingChanges(checkout: string, baseTip: string, tip: string): 
   return files.filter((f) => !troupes(f) || incoming.includes(f.path)).map((f) => f.path);
 }
 
-/** Merges; on a conflict aborts and returns the conflicting files; null when merged. */
-async function tryMerge(
+/** Merges `rev` (a ref or commit); on a conflict aborts and returns the conflicting files; null when merged. */
+export async function tryMerge(
   cwd: string,
-  branch: string,
+  rev: string,
   message: string,
   env: Record<string, string>,
 ): Promise<string[] | null> {
-  const result = await git(cwd, ['merge', ...MERGE_FLAGS, '--quiet', '-m', message, `refs/heads/${branch}`], {
-    env,
-  });
+  const result = await git(cwd, ['merge', ...MERGE_FLAGS, '--quiet', '-m', message, rev], { env });
   if (result.code === 0) return null;
   const unmerged = await git(cwd, ['diff', '--name-only', '--diff-filter=U', '-z']);
   const files = unmerged.stdout.split('\0').filter(Boolean);
   await git(cwd, ['merge', '--abort']);
   if (files.length === 0) {
-    throw new GitError(['merge', branch], result.code, result.stderr || result.stdout);
+    throw new GitError(['merge', rev], result.code, result.stderr || result.stdout);
   }
   return [...new Set(files)].sort();
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -43,4 +43,26 @@ export async function rev(dir: string, ref: string): Promise<string> {
 
 export async function status(dir: string): Promise<string> {
   return sh(dir, 'status', '--porcelain');
+}
+
+/**
+ * Machines for the remote workspace tests: a bare `origin` (from a repository with one commit on
+ * `main`) and `count` separate clones of it, each standing in for another machine.
+ */
+export async function originAndClones(
+  count: number,
+  files?: Record<string, string>,
+): Promise<{ origin: string; clones: string[] }> {
+  const seed = await tmpRepo(files);
+  const origin = join(dirname(seed), 'origin.git');
+  await sh(dirname(seed), 'clone', '--quiet', '--bare', seed, origin);
+  const clones: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const clone = join(dirname(seed), `machine-${i + 1}`);
+    await sh(dirname(seed), 'clone', '--quiet', origin, clone);
+    await sh(clone, 'config', 'user.name', `Machine ${i + 1}`);
+    await sh(clone, 'config', 'user.email', `machine${i + 1}@example.com`);
+    clones.push(realpathSync(clone));
+  }
+  return { origin: realpathSync(origin), clones };
 }

@@ -152,6 +152,7 @@ describe('executor in memory', () => {
           base: null,
           merge: 'on_complete' as const,
           branch_prefix: 'troupe/',
+          remote: null,
         },
       };
       const id = world.service.start({ pipeline: inWorktrees, input: 'review', script: replies });

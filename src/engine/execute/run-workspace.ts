@@ -58,9 +58,11 @@ export class RunWorkspace {
       const settings = workspaceSettings(state);
       if (settings?.isolation === 'worktree') {
         const ready = await port.prepare(this.taskId, known?.repo ?? state.cwd, settings);
-        if (!known) this.events.record([{ type: 'workspace_ready', ...ready }]);
+        // with `workspace: {remote}` a later run may be on another machine, its worktree elsewhere
+        const moved = known && (ready.path !== known.path || ready.repo !== known.repo);
+        if (!known || moved) this.events.record([{ type: 'workspace_ready', ...ready }]);
         // a person's resolution of a merge conflict, left in the worktree, is the join's to commit
-        else if (!this.takesResolution())
+        if (known && !this.takesResolution())
           await port.align(ready.path, this.taskId, known.head ?? null, known.base);
       }
     } catch (error) {

@@ -11,12 +11,15 @@ export const workspaceReducers = {
   },
 
   workspace_ready(state, event) {
+    // again for the same branch: the task moved to another machine's worktree, its commits with it
+    const same = state.workspace?.branch === event.branch ? state.workspace : null;
     state.workspace = {
+      ...same,
       path: event.path,
       branch: event.branch,
       base: event.base,
       repo: event.repo,
-      merged: null,
+      merged: same?.merged ?? null,
     };
     state.cwd = event.path;
   },
