@@ -46,6 +46,7 @@ export const EXIT_BY_CODE = {
   branch_in_use: Exit.failed,
   repo_without_commits: Exit.failed,
   scripted_effect_invalid: Exit.usage,
+  queue_unavailable: Exit.failed,
   bad_request: Exit.usage,
   agent_exists: Exit.failed,
 } as const satisfies Record<TroupeErrorCode, ExitCode>;

@@ -34,6 +34,8 @@ export type TroupeErrorCode =
   | 'branch_in_use'
   | 'repo_without_commits'
   | 'scripted_effect_invalid'
+  // the work queue on PostgreSQL (store/queue/)
+  | 'queue_unavailable'
   // only the HTTP API answers these (server/errors.ts ApiError)
   | 'bad_request'
   | 'agent_exists';
@@ -91,6 +93,11 @@ export class TooLargeError extends TroupeError {
 /** Another process holds the task (it is running there). */
 export class TaskBusyError extends TroupeError {
   readonly code = 'task_busy';
+}
+
+/** The work queue's database cannot be reached (or none is configured where one is needed). */
+export class QueueError extends TroupeError {
+  readonly code = 'queue_unavailable';
 }
 
 export function isTroupeError(e: unknown): e is TroupeError {

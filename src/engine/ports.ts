@@ -9,6 +9,7 @@ import type { TaskWorkspace } from '../core/task-workspace.js';
 import type { DecisionLog } from '../scheduler/decision-lines.js';
 import type { ProviderLimiter } from '../scheduler/provider-limiter.js';
 import type { TaskState } from './fold/task-state.js';
+import type { Step } from './plan/plan.js';
 
 /**
  * What the engine needs from the world, as interfaces: the executor's ports for one run, and the
@@ -74,6 +75,11 @@ export interface ExecutorPorts {
   env?: Env;
   /** Runs a `gate: {type: command}`. */
   commandGate: CommandGate;
+  /**
+   * Steps this process leaves to others (a worker: a runtime it does not serve, a wait the queue
+   * times, anything once it drains); the run ends when only they are left.
+   */
+  defer?: (step: Step, state: TaskState) => boolean;
 }
 
 /** The concrete world a TaskService runs tasks in; app/task-adapters.ts builds the real one. */

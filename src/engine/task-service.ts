@@ -99,8 +99,13 @@ export class TaskService {
     return taskId;
   }
 
-  /** Runs the task in this process until it ends or waits for a person. */
-  continue(taskId: string, observer?: RunObserver, stop?: AbortSignal): Promise<TaskState> {
+  /** Runs the task in this process until it ends, waits for a person, or only `defer`red steps are left. */
+  continue(
+    taskId: string,
+    observer?: RunObserver,
+    stop?: AbortSignal,
+    defer?: ExecutorPorts['defer'],
+  ): Promise<TaskState> {
     this.mustExist(taskId);
     this.takeMailReplies(taskId);
     const ports: ExecutorPorts = {
@@ -123,6 +128,7 @@ export class TaskService {
       ...(this.adapters.env ? { env: this.adapters.env } : {}),
       decisionLog: this.adapters.decisionLog,
       commandGate: this.adapters.commandGate,
+      ...(defer ? { defer } : {}),
     };
     return runTask(taskId, ports);
   }

@@ -44,8 +44,10 @@ export interface ProjectConfig {
   prices: Record<string, Price>;
   /** Tiers and rules for agents with `model: auto` / `effort: auto` (docs/routing.md). */
   routing: RoutingConfig | null;
-  /** Caps per provider (runtime), for this process. */
+  /** Caps per provider (runtime), for this process (across workers: docs/distributed.md). */
   limits: Record<string, ProviderLimit>;
+  /** postgres://… of the work queue's database (`troupe worker`, `run --detach`); null: none. */
+  queue: string | null;
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -85,6 +87,10 @@ const ConfigSchema = z.strictObject({
     .nullish(),
   routing: RoutingSchema.nullish(),
   limits: LimitsSchema.nullish(),
+  queue: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -99,6 +105,7 @@ export function defaultConfig(): ProjectConfig {
     prices: { ...DEFAULT_PRICES },
     routing: null,
     limits: {},
+    queue: null,
   };
 }
 
@@ -135,6 +142,7 @@ export function loadProjectConfig(root: string): ProjectConfig {
   if (raw.trust_workspace !== undefined) config.trust_workspace = raw.trust_workspace;
   Object.assign(config.prices, raw.prices ?? {});
   if (raw.limits) config.limits = normalizeLimits(raw.limits);
+  if (raw.queue) config.queue = raw.queue;
   if (raw.routing) {
     try {
       config.routing = normalizeRouting(raw.routing);

@@ -19,7 +19,7 @@ export class ApiError extends TroupeError {
  * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
  * or mailbox), 413 a body or input over its limit, 422 a pipeline, config, script or message
  * that cannot be used, 500 a failure on this machine (git, the bus's config or disk), 502 the
- * agent's CLI or provider, 504 a wait that ran out.
+ * agent's CLI or provider, 503 the work queue's database, 504 a wait that ran out.
  */
 export const STATUS_BY_CODE = {
   usage: 400,
@@ -47,6 +47,7 @@ export const STATUS_BY_CODE = {
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
   runtime_error: 502,
+  queue_unavailable: 503,
   bus_timeout: 504,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 

@@ -22,6 +22,7 @@ import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
 import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
+import { registerWorker, registerWorkers } from './worker.js';
 import { registerWorktrees } from './worktrees.js';
 
 /** Each file's register function, with the top-level commands it adds. */
@@ -50,6 +51,8 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['worktrees'], registerWorktrees],
   [['merge'], registerMerge],
   [['pr'], registerPr],
+  [['worker'], registerWorker],
+  [['workers'], registerWorkers],
 ];
 
 /**

@@ -10,15 +10,36 @@ export function registerResume(program: Command): void {
     .argument('<task>', 'task id')
     .option('--interactive', 'ask here when the task waits for a person (default on a terminal)')
     .option('--no-interactive', 'exit with code 6 when the task waits for a person')
+    .option('--detach', 'hand the task to the workers (`troupe worker`) instead of running it here')
+    .option('--queue <url>', 'the work queue, postgres://… (default: TROUPE_QUEUE, queue: in config)')
     .option('--json', 'print the task as JSON when it stops')
     .action(
-      action(async (taskId: string, options: { json?: boolean; interactive?: boolean }) => {
-        const { openProject } = await import('../../app/project.js');
-        const { runForeground } = await import('../foreground.js');
-        return runForeground(openProject(), taskId, {
-          json: options.json === true,
-          ...(options.interactive === undefined ? {} : { interactive: options.interactive }),
-        });
-      }),
+      action(
+        async (
+          taskId: string,
+          options: { json?: boolean; interactive?: boolean; detach?: boolean; queue?: string },
+        ) => {
+          const { openProject } = await import('../../app/project.js');
+          const { queueUrl } = await import('../../app/queue-config.js');
+          const project = openProject();
+          project.tasks.state(taskId); // a task that does not exist is not found, queue or not
+          // a task in the dead-letter queue goes back to the workers, not to this shell
+          if (options.detach || queueUrl(project, options.queue)) {
+            const { submitTask } = await import('../submit.js');
+            const code = await submitTask(project, taskId, {
+              queue: options.queue,
+              json: options.json === true,
+              revive: true,
+              onlyIfDead: !options.detach,
+            });
+            if (code !== null) return code;
+          }
+          const { runForeground } = await import('../foreground.js');
+          return runForeground(project, taskId, {
+            json: options.json === true,
+            ...(options.interactive === undefined ? {} : { interactive: options.interactive }),
+          });
+        },
+      ),
     );
 }

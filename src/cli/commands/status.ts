@@ -14,10 +14,13 @@ export function registerStatus(program: Command): void {
         const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, taskOwnHint, workspaceLines } =
           await import('../../app/task-view.js');
         const { waitingFor } = await import('../../engine/fold/task-state.js');
+        const { deadLetters } = await import('../../app/queue-config.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
+        const dead = await deadLetters(project);
+        const deadLetter = dead ? (dead.find((d) => d.taskId === taskId) ?? null) : undefined;
         if (options.json) {
-          printJson(taskJson(state));
+          printJson({ ...taskJson(state), ...(deadLetter === undefined ? {} : { deadLetter }) });
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
@@ -46,6 +49,10 @@ export function registerStatus(program: Command): void {
         if (waiting)
           out.push(
             `  waiting: ${waiting.kind} at ${waiting.agent}${waiting.questions.length ? ` — ${waiting.questions.join(' / ')}` : ''}`,
+          );
+        if (deadLetter)
+          out.push(
+            `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,
           );
         out.push(`  usage: ${formatTokens(state.usage)}`);
         for (const w of project.store.closedProviders(new Date())) {

@@ -1,0 +1,31 @@
+import type { Project } from '../app/project.js';
+import { openQueue } from '../app/queue-config.js';
+import { enqueueWakeUps } from '../app/worker.js';
+import { printJson } from './options.js';
+
+/**
+ * `run --detach`, `resume --detach`: the task's wake-ups go to the queue; prints its id. With
+ * `revive`, the task is first taken out of the dead-letter queue; with `onlyIfDead` too, nothing
+ * is queued unless it was there (null: the caller runs it in the foreground).
+ */
+export async function submitTask(
+  project: Project,
+  taskId: string,
+  options: { queue?: string | undefined; json: boolean; revive?: boolean; onlyIfDead?: boolean },
+): Promise<number | null> {
+  const queue = await openQueue(project, {
+    given: options.queue,
+    needed: 'submitting a task to the workers',
+  });
+  try {
+    const revived = options.revive ? await queue.revive(taskId) : false;
+    if (options.onlyIfDead && !revived) return null;
+    const state = project.tasks.state(taskId);
+    const wakes = await enqueueWakeUps(queue, state);
+    if (options.json) printJson({ id: taskId, status: state.status, queued: wakes > 0, revived });
+    else process.stdout.write(`${taskId}${revived ? ' (out of the dead-letter queue, queued again)' : ''}\n`);
+    return 0;
+  } finally {
+    await queue.close();
+  }
+}
