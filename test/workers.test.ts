@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { startWorker, testDatabase } from './support/queue-db.js';
 import { eventLog, project, troupe, waitFor } from './support/troupe.js';
@@ -104,7 +106,11 @@ describe('troupe worker', () => {
       () => (ids.every((id) => status(dir, id) === 'task_completed') ? true : undefined),
       240_000,
     );
-    for (const id of ids) expect(completions(dir, id)).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
+    for (const id of ids) {
+      // lead, left, right, review twice (its gate rejects once), pro, con; the session's own stage ends once
+      expect(completions(dir, id)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+      expect(eventLog(dir, id).filter((e) => e.type === 'session_ended')).toHaveLength(1);
+    }
     const listed = await troupe(dir, ['workers', '--json'], { TROUPE_QUEUE: db.url });
     expect(
       JSON.parse(listed.stdout)
@@ -200,4 +206,61 @@ describe('troupe worker', () => {
     for (const id of others) expect(eventLog(dir, id).some((e) => e.type === 'rate_limited')).toBe(true);
     expect(await Promise.all(workers.map((w) => w.stop()))).toEqual([0, 0, 0]);
   }, 90_000);
+
+  it('a task whose wake-ups keep failing lands in the dead-letter queue; resume takes it out', async () => {
+    await using db = await testDatabase();
+    const env = { TROUPE_QUEUE: db.url, TROUPE_QUEUE_RETRY_LIMIT: '1', TROUPE_QUEUE_RETRY_DELAY: '1' };
+    const dir = project({
+      'p.yaml': chain.replace('runtime: codex', 'runtime: claude'),
+      's.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+    });
+    const id = await detach(dir, db.url, ['go', '--file', 'p.yaml', '--script', 's.yaml'], env);
+    // a log no process can replay (an event for a stage that never started): every run fails
+    const sqlite = new Database(join(dir, '.troupe', 'troupe.db'));
+    const bad = sqlite
+      .prepare("INSERT INTO events (task_id, type, at, data) VALUES (?, 'stage_completed', ?, ?)")
+      .run(id, new Date().toISOString(), JSON.stringify({ stage: 9, activation: 'a9', agent: 'writer' }));
+    const worker = await startWorker(dir, db.url, ['--runtimes', 'claude'], env);
+    const dead = await waitFor(async () => {
+      const list = await troupe(dir, ['list', '--dead', '--json'], env);
+      const rows = JSON.parse(list.stdout) as Array<{ id: string; error: string }>;
+      return rows.length > 0 ? rows : undefined;
+    }, 40_000);
+    expect(dead.map((r) => r.id)).toContain(id);
+    sqlite.prepare('DELETE FROM events WHERE seq = ?').run(bad.lastInsertRowid);
+    sqlite.close();
+    const shown = await troupe(dir, ['status', id], env);
+    expect(shown.stdout).toMatch(/dead-lettered .*troupe resume/);
+    const resumed = await troupe(dir, ['resume', id], env);
+    expect(resumed.stdout).toMatch(/out of the dead-letter queue/);
+    expect(resumed.code).toBe(0);
+    await waitFor(() => (status(dir, id) === 'task_completed' ? true : undefined), 30_000);
+    expect(completions(dir, id)).toEqual([1, 1]);
+    const after = await troupe(dir, ['list', '--dead', '--json'], env);
+    expect(JSON.parse(after.stdout)).toEqual([]);
+    expect(await worker.stop()).toBe(0);
+  }, 90_000);
+
+  it('SIGTERM: the running stage finishes, the worker exits 0, and the next stage is handed to another', async () => {
+    await using db = await testDatabase();
+    const dir = project({
+      'p.yaml': chain.replace('runtime: codex', 'runtime: claude'),
+      's.yaml': 'agents:\n  writer: [{reply: "draft", delay_ms: 2000}]\n  editor: ["edited"]\n',
+    });
+    const first = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    const id = await detach(dir, db.url, ['go', '--file', 'p.yaml', '--script', 's.yaml']);
+    await waitFor(
+      () => (eventLog(dir, id).some((e) => e.type === 'stage_started') ? true : undefined),
+      20_000,
+    );
+    expect(await first.stop()).toBe(0);
+    const log = eventLog(dir, id);
+    expect(log.filter((e) => e.type === 'stage_completed').map((e) => e.data.agent)).toEqual(['writer']);
+    expect(log.some((e) => e.type === 'stage_interrupted')).toBe(false);
+    const second = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    await waitFor(() => (status(dir, id) === 'task_completed' ? true : undefined), 30_000);
+    expect(starterOf(dir, id, 'editor')).toBe(second.pid);
+    expect(completions(dir, id)).toEqual([1, 1]);
+    expect(await second.stop()).toBe(0);
+  }, 60_000);
 });

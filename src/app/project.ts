@@ -3,6 +3,7 @@ import type { EventStore } from '../core/event-store.js';
 import { TaskService } from '../engine/task-service.js';
 import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
+import type { ProviderTurns } from '../scheduler/provider-limiter.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { projectAdapters } from './task-adapters.js';
 
@@ -24,7 +25,12 @@ export function openProject(cwd = process.cwd()): Project {
   return { root, config, store, tasks: projectTaskService(root, store, config) };
 }
 
-/** The task service of a project whose store is already open. */
-export function projectTaskService(root: string, store: EventStore, config: ProjectConfig): TaskService {
-  return new TaskService(root, store, config, projectAdapters(root, config));
+/** The task service of a project whose store is already open (a worker's: with the shared `limits:` caps). */
+export function projectTaskService(
+  root: string,
+  store: EventStore,
+  config: ProjectConfig,
+  limiter?: ProviderTurns,
+): TaskService {
+  return new TaskService(root, store, config, projectAdapters(root, config), limiter);
 }

@@ -23,6 +23,8 @@ export const ANY_LANE = 'any';
 export const CHECK_LANE = 'check';
 
 export interface WorkerSettings {
+  /** newWorkerId(): the worker's row in `troupe workers`, and the holder of its provider turns. */
+  id: string;
   runtimes: string[];
   labels: string[];
   concurrency: number;
@@ -49,8 +51,11 @@ export async function enqueueWakeUps(queue: WorkQueue, state: TaskState): Promis
   return wakes.length;
 }
 
+export function newWorkerId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(2).toString('hex')}`;
+}
+
 export class Worker {
-  readonly id = `${hostname()}-${process.pid}-${randomBytes(2).toString('hex')}`;
   private readonly started = new Date().toISOString();
   private readonly running = new Map<string, AbortController>();
   private draining = false;
@@ -62,6 +67,10 @@ export class Worker {
     private readonly registry: WorkerRegistry,
     private readonly settings: WorkerSettings,
   ) {}
+
+  get id(): string {
+    return this.settings.id;
+  }
 
   async start(): Promise<void> {
     await this.beat();

@@ -7,7 +7,7 @@ import type { Script } from '../core/script.js';
 import type { TaskMail } from '../core/task-mail.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
 import type { DecisionLog } from '../scheduler/decision-lines.js';
-import type { ProviderLimiter } from '../scheduler/provider-limiter.js';
+import type { ProviderTurns } from '../scheduler/provider-limiter.js';
 import type { TaskState } from './fold/task-state.js';
 import type { Step } from './plan/plan.js';
 
@@ -70,7 +70,7 @@ export interface ExecutorPorts {
   /** `.troupe/decisions.jsonl`: each decision when made, routed stages' outcomes when the task ends. */
   decisionLog?: DecisionLog;
   /** `limits:` caps per provider, shared by every task of this process. */
-  limiter?: ProviderLimiter;
+  limiter?: ProviderTurns;
   /** The environment the runtimes run in: which endpoint and account a call uses (core/provider-key.ts). */
   env?: Env;
   /** Runs a `gate: {type: command}`. */

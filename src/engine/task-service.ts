@@ -9,7 +9,7 @@ import type { SizeRecord } from '../core/spec.js';
 import type { TaskMail } from '../core/task-mail.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
-import { ProviderLimiter } from '../scheduler/provider-limiter.js';
+import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limiter.js';
 import { runTask } from './execute/execute.js';
 import { foldEvents, type TaskState, waitingFor } from './fold/task-state.js';
 import { newChunk, usesChunks } from './plan/chunks.js';
@@ -21,16 +21,17 @@ import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from '.
  * One place, so the CLI and the server behave the same.
  */
 export class TaskService {
-  /** One per process: the caps hold across every task it runs. */
-  private readonly limiter: ProviderLimiter;
+  /** One per process (the caps hold across every task it runs), or one for every worker. */
+  private readonly limiter: ProviderTurns;
 
   constructor(
     readonly root: string,
     readonly store: EventStore,
     readonly config: ProjectConfig,
     private readonly adapters: TaskAdapters,
+    limiter?: ProviderTurns,
   ) {
-    this.limiter = new ProviderLimiter(config.limits);
+    this.limiter = limiter ?? new ProviderLimiter(config.limits);
   }
 
   /** Agents with model/effort auto need tiers; `--tier` must name one. */

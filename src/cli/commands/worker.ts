@@ -46,19 +46,29 @@ export function registerWorker(program: Command): void {
             hint: `runtimes: ${RUNTIMES.join(', ')}`,
           });
         if (options.store) process.env.TROUPE_STORE = options.store;
-        const { openProject } = await import('../../app/project.js');
-        const { openQueue, checkSeconds } = await import('../../app/queue-config.js');
-        const { Worker } = await import('../../app/worker.js');
+        const { openProject, projectTaskService } = await import('../../app/project.js');
+        const { openQueue, checkSeconds, queueUrl } = await import('../../app/queue-config.js');
+        const { newWorkerId, Worker } = await import('../../app/worker.js');
         const { WorkerRegistry } = await import('../../store/queue/worker-registry.js');
-        const project = openProject();
+        const { openSharedLimits } = await import('../../store/queue/shared-limits.js');
+        const opened = openProject();
         const log = (line: string) => process.stderr.write(`troupe worker: ${line}\n`);
-        const queue = await openQueue(project, {
+        const queue = await openQueue(opened, {
           given: options.queue,
           supervise: true,
           needed: 'troupe worker',
           onError: (error) => log(`queue: ${error.message}`),
         });
+        const id = newWorkerId();
+        // `limits:` caps count every worker's calls (store/queue/shared-limits.ts)
+        const limits = Object.keys(opened.config.limits).length
+          ? await openSharedLimits(queueUrl(opened, options.queue)!, opened.config.limits, id)
+          : null;
+        const project = limits
+          ? { ...opened, tasks: projectTaskService(opened.root, opened.store, opened.config, limits) }
+          : opened;
         const worker = new Worker(project, queue, new WorkerRegistry(queue.db), {
+          id,
           runtimes,
           labels: options.labels ? list(options.labels) : [],
           concurrency,
@@ -75,6 +85,7 @@ export function registerWorker(program: Command): void {
         log('stopping: no new work; running stages finish or are handed back');
         await worker.drain();
         await queue.close();
+        await limits?.close();
         project.store.close();
         log('stopped');
         return 0;
