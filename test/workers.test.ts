@@ -263,4 +263,31 @@ describe('troupe worker', () => {
     expect(completions(dir, id)).toEqual([1, 1]);
     expect(await second.stop()).toBe(0);
   }, 60_000);
+
+  it('limits: caps hold across workers: with concurrency 1, no two calls to the provider overlap', async () => {
+    await using db = await testDatabase();
+    const lines = Array.from({ length: 8 }, (_, i) => `line ${i}`).join('\\n');
+    const dir = project({
+      '.troupe/config.yaml': 'limits:\n  claude: {concurrency: 1}\n',
+      'p.yaml': 'agents:\n  - id: writer\n    runtime: claude\n',
+      's.yaml': `agents:\n  writer: [{reply: "${lines}", delay_ms: 1200}]\n`,
+    });
+    const workers = await Promise.all(
+      [1, 2, 3].map(() => startWorker(dir, db.url, ['--runtimes', 'claude'])),
+    );
+    const ids = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => detach(dir, db.url, [`t${i}`, '--file', 'p.yaml', '--script', 's.yaml'])),
+    );
+    await waitFor(() => (ids.every((id) => status(dir, id) === 'task_completed') ? true : undefined), 60_000);
+    // each call streams its output while it runs: its first and last stage_output bound the call
+    const calls = ids
+      .map((id) => eventLog(dir, id).filter((e) => e.type === 'stage_output'))
+      .map((out) => [Date.parse(out[0]!.at), Date.parse(out.at(-1)!.at)] as const)
+      .sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < calls.length; i++) expect(calls[i]![0]).toBeGreaterThan(calls[i - 1]![1]);
+    // and more than one worker made them
+    const busy = workers.filter((w) => ids.some((id) => w.stderr().includes(`${id}: running`)));
+    expect(busy.length).toBeGreaterThan(1);
+    expect(await Promise.all(workers.map((w) => w.stop()))).toEqual([0, 0, 0]);
+  }, 90_000);
 });
