@@ -21,6 +21,7 @@ describe('loadProjectConfig', () => {
       prices: DEFAULT_PRICES,
       routing: null,
       limits: {},
+      queue: null,
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
   });
