@@ -25,7 +25,7 @@ export default defineConfig({
         {
           // small leaf modules that the entry and most commands share, in one file rather than six
           name: 'common',
-          test: /src[\\/]core[\\/]errors\.ts|src[\\/]package-root\.ts|src[\\/]cli[\\/]exit-codes\.ts|src[\\/]pipeline[\\/]diagnostics\.ts|src[\\/]scheduler[\\/]prices\.ts|src[\\/]pipeline[\\/]lang[\\/]graph\.ts/,
+          test: /src[\\/]core[\\/]errors\.ts|src[\\/]app[\\/]store-choice\.ts|src[\\/]package-root\.ts|src[\\/]cli[\\/]exit-codes\.ts|src[\\/]pipeline[\\/]diagnostics\.ts|src[\\/]scheduler[\\/]prices\.ts|src[\\/]pipeline[\\/]lang[\\/]graph\.ts/,
         },
         {
           // what `troupe validate` (and every command that loads a pipeline) needs, in one file

@@ -6,8 +6,11 @@ import { makeProject, nowMs } from './lib.js';
 const dist = new URL('../dist/', import.meta.url);
 const load = (path) => import(new URL(path, dist).href);
 
-/** A troupe project with an n-stage pipeline ('linear' or 'loop'); each runOnce is a new task in the same store. */
-export async function troupeChain(stages = 10, shape = 'linear') {
+/**
+ * A troupe project with an n-stage pipeline ('linear' or 'loop'); each runOnce is a new task in the
+ * same store: SQLite in the project unless `openStore(root)` opens another (bench/postgres.js).
+ */
+export async function troupeChain(stages = 10, shape = 'linear', { openStore } = {}) {
   const [{ openSqliteStore }, { loadPipeline }, { loadProjectConfig }, { projectTaskService }] =
     await Promise.all([
       load('store/sqlite/sqlite-store.js'),
@@ -16,7 +19,9 @@ export async function troupeChain(stages = 10, shape = 'linear') {
       load('app/project.js'),
     ]);
   const project = makeProject('overhead', stages, shape);
-  const store = openSqliteStore(join(project.root, '.troupe', 'troupe.db'));
+  const store = openStore
+    ? await openStore(project.root)
+    : openSqliteStore(join(project.root, '.troupe', 'troupe.db'));
   const pipeline = loadPipeline(project.pipelineFile, { params: {}, name: 'bench' });
   const service = projectTaskService(project.root, store, loadProjectConfig(project.root));
   return {

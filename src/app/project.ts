@@ -4,7 +4,9 @@ import { TaskService } from '../engine/task-service.js';
 import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
 import type { ProviderTurns } from '../scheduler/provider-limiter.js';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openStore } from '../store/open-store.js';
+import { parseStoreLocation, type StoreLocation } from '../store/store-url.js';
+import { chosenStore } from './store-choice.js';
 import { projectAdapters } from './task-adapters.js';
 
 /**
@@ -21,8 +23,23 @@ export interface Project {
 export function openProject(cwd = process.cwd()): Project {
   const root = findProjectRoot(cwd);
   const config = loadProjectConfig(root);
-  const store = openSqliteStore(join(root, '.troupe', 'troupe.db'));
+  const store = openStore(projectStoreLocation(root, config));
   return { root, config, store, tasks: projectTaskService(root, store, config) };
+}
+
+/**
+ * Where the project's tasks live: `--store` (store-choice.ts), else TROUPE_STORE, else `store:` in
+ * .troupe/config.yaml, else SQLite in .troupe/troupe.db.
+ */
+export function projectStoreLocation(
+  root: string,
+  config: ProjectConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): StoreLocation {
+  const chosen = chosenStore() || env.TROUPE_STORE || config.store;
+  return chosen
+    ? parseStoreLocation(chosen, root)
+    : { kind: 'sqlite', file: join(root, '.troupe', 'troupe.db') };
 }
 
 /** The task service of a project whose store is already open (a worker's: with the shared `limits:` caps). */

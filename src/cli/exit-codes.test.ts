@@ -14,10 +14,13 @@ import {
 } from '../bus/errors.js';
 import {
   isTroupeError,
+  LeaseLostError,
   NotFoundError,
   PipelineError,
   ScriptError,
   StateError,
+  StoreConfigError,
+  StoreUnavailableError,
   TaskBusyError,
   TooLargeError,
   type TroupeError,
@@ -45,6 +48,9 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   StateError: [new StateError('x'), 1, 409],
   TaskBusyError: [new TaskBusyError('x'), 1, 409],
   TooLargeError: [new TooLargeError('x'), 2, 413],
+  StoreConfigError: [new StoreConfigError('x'), 2, 500],
+  StoreUnavailableError: [new StoreUnavailableError('x'), 7, 503],
+  LeaseLostError: [new LeaseLostError('T-1', 'x'), 1, 409],
   PipelineError: [new PipelineError('p.yaml', 1, 1, 'x'), 2, 422],
   ScriptError: [new ScriptError('x'), 2, 422],
   TemplateError: [new TemplateError('prompt', 'x'), 2, 422],

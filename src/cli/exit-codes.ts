@@ -11,6 +11,8 @@ export const Exit = {
   /** The message bus refused a valid route: session-pin conflict, or no eligible root inside Git (AMQ's 5). */
   contextMismatch: 5,
   waitingForHuman: 6,
+  /** The store (PostgreSQL) cannot be reached or refuses the connection. */
+  storeUnavailable: 7,
 } as const;
 
 export type ExitCode = (typeof Exit)[keyof typeof Exit];
@@ -29,6 +31,9 @@ export const EXIT_BY_CODE = {
   pipeline_invalid: Exit.usage,
   script_invalid: Exit.usage,
   too_large: Exit.usage,
+  store_invalid: Exit.usage,
+  store_unavailable: Exit.storeUnavailable,
+  lease_lost: Exit.failed,
   template_error: Exit.usage,
   condition_invalid: Exit.usage,
   routing_config_invalid: Exit.usage,

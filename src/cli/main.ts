@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { chooseStore } from '../app/store-choice.js';
 import { reportError } from './action.js';
 import { registerCommands } from './commands/index.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
@@ -7,8 +8,17 @@ import { VERSION } from './version.js';
 const program = new Command('troupe')
   .description('Run teams of AI coding agents described in one YAML file.')
   .version(VERSION, '-V, --version')
+  .option(
+    '--store <url|path>',
+    'where tasks live: postgres://… or a SQLite file (also TROUPE_STORE, store: in config)',
+  )
   .showSuggestionAfterError()
-  .exitOverride();
+  .exitOverride()
+  // the flag wins over TROUPE_STORE and the config (app/project.ts)
+  .hook('preAction', (command) => {
+    const store = command.opts<{ store?: string }>().store;
+    if (store) chooseStore(store);
+  });
 
 registerCommands(program, process.argv[2]);
 

@@ -13,6 +13,10 @@ export type TroupeErrorCode =
   | 'pipeline_invalid'
   | 'script_invalid'
   | 'too_large'
+  // the event store (store/): its URL, its server, and a lease another process took over
+  | 'store_invalid'
+  | 'store_unavailable'
+  | 'lease_lost'
   // the pipeline language and the project config (pipeline/)
   | 'template_error'
   | 'condition_invalid'
@@ -93,6 +97,30 @@ export class TooLargeError extends TroupeError {
 /** Another process holds the task (it is running there). */
 export class TaskBusyError extends TroupeError {
   readonly code = 'task_busy';
+}
+
+/** A store URL or path that cannot be used (an unknown scheme, a malformed URL). */
+export class StoreConfigError extends TroupeError {
+  readonly code = 'store_invalid';
+}
+
+/** The store's server cannot be reached or refuses this client (down, cut off, wrong password). */
+export class StoreUnavailableError extends TroupeError {
+  readonly code = 'store_unavailable';
+}
+
+/**
+ * The task's lease was taken over by another process (this one was cut off or stalled past the
+ * lease's expiry): the store refused to record anything more for the task from here.
+ */
+export class LeaseLostError extends TroupeError {
+  readonly code = 'lease_lost';
+  constructor(
+    readonly taskId: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** The work queue's database cannot be reached (or none is configured where one is needed). */

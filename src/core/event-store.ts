@@ -4,7 +4,7 @@ import type { EventOf, StoredEvent, TaskEvent, TaskEventType, TaskStatus } from 
 
 /**
  * The append-only event log every task lives in: the single source of truth. SQLite for one
- * machine; PostgreSQL (later) for many. Both pass store/contract.ts.
+ * machine; PostgreSQL for many. All pass store/contract.ts.
  */
 
 export interface TaskSummary {
@@ -32,6 +32,8 @@ export interface TaskFilter {
 export interface LeaseHolder {
   pid: number;
   host: string;
+  /** Which worker of the process, when one process runs several (`troupe worker`). */
+  worker?: string;
 }
 
 export interface SummaryUpdate {
@@ -63,7 +65,11 @@ export interface EventStore {
   eventsSince(afterSeq: number, limit: number): StoredEvent[];
   task(id: string): TaskSummary | undefined;
   tasks(filter?: TaskFilter): TaskSummary[];
-  /** Takes the task's lease unless a live process holds it. */
+  /**
+   * Takes the task's lease unless a live process holds it. A shared store's leases expire unless
+   * renewed (it renews the ones it took) and fence: once another process takes the lease over,
+   * this store's appends and restarts for the task throw LeaseLostError.
+   */
   tryLease(taskId: string, holder: LeaseHolder): boolean;
   releaseLease(taskId: string, holder: LeaseHolder): void;
   leaseHolder(taskId: string): LeaseHolder | null;
@@ -74,6 +80,11 @@ export interface EventStore {
    * this process has awaited something since its last call (the next stage always has).
    */
   closedProviders(now: Date): ProviderWindow[];
+  /**
+   * Calls `listener` when a lease this store took is lost (taken over, or not renewed in time);
+   * returns the unsubscribe. Only stores whose leases can be lost (PostgreSQL) have it.
+   */
+  onLeaseLost?(listener: (taskId: string) => void): () => void;
   close(): void;
 }
 

@@ -48,6 +48,8 @@ export interface ProjectConfig {
   limits: Record<string, ProviderLimit>;
   /** postgres://… of the work queue's database (`troupe worker`, `run --detach`); null: none. */
   queue: string | null;
+  /** Where tasks live: a `postgres://` URL or a SQLite file (docs/distributed.md); null: .troupe/troupe.db. */
+  store: string | null;
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -91,6 +93,7 @@ const ConfigSchema = z.strictObject({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .nullish(),
+  store: z.string().min(1).nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -106,6 +109,7 @@ export function defaultConfig(): ProjectConfig {
     routing: null,
     limits: {},
     queue: null,
+    store: null,
   };
 }
 
@@ -143,6 +147,7 @@ export function loadProjectConfig(root: string): ProjectConfig {
   Object.assign(config.prices, raw.prices ?? {});
   if (raw.limits) config.limits = normalizeLimits(raw.limits);
   if (raw.queue) config.queue = raw.queue;
+  if (raw.store) config.store = raw.store;
   if (raw.routing) {
     try {
       config.routing = normalizeRouting(raw.routing);

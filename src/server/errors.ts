@@ -18,8 +18,8 @@ export class ApiError extends TroupeError {
  * troupe's error codes as HTTP statuses: the one mapping, as exit-codes.ts is for the CLI.
  * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
  * or mailbox), 413 a body or input over its limit, 422 a pipeline, config, script or message
- * that cannot be used, 500 a failure on this machine (git, the bus's config or disk), 502 the
- * agent's CLI or provider, 503 the work queue's database, 504 a wait that ran out.
+ * that cannot be used, 500 a failure on this machine (git, the bus's or the store's config, disk), 502 the
+ * agent's CLI or provider, 503 the store's server or the work queue's database out of reach, 504 a wait that ran out.
  */
 export const STATUS_BY_CODE = {
   usage: 400,
@@ -34,6 +34,7 @@ export const STATUS_BY_CODE = {
   merge_conflict: 409,
   branch_in_use: 409,
   repo_without_commits: 409,
+  lease_lost: 409,
   pipeline_invalid: 422,
   script_invalid: 422,
   template_error: 422,
@@ -46,9 +47,11 @@ export const STATUS_BY_CODE = {
   git_failed: 500,
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
+  store_invalid: 500,
   runtime_error: 502,
   queue_unavailable: 503,
   bus_timeout: 504,
+  store_unavailable: 503,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 
 export function errorResponse(c: Context, error: unknown): Response {

@@ -4,6 +4,7 @@ import { registerBus } from './bus.js';
 import { registerCancel } from './cancel.js';
 import { registerChunks } from './chunks.js';
 import { registerContext } from './context.js';
+import { registerDb } from './db.js';
 import { registerDecide } from './decide.js';
 import { registerDecisions } from './decisions.js';
 import { registerDemo } from './demo.js';
@@ -53,6 +54,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['pr'], registerPr],
   [['worker'], registerWorker],
   [['workers'], registerWorkers],
+  [['db'], registerDb],
 ];
 
 /**

@@ -31,11 +31,14 @@ export function registerServe(program: Command): void {
         let token = typeof flags.token === 'string' ? flags.token : (process.env.TROUPE_TOKEN ?? null);
         if (flags.token === true || (!token && !isLoopback(flags.host))) token = generateToken();
         const project = openProject();
+        const { describeStore } = await import('../../store/store-url.js');
+        const { projectStoreLocation } = await import('../../app/project.js');
         const log = (line: string) =>
           process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
         const server = await startServer({ project, port, host: flags.host, token, log });
         const link = token ? `${server.url}?token=${encodeURIComponent(token)}` : server.url;
         process.stdout.write(`troupe serve: listening on ${server.url}\n`);
+        process.stdout.write(`store: ${describeStore(projectStoreLocation(project.root, project.config))}\n`);
         if (token && typeof flags.token !== 'string' && !process.env.TROUPE_TOKEN)
           process.stdout.write(`token: ${token}\n`);
         process.stdout.write(`dashboard: ${link}\n`);

@@ -10,10 +10,10 @@ import {
   type ProviderWindow,
   type SummaryUpdate,
   type TaskFilter,
-  type TaskSummary,
 } from '../../core/event-store.js';
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 import { ANY_ACCOUNT } from '../../core/provider-key.js';
+import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page
@@ -87,23 +87,6 @@ export function taskListSql(filter: TaskFilter): { sql: string; params: unknown[
   };
 }
 
-interface TaskRow {
-  id: string;
-  status: TaskStatus;
-  pipeline: string;
-  input: string;
-  current_agent: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface EventRow {
-  seq: number;
-  task_id: string;
-  at: string;
-  data: string;
-}
-
 export function openSqliteStore(file: string): EventStore {
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
@@ -161,15 +144,6 @@ export function openSqliteStore(file: string): EventStore {
       windowsCheckedThisTurn = false;
     });
     return windows;
-  };
-
-  // the parsed object is new: completed in place rather than copied (every resume reads the whole log)
-  const toStored = (row: EventRow): StoredEvent => {
-    const event = JSON.parse(row.data) as StoredEvent;
-    event.seq = row.seq;
-    event.taskId = row.task_id;
-    event.at = row.at;
-    return event;
   };
 
   const write = (taskId: string, event: TaskEvent, at: string): StoredEvent => {
@@ -296,16 +270,4 @@ function migrate(db: Database.Database): void {
       db.pragma('user_version = 1');
     })();
   }
-}
-
-function toSummary(row: TaskRow): TaskSummary {
-  return {
-    id: row.id,
-    status: row.status,
-    pipeline: row.pipeline,
-    input: row.input,
-    currentAgent: row.current_agent,
-    created: row.created_at,
-    updated: row.updated_at,
-  };
 }

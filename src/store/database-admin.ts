@@ -1,0 +1,67 @@
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { migrate, migrationStatus } from './postgres/migrations.js';
+import { connectPostgres, storeError } from './postgres/postgres-store.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { redactStoreUrl, type StoreLocation } from './store-url.js';
+
+/** What `troupe db status` reports: where the store is and which schema version it is at. */
+export type DatabaseStatus =
+  | {
+      kind: 'postgres';
+      /** Without its password. */
+      url: string;
+      schema: string | null;
+      migrations: Array<{ version: number; name: string; appliedAt: string | null }>;
+      pending: number[];
+    }
+  | { kind: 'sqlite'; path: string; exists: boolean; userVersion: number | null };
+
+/** The store's schema version, read without changing anything. */
+export function databaseStatus(location: StoreLocation): DatabaseStatus {
+  if (location.kind === 'sqlite') {
+    if (!existsSync(location.file))
+      return { kind: 'sqlite', path: location.file, exists: false, userVersion: null };
+    const db = new Database(location.file, { readonly: true });
+    try {
+      const userVersion = db.pragma('user_version', { simple: true }) as number;
+      return { kind: 'sqlite', path: location.file, exists: true, userVersion };
+    } finally {
+      db.close();
+    }
+  }
+  return withPostgres(location, (db) => {
+    const migrations = migrationStatus(db);
+    return {
+      kind: 'postgres',
+      url: redactStoreUrl(location.url),
+      schema: location.schema,
+      migrations,
+      pending: migrations.filter((m) => m.appliedAt === null).map((m) => m.version),
+    };
+  });
+}
+
+/** Brings the store up to this troupe's schema; returns the versions applied now (none: it was). */
+export function migrateDatabase(location: StoreLocation): number[] {
+  if (location.kind === 'sqlite') {
+    // SQLite migrates itself on open (sqlite-store.ts)
+    openSqliteStore(location.file).close();
+    return [];
+  }
+  return withPostgres(location, (db) => migrate(db, location.schema));
+}
+
+function withPostgres<T>(
+  location: Extract<StoreLocation, { kind: 'postgres' }>,
+  body: (db: ReturnType<typeof connectPostgres>) => T,
+): T {
+  const db = connectPostgres(location.url, { schema: location.schema });
+  try {
+    return body(db);
+  } catch (error) {
+    throw storeError(error, location.url);
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,181 @@
+import type { SyncPg } from './sync-client.js';
+
+/**
+ * The PostgreSQL schema, as numbered steps: each is applied once, in order, and never changed
+ * after it shipped (a change is a new step). `schema_migrations` records which ones ran.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// every write takes this transaction-scoped lock first: a seq is then handed out in the order its
+// transaction commits, so a reader of `eventsSince` never sees seq N+1 before N (which it would then
+// pass over for good); and as writes are one at a time, the task's status read after it is current
+// until the commit (no row lock needed)
+const SEQ_LOCK = `pg_advisory_xact_lock(7451, hashtext(current_schema()))`;
+
+const FENCE = `
+  IF p_epoch IS NOT NULL AND NOT EXISTS (
+    -- FOR SHARE: a takeover (tryLease's UPDATE) waits for this write to commit, so the new holder
+    -- reads it; one that committed first moved the epoch on, and this write is refused
+    SELECT 1 FROM leases WHERE task_id = p_task AND epoch = p_epoch AND expires_at > now() FOR SHARE
+  ) THEN
+    RAISE EXCEPTION 'the lease of task % was lost (another worker took it over, or it expired): nothing more is recorded from here', p_task
+      USING ERRCODE = 'TR423';
+  END IF;`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'tasks, events, leases, provider windows',
+    sql: `
+CREATE TABLE tasks (
+  id text PRIMARY KEY,
+  -- the order tasks were created in, for a stable list among equal created_at
+  ord bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+  status text NOT NULL,
+  pipeline text NOT NULL,
+  input text NOT NULL,
+  created_at text NOT NULL,
+  updated_at text NOT NULL
+);
+CREATE INDEX tasks_by_created ON tasks (created_at DESC, ord DESC);
+CREATE INDEX tasks_by_status ON tasks (status, created_at DESC, ord DESC);
+CREATE INDEX tasks_by_pipeline ON tasks (pipeline, created_at DESC, ord DESC);
+
+CREATE TABLE events (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  task_id text NOT NULL REFERENCES tasks (id),
+  type text NOT NULL,
+  at text NOT NULL,
+  data text NOT NULL,
+  -- set when a restart sets the event aside: kept for audit, left out of the task's history
+  superseded_by bigint
+);
+CREATE INDEX events_by_task ON events (task_id, seq);
+CREATE INDEX events_by_type ON events (type, seq);
+
+-- a released lease keeps its row: the epoch only ever rises, so a stale holder never matches again
+CREATE TABLE leases (
+  task_id text PRIMARY KEY REFERENCES tasks (id),
+  pid integer,
+  host text,
+  worker text,
+  epoch bigint NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+
+CREATE TABLE provider_windows (
+  provider text PRIMARY KEY,
+  reset_at text NOT NULL
+);
+
+-- the writes, one statement each: the checks (task exists, not ended, lease still held) are
+-- made by the database in the writing transaction, not by the caller beforehand
+
+CREATE FUNCTION troupe_create_task(p_id text, p_pipeline text, p_input text, p_type text, p_data text, p_at text)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE v_seq bigint;
+BEGIN
+  INSERT INTO tasks (id, status, pipeline, input, created_at, updated_at)
+    VALUES (p_id, 'pending', p_pipeline, p_input, p_at, p_at) ON CONFLICT (id) DO NOTHING;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  PERFORM ${SEQ_LOCK};
+  INSERT INTO events (task_id, type, at, data) VALUES (p_id, p_type, p_at, p_data) RETURNING seq INTO v_seq;
+  RETURN v_seq;
+END $$;
+
+CREATE FUNCTION troupe_append(p_task text, p_types text[], p_data text[], p_at text, p_status text, p_epoch bigint)
+RETURNS SETOF bigint LANGUAGE plpgsql AS $$
+DECLARE v_status text;
+BEGIN
+  PERFORM ${SEQ_LOCK};
+  SELECT status INTO v_status FROM tasks WHERE id = p_task;
+  IF NOT FOUND THEN RAISE EXCEPTION 'no task %', p_task USING ERRCODE = 'TR404'; END IF;
+  ${FENCE}
+  IF v_status IN ('completed', 'failed', 'cancelled') THEN
+    RAISE EXCEPTION 'task % has already %', p_task,
+      CASE v_status WHEN 'cancelled' THEN 'been cancelled' ELSE v_status END USING ERRCODE = 'TR409';
+  END IF;
+  RETURN QUERY INSERT INTO events (task_id, type, at, data)
+    SELECT p_task, u.type, p_at, u.data FROM unnest(p_types, p_data) WITH ORDINALITY AS u(type, data, n)
+    ORDER BY u.n RETURNING seq;
+  IF p_status <> v_status THEN UPDATE tasks SET status = p_status, updated_at = p_at WHERE id = p_task; END IF;
+END $$;
+
+CREATE FUNCTION troupe_restart(p_task text, p_from bigint, p_type text, p_data text, p_at text, p_status text, p_epoch bigint)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE v_seq bigint;
+BEGIN
+  PERFORM ${SEQ_LOCK};
+  PERFORM 1 FROM tasks WHERE id = p_task;
+  IF NOT FOUND THEN RAISE EXCEPTION 'no task %', p_task USING ERRCODE = 'TR404'; END IF;
+  ${FENCE}
+  INSERT INTO events (task_id, type, at, data) VALUES (p_task, p_type, p_at, p_data) RETURNING seq INTO v_seq;
+  UPDATE events SET superseded_by = v_seq
+    WHERE task_id = p_task AND seq >= p_from AND seq < v_seq AND superseded_by IS NULL;
+  UPDATE tasks SET status = p_status, updated_at = p_at WHERE id = p_task;
+  RETURN v_seq;
+END $$;
+`,
+  },
+];
+
+export interface MigrationState {
+  version: number;
+  name: string;
+  appliedAt: string | null;
+}
+
+const BOOKKEEPING = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version integer PRIMARY KEY,
+  name text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+)`;
+
+/**
+ * Applies the steps not applied yet, in one transaction, under an advisory lock on the schema's
+ * name: of two processes starting together, the second waits and then finds nothing to do.
+ * Returns the versions it applied.
+ */
+export function migrate(db: SyncPg, schema: string | null): number[] {
+  return db.transaction(() => {
+    db.query(`SELECT pg_advisory_xact_lock(7450, hashtext(coalesce($1, current_schema())))`, [schema]);
+    if (schema) db.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    db.query(BOOKKEEPING);
+    const done = new Set(appliedVersions(db));
+    const applied: number[] = [];
+    for (const step of MIGRATIONS) {
+      if (done.has(step.version)) continue;
+      db.query(step.sql);
+      db.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [step.version, step.name]);
+      applied.push(step.version);
+    }
+    return applied;
+  });
+}
+
+/** Every known step, with when it was applied (null: not yet); read-only. */
+export function migrationStatus(db: SyncPg): MigrationState[] {
+  const exists = db.query<{ found: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AS found`,
+  )[0]?.found;
+  const rows = exists
+    ? db.query<{ version: number; applied_at: string }>(
+        `SELECT version, to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS applied_at
+         FROM schema_migrations`,
+      )
+    : [];
+  const at = new Map(rows.map((row) => [row.version, row.applied_at]));
+  return MIGRATIONS.map((step) => ({
+    version: step.version,
+    name: step.name,
+    appliedAt: at.get(step.version) ?? null,
+  }));
+}
+
+function appliedVersions(db: SyncPg): number[] {
+  return db.query<{ version: number }>('SELECT version FROM schema_migrations').map((row) => row.version);
+}

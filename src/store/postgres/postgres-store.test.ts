@@ -1,0 +1,287 @@
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  dropSchemas,
+  PG_URL,
+  postgresUnreachable,
+  scratchSchemaName,
+} from '../../../test/support/postgres.js';
+import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
+import type { EventStore } from '../../core/event-store.js';
+import type { EventOf } from '../../core/events.js';
+import { agent, pipeline } from '../../engine/test-pipelines.js';
+import { storeContract } from '../contract.js';
+import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+
+const unreachable = await postgresUnreachable();
+const schemas = new Set<string>();
+afterAll(() => dropSchemas(schemas));
+
+function openScratch(options: PostgresStoreOptions = {}): EventStore {
+  const schema = options.schema ?? scratchSchemaName();
+  schemas.add(schema);
+  return openPostgresStore(PG_URL, { ...options, schema });
+}
+
+const created: EventOf<'task_created'> = {
+  type: 'task_created',
+  pipeline: 'p',
+  pipelineFile: 'p.yaml',
+  definition: pipeline(agent('a')),
+  input: 'do it',
+  startAgent: 'a',
+  cwd: '/tmp',
+  maxStages: 20,
+  timeouts: {},
+  gate: { model: null, timeout: 120, system_prompt: '' },
+  script: null,
+  parentTaskId: null,
+  kind: 'run',
+};
+const output = (text: string) => ({ type: 'stage_output' as const, stage: 1, text });
+// holders on other machines: their pids cannot be checked from here, so they count as alive
+const workerA = { pid: 101, host: 'machine-a', worker: 'w1' };
+const workerB = { pid: 202, host: 'machine-b', worker: 'w1' };
+
+async function sql<T>(schema: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+if (unreachable) {
+  describe.skip(`postgres store: ${unreachable}`, () => {
+    it('needs PostgreSQL', () => {});
+  });
+} else {
+  storeContract('postgres', () => openScratch());
+
+  describe('postgres store: many workers on one database', () => {
+    const open: EventStore[] = [];
+    afterEach(() => {
+      for (const store of open.splice(0)) store.close();
+    });
+    const two = (a: PostgresStoreOptions, b: PostgresStoreOptions = a) => {
+      const schema = scratchSchemaName();
+      const stores = [openScratch({ ...a, schema }), openScratch({ ...b, schema })] as const;
+      open.push(...stores);
+      return { schema, stores };
+    };
+
+    it('of two workers racing for one lease, one gets it; the other gets it only once it expired', async () => {
+      // A never renews (as if stalled or cut off): its lease runs out after 400 ms
+      const {
+        stores: [a, b],
+      } = two({ leaseMs: 400, renewMs: 60_000 }, { leaseMs: 60_000 });
+      const { taskId } = a.createTask(created);
+      expect(a.tryLease(taskId, workerA)).toBe(true);
+      expect(b.tryLease(taskId, workerB)).toBe(false);
+      expect(b.leaseHolder(taskId)).toEqual(workerA);
+      await until(() => b.leaseHolder(taskId) === null, "A's lease to expire");
+      expect(b.tryLease(taskId, workerB)).toBe(true);
+      expect(a.tryLease(taskId, workerA)).toBe(false);
+      expect(a.leaseHolder(taskId)).toEqual(workerB);
+    });
+
+    it('refuses, in the database, every write of a worker whose lease was taken over', async () => {
+      const {
+        schema,
+        stores: [a, b],
+      } = two({ leaseMs: 400, renewMs: 60_000 }, { leaseMs: 60_000 });
+      const lost: string[] = [];
+      a.onLeaseLost?.((taskId) => lost.push(taskId));
+      const { taskId } = a.createTask(created);
+      expect(a.tryLease(taskId, workerA)).toBe(true);
+      a.append(taskId, [output('from A while it holds the lease')], { status: 'running' });
+      await until(() => b.leaseHolder(taskId) === null, "A's lease to expire");
+      expect(b.tryLease(taskId, workerB)).toBe(true);
+
+      expect(() => a.append(taskId, [output('from A, too late')], { status: 'running' })).toThrow(
+        LeaseLostError,
+      );
+      expect(() =>
+        a.restart(taskId, 1, { type: 'task_restarted', fromStage: 1 }, { status: 'running' }),
+      ).toThrow(LeaseLostError);
+      expect(lost).toEqual([taskId, taskId]);
+      b.append(taskId, [output('from B')], { status: 'running' });
+      expect([...b.events(taskId)].map((e) => (e.type === 'stage_output' ? e.text : e.type))).toEqual([
+        'task_created',
+        'from A while it holds the lease',
+        'from B',
+      ]);
+      // the refusal is the database's: the same stale epoch, written by hand, is refused too
+      const [lease] = await sql<{ epoch: string }>(schema, 'SELECT epoch FROM leases WHERE task_id = $1', [
+        taskId,
+      ]);
+      await expect(
+        sql(schema, `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', $2)`, [
+          taskId,
+          Number(lease!.epoch) - 1,
+        ]),
+      ).rejects.toMatchObject({ code: 'TR423' });
+    });
+
+    it('a worker that released its lease writes without it, and anyone may take the lease again', () => {
+      const {
+        stores: [a, b],
+      } = two({});
+      const { taskId } = a.createTask(created);
+      expect(a.tryLease(taskId, workerA)).toBe(true);
+      a.releaseLease(taskId, workerA);
+      expect(b.tryLease(taskId, workerB)).toBe(true);
+      // A no longer claims the task: its append (a cancel from another shell, say) is not fenced
+      a.append(taskId, [{ type: 'task_cancelled', reason: 'stop' }], { status: 'cancelled' });
+      expect(b.task(taskId)?.status).toBe('cancelled');
+    });
+
+    it('renews its leases from its worker thread, so they outlive their duration', async () => {
+      const {
+        schema,
+        stores: [a, b],
+      } = two({ leaseMs: 600, renewMs: 100 });
+      const { taskId } = a.createTask(created);
+      expect(a.tryLease(taskId, workerA)).toBe(true);
+      const expiry = async () =>
+        Date.parse(
+          (
+            await sql<{ at: Date }>(schema, 'SELECT expires_at AS at FROM leases WHERE task_id = $1', [
+              taskId,
+            ])
+          )[0]!.at.toISOString(),
+        );
+      const first = await expiry();
+      // renewed past the first expiry: still A's, with no write from A in between
+      await until(async () => (await expiry()) > first + 600, 'a renewal past the first expiry');
+      expect(b.tryLease(taskId, workerB)).toBe(false);
+      a.append(taskId, [output('still mine')], { status: 'running' });
+    });
+
+    it('tells the worker when a renewal finds its lease taken over', async () => {
+      const {
+        schema,
+        stores: [a],
+      } = two({ leaseMs: 600, renewMs: 100 });
+      const { taskId } = a.createTask(created);
+      const lost = new Promise<string>((resolve) => a.onLeaseLost?.(resolve));
+      expect(a.tryLease(taskId, workerA)).toBe(true);
+      // another machine takes it over (its epoch moves on)
+      await sql(
+        schema,
+        `UPDATE leases SET epoch = epoch + 1, pid = 202, host = 'machine-b' WHERE task_id = $1`,
+        [taskId],
+      );
+      expect(await lost).toBe(taskId);
+      expect(() => a.append(taskId, [output('after the takeover')], { status: 'running' })).toThrow(
+        LeaseLostError,
+      );
+    });
+
+    it('shares provider windows: one any worker closed holds for all of them', async () => {
+      const {
+        stores: [a, b],
+      } = two({});
+      const now = new Date('2026-11-29T12:00:00Z');
+      expect(b.closedProviders(now)).toEqual([]);
+      a.closeProvider('claude', '2026-11-29T12:05:00Z');
+      // B hears of it through LISTEN/NOTIFY, a moment after A's commit
+      await until(() => b.closedProviders(now).length === 1, "B to see A's window");
+      expect(b.closedProviders(now)).toEqual([{ provider: 'claude', resetAt: '2026-11-29T12:05:00Z' }]);
+      b.closeProvider('claude', '2026-11-29T12:01:00Z');
+      expect(a.closedProviders(now)).toEqual([{ provider: 'claude', resetAt: '2026-11-29T12:05:00Z' }]);
+    });
+
+    it('reads a long log in pages, whole and in order, interleaved with another task', () => {
+      const {
+        stores: [a, b],
+      } = two({});
+      const one = a.createTask(created).taskId;
+      const other = b.createTask(created).taskId;
+      for (let batch = 0; batch < 12; batch++) {
+        a.append(
+          one,
+          Array.from({ length: 100 }, (_, i) => output(`${batch * 100 + i}`)),
+          { status: 'running' },
+        );
+        b.append(other, [output('other')], { status: 'running' });
+      }
+      const texts = [...b.events(one)].flatMap((e) => (e.type === 'stage_output' ? [e.text] : []));
+      expect(texts).toEqual(Array.from({ length: 1200 }, (_, i) => `${i}`));
+      expect([...a.eventsOfTypes(['stage_output'])]).toHaveLength(1212);
+    });
+
+    it('carries on after the database dropped its connections (a restart): the next call connects again', async () => {
+      const {
+        schema,
+        stores: [a],
+      } = two({});
+      const { taskId } = a.createTask(created);
+      const killed = await sql<{ done: boolean }>(
+        schema,
+        'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1',
+        [`troupe:${schema}`],
+      );
+      expect(killed.length).toBeGreaterThan(0);
+      await until(
+        async () =>
+          (
+            await sql(schema, 'SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [
+              `troupe:${schema}`,
+            ])
+          ).length === 0,
+        'the connections to close',
+      );
+      a.append(taskId, [output('after the restart')], { status: 'running' });
+      expect([...a.events(taskId)]).toHaveLength(2);
+    });
+
+    it('gives up on a statement the database does not answer in time, instead of hanging', async () => {
+      const schema = scratchSchemaName();
+      const store = openScratch({ schema, statementTimeoutMs: 300 });
+      open.push(store);
+      const { taskId } = store.createTask(created);
+      // another session holds the lock every write waits for, and does not let go
+      const holder = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(7451, hashtext(current_schema()))');
+        expect(() => store.append(taskId, [output('blocked')], { status: 'running' })).toThrow(
+          StoreUnavailableError,
+        );
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      }
+      store.append(taskId, [output('once the lock is free')], { status: 'running' });
+      expect([...store.events(taskId)]).toHaveLength(2);
+    });
+
+    it('keeps its schema when the URL carries options of its own', async () => {
+      const schema = scratchSchemaName();
+      schemas.add(schema);
+      const store = openPostgresStore(`${PG_URL}?options=-c%20application_name%3Dmine`, { schema });
+      open.push(store);
+      const { taskId } = store.createTask(created);
+      // the task is in the schema's own table (not in public, as it would be had search_path been lost)
+      expect(await sql(schema, `SELECT id FROM ${schema}.tasks`)).toEqual([{ id: taskId }]);
+    });
+
+    it('applies its migrations once: a second store on the schema finds nothing to do', async () => {
+      const { schema } = two({});
+      const rows = await sql<{ version: number }>(schema, 'SELECT version FROM schema_migrations');
+      expect(rows.map((row) => row.version)).toEqual([1]);
+    });
+  });
+}

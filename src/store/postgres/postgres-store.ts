@@ -1,0 +1,359 @@
+import { LeaseLostError, NotFoundError, StateError, StoreUnavailableError } from '../../core/errors.js';
+import {
+  type EventStore,
+  isHolderAlive,
+  type LeaseHolder,
+  newTaskId,
+  type ProviderWindow,
+  type TaskFilter,
+} from '../../core/event-store.js';
+import type { StoredEvent, TaskEvent } from '../../core/events.js';
+import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
+import { redactStoreUrl } from '../store-url.js';
+import { migrate } from './migrations.js';
+import { PgQueryError, SyncPg } from './sync-client.js';
+
+export interface PostgresStoreOptions {
+  /** A schema of its own (created when missing); default: the connection's search_path. */
+  schema?: string | null;
+  /** A lease not renewed for this long is lost (default 30 s); the store renews every `renewMs` (10 s). */
+  leaseMs?: number;
+  renewMs?: number;
+  /** Each statement's limit (default 30 s): no call waits longer than this for the database. */
+  statementTimeoutMs?: number;
+  /** Apply the migrations not applied yet (default true; `troupe db status` reads without). */
+  migrate?: boolean;
+  /** Settings for this store's sessions (`{synchronous_commit: 'off'}`, as bench/postgres.js measures). */
+  settings?: Record<string, string>;
+}
+
+/** Events read per round trip when a task's log or a type's events are iterated. */
+const PAGE = 500;
+
+interface LeaseRow {
+  pid: number | null;
+  host: string | null;
+  worker: string | null;
+  epoch: number | null;
+  expired: boolean | null;
+  task: string | null;
+}
+
+// the summary's current agent and updated time come from the events, as in the SQLite store
+const SUMMARY = `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
+  (SELECT e.data::jsonb ->> 'agent' FROM events e
+   WHERE e.task_id = t.id AND e.type = 'stage_started' AND e.superseded_by IS NULL
+   ORDER BY e.seq DESC LIMIT 1) AS current_agent,
+  coalesce((SELECT e.at FROM events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS updated_at`;
+
+/** The connection to PostgreSQL behind a store, for the store and for `troupe db`. */
+export function connectPostgres(url: string, options: PostgresStoreOptions = {}): SyncPg {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 30_000;
+  // pg lets the URL's `options` replace the config's: taken out, and passed on with ours
+  const parsed = new URL(url);
+  const urlOptions = parsed.searchParams.get('options');
+  parsed.searchParams.delete('options');
+  const settings = { ...(options.schema ? { search_path: options.schema } : {}), ...options.settings };
+  const leaseMs = options.leaseMs ?? 30_000;
+  return new SyncPg({
+    channel: windowsChannel(options.schema ?? null),
+    connection: {
+      connectionString: parsed.toString(),
+      options: [urlOptions ?? '', ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)]
+        .join(' ')
+        .trim(),
+      statement_timeout: statementTimeoutMs,
+      query_timeout: statementTimeoutMs + 1000,
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+      // which schema a connection serves, for an operator reading pg_stat_activity
+      application_name: options.schema ? `troupe:${options.schema}` : 'troupe',
+    },
+    leaseMs,
+    renewMs: options.renewMs ?? Math.max(10, Math.floor(leaseMs / 3)),
+    answerTimeoutMs: statementTimeoutMs + 15_000,
+  });
+}
+
+/** Where closeProvider notifies the other workers (one channel per schema: channels are per database). */
+const windowsChannel = (schema: string | null) => `troupe_windows:${schema ?? 'public'}`;
+
+/** What a PostgreSQL failure means to troupe: the task's own errors by their codes, the rest out of reach. */
+export function storeError(error: unknown, url: string, taskId?: string): unknown {
+  if (!(error instanceof PgQueryError)) return error;
+  switch (error.code) {
+    case 'TR404':
+      return new NotFoundError(error.message);
+    case 'TR409':
+      return new StateError(error.message);
+    case 'TR423':
+      return new LeaseLostError(taskId ?? '', error.message);
+  }
+  // connection, authentication, no such database, server shutting down or out of resources, and
+  // statement_timeout (57014): the store is out of reach, not the request wrong
+  if (!error.code || /^(08|28|3D|57P|53|57014)/.test(error.code) || /^E[A-Z]+$/.test(error.code))
+    return new StoreUnavailableError(`PostgreSQL store ${redactStoreUrl(url)}: ${error.message}`, {
+      hint: 'check that the server runs and the URL (host, port, database, user) is right',
+      cause: error,
+    });
+  return error;
+}
+
+/**
+ * The event store on PostgreSQL, for many processes on many machines (docs/distributed.md).
+ * Synchronous like the others: each call is a round trip through sync-client.ts.
+ */
+export function openPostgresStore(url: string, options: PostgresStoreOptions = {}): EventStore {
+  const db = connectPostgres(url, options);
+  const leaseMs = options.leaseMs ?? 30_000;
+  const run = <T>(body: () => T, taskId?: string): T => {
+    try {
+      return body();
+    } catch (error) {
+      throw storeError(error, url, taskId);
+    }
+  };
+  try {
+    if (options.migrate !== false) run(() => migrate(db, options.schema ?? null));
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+
+  /** The epoch of each lease this store took: its writes for the task carry it (fencing). */
+  const epochs = new Map<string, number>();
+  const lostListeners = new Set<(taskId: string) => void>();
+  const lost = (taskId: string) => {
+    for (const listener of lostListeners) listener(taskId);
+  };
+  db.onNotice((notice) => lost(notice.taskId));
+  const fenced = <T>(taskId: string, body: () => T): T => {
+    try {
+      return run(body, taskId);
+    } catch (error) {
+      if (error instanceof LeaseLostError) {
+        db.drop(taskId);
+        lost(taskId);
+      }
+      throw error;
+    }
+  };
+
+  const stored = (event: TaskEvent, seq: number, taskId: string, at: string) =>
+    ({ ...event, seq, taskId, at }) as StoredEvent;
+
+  /** Pages of rows through a keyset on seq: never the whole result in memory. */
+  function* paged(sql: string, params: unknown[], afterSeq: number): IterableIterator<StoredEvent> {
+    let after = afterSeq;
+    for (;;) {
+      const rows = run(() => db.query<EventRow>(sql, [...params, after, PAGE]));
+      for (const row of rows) yield toStored(row);
+      if (rows.length < PAGE) return;
+      after = rows[rows.length - 1]!.seq;
+    }
+  }
+
+  // read before every stage (twice): kept while no window was closed since (the worker thread
+  // LISTENs for closeProvider's NOTIFY and counts them in shared memory, so knowing costs no round
+  // trip); while it cannot listen, kept only for the rest of this turn of the event loop
+  let windows: ProviderWindow[] | null = null;
+  let windowsSeen: number | null = null;
+  const readWindows = () => {
+    const notified = db.notified();
+    if (windows && notified !== null && notified === windowsSeen) return windows;
+    const read = run(() =>
+      db.query<{ provider: string; reset_at: string }>(
+        'SELECT provider, reset_at FROM provider_windows ORDER BY provider',
+      ),
+    ).map((row) => ({ provider: row.provider, resetAt: row.reset_at }));
+    windows = read;
+    windowsSeen = notified;
+    if (notified === null)
+      queueMicrotask(() => {
+        if (windows === read) windows = null;
+      });
+    return read;
+  };
+
+  const readLease = (taskId: string): LeaseRow | undefined =>
+    run(() =>
+      db.query<LeaseRow>(
+        `SELECT t.id AS task, l.pid, l.host, l.worker, l.epoch, l.expires_at <= now() AS expired
+         FROM tasks t LEFT JOIN leases l ON l.task_id = t.id WHERE t.id = $1`,
+        [taskId],
+      ),
+    )[0];
+  const holderOf = (row: LeaseRow): LeaseHolder => ({
+    pid: row.pid!,
+    host: row.host ?? '',
+    ...(row.worker ? { worker: row.worker } : {}),
+  });
+  const sameHolder = (row: LeaseRow, holder: LeaseHolder) =>
+    row.pid === holder.pid && row.host === holder.host && (row.worker ?? undefined) === holder.worker;
+
+  return {
+    createTask(event) {
+      const at = new Date().toISOString();
+      for (;;) {
+        const id = newTaskId();
+        const [row] = run(() =>
+          db.query<{ seq: number | null }>('SELECT troupe_create_task($1, $2, $3, $4, $5, $6) AS seq', [
+            id,
+            event.pipeline,
+            event.input,
+            event.type,
+            JSON.stringify(event),
+            at,
+          ]),
+        );
+        // null: the id was taken, try another
+        if (row?.seq != null) return stored(event, row.seq, id, at);
+      }
+    },
+    append(taskId, events, summary, when) {
+      const at = when ?? new Date().toISOString();
+      const rows = fenced(taskId, () =>
+        db.query<{ seq: number }>('SELECT troupe_append($1, $2, $3, $4, $5, $6) AS seq', [
+          taskId,
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e)),
+          at,
+          summary.status,
+          epochs.get(taskId) ?? null,
+        ]),
+      );
+      const seqs = rows.map((row) => row.seq).sort((a, b) => a - b);
+      return events.map((event, i) => stored(event, seqs[i]!, taskId, at));
+    },
+    restart(taskId, fromSeq, event, summary) {
+      const at = new Date().toISOString();
+      const [row] = fenced(taskId, () =>
+        db.query<{ seq: number }>('SELECT troupe_restart($1, $2, $3, $4, $5, $6, $7) AS seq', [
+          taskId,
+          fromSeq,
+          event.type,
+          JSON.stringify(event),
+          at,
+          summary.status,
+          epochs.get(taskId) ?? null,
+        ]),
+      );
+      return stored(event, row!.seq, taskId, at);
+    },
+    events(taskId, afterSeq = 0) {
+      return paged(
+        `SELECT seq, task_id, at, data FROM events
+         WHERE task_id = $1 AND superseded_by IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,
+        [taskId],
+        afterSeq,
+      );
+    },
+    eventsOfTypes(types, ofTasksWith) {
+      const tasks = ofTasksWith
+        ? 'AND task_id IN (SELECT task_id FROM events WHERE type = $2 AND superseded_by IS NULL)'
+        : 'AND $2::text IS NULL';
+      return paged(
+        `SELECT seq, task_id, at, data FROM events
+         WHERE type = ANY($1) ${tasks} AND superseded_by IS NULL AND seq > $3 ORDER BY seq LIMIT $4`,
+        [[...types], ofTasksWith ?? null],
+        0,
+      );
+    },
+    eventsSince(afterSeq, limit) {
+      return run(() =>
+        db.query<EventRow>(
+          'SELECT seq, task_id, at, data FROM events WHERE seq > $1 AND superseded_by IS NULL ORDER BY seq LIMIT $2',
+          [afterSeq, limit],
+        ),
+      ).map(toStored);
+    },
+    task(id) {
+      const [row] = run(() => db.query<TaskRow>(`${SUMMARY} FROM tasks t WHERE t.id = $1`, [id]));
+      return row ? toSummary(row) : undefined;
+    },
+    tasks(filter: TaskFilter = {}) {
+      const { sql, params } = taskListSql(filter);
+      return run(() => db.query<TaskRow>(sql, params)).map(toSummary);
+    },
+    tryLease(taskId, holder) {
+      const row = readLease(taskId);
+      if (!row) throw new NotFoundError(`no task ${taskId}`);
+      const free =
+        row.pid === null || row.expired === true || sameHolder(row, holder) || !isHolderAlive(holderOf(row));
+      if (!free) return false;
+      // taken only if nobody took it since it was read (compare-and-set on the epoch)
+      const [taken] = run(() =>
+        db.query<{ epoch: number }>(
+          `INSERT INTO leases AS l (task_id, pid, host, worker, epoch, expires_at)
+           VALUES ($1, $2, $3, $4, 1, now() + make_interval(secs => $6::float8 / 1000))
+           ON CONFLICT (task_id) DO UPDATE SET pid = excluded.pid, host = excluded.host,
+             worker = excluded.worker, epoch = l.epoch + 1, expires_at = excluded.expires_at
+           WHERE l.epoch IS NOT DISTINCT FROM $5::bigint
+           RETURNING epoch`,
+          [taskId, holder.pid, holder.host, holder.worker ?? null, row.epoch, leaseMs],
+        ),
+      );
+      if (!taken) return false;
+      epochs.set(taskId, taken.epoch);
+      run(() => db.hold(taskId, taken.epoch));
+      return true;
+    },
+    releaseLease(taskId, holder) {
+      run(() =>
+        db.query(
+          `UPDATE leases SET pid = NULL, host = NULL, worker = NULL
+           WHERE task_id = $1 AND pid = $2 AND host = $3 AND worker IS NOT DISTINCT FROM $4
+             AND ($5::bigint IS NULL OR epoch = $5)`,
+          [taskId, holder.pid, holder.host, holder.worker ?? null, epochs.get(taskId) ?? null],
+        ),
+      );
+      if (epochs.delete(taskId)) run(() => db.drop(taskId));
+    },
+    leaseHolder(taskId) {
+      const row = readLease(taskId);
+      if (!row || row.pid === null || row.expired) return null;
+      const holder = holderOf(row);
+      return isHolderAlive(holder) ? holder : null;
+    },
+    closeProvider(provider, resetAt) {
+      run(() =>
+        db.query(
+          `WITH closed AS (
+             INSERT INTO provider_windows (provider, reset_at) VALUES ($1, $2)
+             ON CONFLICT (provider) DO UPDATE SET reset_at = greatest(provider_windows.reset_at, excluded.reset_at)
+             RETURNING 1)
+           SELECT pg_notify($3, $1) FROM closed`,
+          [provider, resetAt, windowsChannel(options.schema ?? null)],
+        ),
+      );
+      windows = null;
+    },
+    closedProviders(now) {
+      const at = now.toISOString();
+      return readWindows().filter((w) => w.resetAt > at);
+    },
+    onLeaseLost(listener) {
+      lostListeners.add(listener);
+      return () => lostListeners.delete(listener);
+    },
+    close: () => db.close(),
+  };
+}
+
+/** The list query: the page is chosen first through an index, and only its rows are summarised. */
+export function taskListSql(filter: TaskFilter): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.status?.length) {
+    params.push(filter.status);
+    where.push(`status = ANY($${params.length})`);
+  }
+  if (filter.pipeline !== undefined) {
+    params.push(filter.pipeline);
+    where.push(`pipeline = $${params.length}`);
+  }
+  params.push(filter.limit ?? null, filter.offset ?? 0);
+  const page = `(SELECT * FROM tasks ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    ORDER BY created_at DESC, ord DESC LIMIT $${params.length - 1} OFFSET $${params.length})`;
+  return { sql: `${SUMMARY}, t.ord FROM ${page} t ORDER BY t.created_at DESC, t.ord DESC`, params };
+}

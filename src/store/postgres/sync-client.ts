@@ -1,0 +1,150 @@
+import { createRequire } from 'node:module';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import type * as Pg from 'pg';
+import {
+  type PgFailure,
+  type PgNotice,
+  type PgReply,
+  type PgRequest,
+  type PgWorkerData,
+  pgWorkerMain,
+} from './pg-worker.js';
+
+/** An error PostgreSQL (or the connection to it) answered, with its code. */
+export class PgQueryError extends Error {
+  readonly code: string | undefined;
+  constructor(failure: PgFailure) {
+    super(failure.message);
+    this.code = failure.code;
+  }
+}
+
+export interface SyncPgOptions {
+  connection: Pg.ClientConfig;
+  leaseMs: number;
+  renewMs: number;
+  /** A NOTIFY channel whose notifications `notified()` counts. */
+  channel?: string;
+  /** How long a caller waits for any answer before giving up (beyond the statement timeout). */
+  answerTimeoutMs: number;
+}
+
+type Request = PgRequest extends infer R ? (R extends PgRequest ? Omit<R, 'id'> : never) : never;
+
+/**
+ * PostgreSQL, synchronously: `pg` runs in a worker thread and the caller blocks (Atomics.wait on
+ * a shared word) until the worker answers. The EventStore interface is synchronous, and SQLite
+ * users pay nothing for the PostgreSQL store this way (docs/architecture.md, "The PostgreSQL
+ * store"). The cost: this thread does nothing else during a round trip; every statement has a
+ * timeout, and so does the wait, so a cut-off network cannot hang it forever.
+ */
+export class SyncPg {
+  private readonly worker: Worker;
+  private readonly port: MessagePort;
+  private readonly state = new Int32Array(new SharedArrayBuffer(12));
+  private readonly listeners = new Set<(notice: PgNotice) => void>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: SyncPgOptions) {
+    const requests = new MessageChannel();
+    const notices = new MessageChannel();
+    const data: PgWorkerData = {
+      port: requests.port2,
+      notices: notices.port2,
+      state: this.state,
+      connection: options.connection,
+      channel: options.channel ?? null,
+      leaseMs: options.leaseMs,
+      renewMs: options.renewMs,
+    };
+    // pg is loaded by the worker only: `troupe --version` and SQLite users never load it
+    const pg = createRequire(import.meta.url).resolve('pg');
+    this.worker = new Worker(
+      `(${pgWorkerMain.toString()})(require(${JSON.stringify(pg)}), require('node:worker_threads').workerData)`,
+      { eval: true, workerData: data, transferList: [requests.port2, notices.port2] },
+    );
+    // neither the worker nor its notices keep the process alive; close() ends them
+    this.worker.unref();
+    this.port = requests.port1;
+    notices.port1.on('message', (notice: PgNotice) => {
+      for (const listener of this.listeners) listener(notice);
+    });
+    notices.port1.unref();
+  }
+
+  query<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Row[] {
+    return this.call({ op: 'query', sql, params }) as Row[];
+  }
+
+  /** Runs `body` in one transaction on one connection: committed if it returns, rolled back if it throws. */
+  transaction<T>(body: () => T): T {
+    this.call({ op: 'begin' });
+    let result: T;
+    try {
+      result = body();
+    } catch (error) {
+      this.call({ op: 'rollback' });
+      throw error;
+    }
+    this.call({ op: 'commit' });
+    return result;
+  }
+
+  /** Keeps renewing a lease from the worker thread until `drop` (or until it is lost). */
+  hold(taskId: string, epoch: number): void {
+    this.call({ op: 'hold', taskId, epoch });
+  }
+
+  drop(taskId: string): void {
+    this.call({ op: 'drop', taskId });
+  }
+
+  /**
+   * How many notifications came on the channel so far, read without a round trip; null while the
+   * worker is not listening (then nothing can be known without asking the database).
+   */
+  notified(): number | null {
+    return Atomics.load(this.state, 2) === 1 ? Atomics.load(this.state, 1) : null;
+  }
+
+  onNotice(listener: (notice: PgNotice) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    try {
+      this.call({ op: 'close' });
+    } finally {
+      this.closed = true;
+      void this.worker.terminate();
+    }
+  }
+
+  private call(request: Request): Record<string, unknown>[] {
+    if (this.closed) throw new PgQueryError({ message: 'the PostgreSQL store is closed' });
+    const id = this.nextId++;
+    Atomics.store(this.state, 0, 0);
+    this.port.postMessage({ ...request, id });
+    const deadline = Date.now() + this.options.answerTimeoutMs;
+    for (;;) {
+      const received = receiveMessageOnPort(this.port) as { message: PgReply } | undefined;
+      if (received) {
+        // an answer to a request given up on earlier is passed over
+        if (received.message.id !== id) continue;
+        if ('error' in received.message) throw new PgQueryError(received.message.error);
+        return received.message.rows;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new PgQueryError({
+          message: `no answer from PostgreSQL in ${Math.round(this.options.answerTimeoutMs / 1000)} s`,
+          code: 'ETIMEDOUT',
+        });
+      Atomics.wait(this.state, 0, 0, left);
+      Atomics.store(this.state, 0, 0);
+    }
+  }
+}

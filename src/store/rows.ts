@@ -1,0 +1,42 @@
+import type { TaskSummary } from '../core/event-store.js';
+import type { StoredEvent, TaskStatus } from '../core/events.js';
+
+/** A task's summary as the SQL stores read it (SQLite and PostgreSQL alike). */
+export interface TaskRow {
+  id: string;
+  status: TaskStatus;
+  pipeline: string;
+  input: string;
+  current_agent: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An event as the SQL stores keep it: its JSON, and the columns the store sets. */
+export interface EventRow {
+  seq: number;
+  task_id: string;
+  at: string;
+  data: string;
+}
+
+// the parsed object is new: completed in place rather than copied (every resume reads the whole log)
+export function toStored(row: EventRow): StoredEvent {
+  const event = JSON.parse(row.data) as StoredEvent;
+  event.seq = row.seq;
+  event.taskId = row.task_id;
+  event.at = row.at;
+  return event;
+}
+
+export function toSummary(row: TaskRow): TaskSummary {
+  return {
+    id: row.id,
+    status: row.status,
+    pipeline: row.pipeline,
+    input: row.input,
+    currentAgent: row.current_agent,
+    created: row.created_at,
+    updated: row.updated_at,
+  };
+}
