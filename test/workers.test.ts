@@ -290,4 +290,39 @@ describe('troupe worker', () => {
     expect(busy.length).toBeGreaterThan(1);
     expect(await Promise.all(workers.map((w) => w.stop()))).toEqual([0, 0, 0]);
   }, 90_000);
+
+  it('on the PostgreSQL store, with the queue in its database: runtime lanes and each stage once', async () => {
+    await using db = await testDatabase();
+    const env = { TROUPE_STORE: db.url };
+    const dir = project({
+      'p.yaml': chain,
+      's.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+    });
+    const claude = await startWorker(dir, '', ['--runtimes', 'claude'], { ...env, TROUPE_QUEUE: '' });
+    const codex = await startWorker(dir, '', ['--runtimes', 'codex'], { ...env, TROUPE_QUEUE: '' });
+    const ids = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map((i) =>
+        detach(dir, '', [`t${i}`, '--file', 'p.yaml', '--script', 's.yaml'], env),
+      ),
+    );
+    const events = (id: string) =>
+      db.query<{ type: string; data: string }>(
+        'SELECT type, data FROM events WHERE task_id = $1 ORDER BY seq',
+        [id],
+      );
+    await waitFor(async () => {
+      for (const id of ids)
+        if (!(await events(id)).some((e) => e.type === 'task_completed')) return undefined;
+      return true;
+    }, 60_000);
+    for (const id of ids) {
+      const log = await events(id);
+      const done = log.filter((e) => e.type === 'stage_completed').map((e) => JSON.parse(e.data).stage);
+      expect(done).toEqual([1, 2]);
+      // the editor (codex) started after the claude worker handed the task over
+      const resumed = log.filter((e) => e.type === 'task_resumed').map((e) => JSON.parse(e.data).pid);
+      expect(resumed.at(-1)).toBe(codex.pid);
+    }
+    expect([await claude.stop(), await codex.stop()]).toEqual([0, 0]);
+  }, 90_000);
 });

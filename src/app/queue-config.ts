@@ -1,20 +1,18 @@
 import { QueueError } from '../core/errors.js';
 import type { PgBossQueue, QueueSettings } from '../store/queue/pg-boss-queue.js';
 import type { DeadLetter } from '../store/queue/work-queue.js';
-import type { Project } from './project.js';
+import { type Project, projectStoreLocation } from './project.js';
 
 /**
  * Where the work queue is: `--queue`, else `TROUPE_QUEUE`, else `queue:` in .troupe/config.yaml,
- * else the store's own database when the store is PostgreSQL (`TROUPE_STORE`). Null: none.
+ * else the store's own database when the store is PostgreSQL (`--store`, `TROUPE_STORE`,
+ * `store:`). Null: none.
  */
-export function queueUrl(project: Pick<Project, 'config'>, given?: string): string | null {
-  const store = process.env.TROUPE_STORE;
-  return (
-    given ||
-    process.env.TROUPE_QUEUE ||
-    project.config.queue ||
-    (store && /^postgres(ql)?:\/\//.test(store) ? store : null)
-  );
+export function queueUrl(project: Pick<Project, 'root' | 'config'>, given?: string): string | null {
+  if (given || process.env.TROUPE_QUEUE || project.config.queue)
+    return given || process.env.TROUPE_QUEUE || project.config.queue;
+  const store = projectStoreLocation(project.root, project.config);
+  return store.kind === 'postgres' ? store.url : null;
 }
 
 /** A URL fit for messages: its password, if any, left out. */
@@ -41,7 +39,7 @@ export function checkSeconds(): number {
 
 /** Opens the project's queue; a usage error when none is configured. */
 export async function openQueue(
-  project: Pick<Project, 'config'>,
+  project: Pick<Project, 'root' | 'config'>,
   options: { given?: string; supervise?: boolean; onError?: (error: Error) => void; needed: string },
 ): Promise<PgBossQueue> {
   const url = queueUrl(project, options.given);
@@ -73,7 +71,7 @@ export async function openQueue(
 
 /** The tasks in the dead-letter queue; null when no queue is configured. */
 export async function deadLetters(
-  project: Pick<Project, 'config'>,
+  project: Pick<Project, 'root' | 'config'>,
   given?: string,
 ): Promise<DeadLetter[] | null> {
   if (!queueUrl(project, given)) return null;

@@ -73,6 +73,8 @@ export class Worker {
   }
 
   async start(): Promise<void> {
+    // a lease lost (taken over after this worker was cut off): stop the run, record nothing more
+    this.project.store.onLeaseLost?.((taskId) => this.running.get(taskId)?.abort());
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), 5000);
     const lanes = [...this.settings.runtimes, ANY_LANE];

@@ -6,7 +6,6 @@ interface WorkerOptions {
   runtimes?: string;
   labels?: string;
   queue?: string;
-  store?: string;
   grace: string;
 }
 
@@ -21,7 +20,6 @@ export function registerWorker(program: Command): void {
       '--queue <url>',
       "the queue's database, postgres://… (default: TROUPE_QUEUE, queue: in config, the store)",
     )
-    .option('--store <url>', 'the store (default: TROUPE_STORE, store: in config, .troupe/troupe.db)')
     .option(
       '--grace <seconds>',
       'after SIGTERM, how long running stages may take before they are aborted',
@@ -45,7 +43,6 @@ export function registerWorker(program: Command): void {
           throw new UsageError(`--runtimes: unknown ${unknown.join(', ') || '(none given)'}`, {
             hint: `runtimes: ${RUNTIMES.join(', ')}`,
           });
-        if (options.store) process.env.TROUPE_STORE = options.store;
         const { openProject, projectTaskService } = await import('../../app/project.js');
         const { openQueue, checkSeconds, queueUrl } = await import('../../app/queue-config.js');
         const { newWorkerId, Worker } = await import('../../app/worker.js');
