@@ -1,6 +1,7 @@
 import { QueueError } from '../core/errors.js';
 import type { PgBossQueue, QueueSettings } from '../store/queue/pg-boss-queue.js';
 import type { DeadLetter } from '../store/queue/work-queue.js';
+import { redactStoreUrl } from '../store/store-url.js';
 import { type Project, projectStoreLocation } from './project.js';
 
 /**
@@ -13,17 +14,6 @@ export function queueUrl(project: Pick<Project, 'root' | 'config'>, given?: stri
     return given || process.env.TROUPE_QUEUE || project.config.queue;
   const store = projectStoreLocation(project.root, project.config);
   return store.kind === 'postgres' ? store.url : null;
-}
-
-/** A URL fit for messages: its password, if any, left out. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'the queue URL';
-  }
 }
 
 /** Seconds from the environment (tests and operators tune the queue's timing this way). */
@@ -63,9 +53,12 @@ export async function openQueue(
   try {
     return await openPgBossQueue(settings);
   } catch (error) {
-    throw new QueueError(`cannot open the work queue at ${redactUrl(url)}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new QueueError(
+      `cannot open the work queue at ${redactStoreUrl(url)}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
