@@ -325,4 +325,29 @@ describe('troupe worker', () => {
     }
     expect([await claude.stop(), await codex.stop()]).toEqual([0, 0]);
   }, 90_000);
+
+  it('bad input: --detach without a queue creates nothing; unknown runtimes and a zero concurrency are usage errors', async () => {
+    const dir = project({
+      'p.yaml': chain,
+      's.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+    });
+    const none = await troupe(dir, ['run', 'go', '--file', 'p.yaml', '--script', 's.yaml', '--detach'], {
+      TROUPE_QUEUE: '',
+    });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(
+      /^troupe: submitting a task to the workers needs a work queue, and none is configured\n {2}hint: /,
+    );
+    expect((await troupe(dir, ['list', '--json'])).stdout.trim()).toBe('[]');
+    const away = await troupe(dir, ['run', 'go', '--file', 'p.yaml', '--detach'], {
+      TROUPE_QUEUE: 'postgres://troupe:secret@127.0.0.1:1/x',
+    });
+    expect(away.code).toBe(1);
+    expect(away.stderr).toMatch(/cannot open the work queue at postgres:\/\/troupe:\*\*\*@127\.0\.0\.1:1\/x/);
+    expect(away.stderr).not.toMatch(/secret/);
+    const runtimes = await troupe(dir, ['worker', '--runtimes', 'claude,clod']);
+    expect([runtimes.code, runtimes.stderr.split('\n')[0]]).toEqual([2, 'troupe: --runtimes: unknown clod']);
+    const zero = await troupe(dir, ['worker', '--concurrency', '0']);
+    expect(zero.code).toBe(2);
+  });
 });

@@ -85,20 +85,24 @@ export function registerRun(program: Command): void {
             { labels: options.label, tier: options.tier ?? null },
           );
         }
-        const id = project.tasks.start({
-          pipeline,
-          input: words.join(' '),
-          ...(options.agent ? { agent: options.agent } : {}),
-          labels: options.label,
-          tier: options.tier ?? null,
-          script,
-          cwd: process.cwd(),
-          ...(size ? { size: { size, by: 'cli' } } : {}),
-        });
+        const start = () =>
+          project.tasks.start({
+            pipeline,
+            input: words.join(' '),
+            ...(options.agent ? { agent: options.agent } : {}),
+            labels: options.label,
+            tier: options.tier ?? null,
+            script,
+            cwd: process.cwd(),
+            ...(size ? { size: { size, by: 'cli' } } : {}),
+          });
         if (options.detach) {
           const { submitTask } = await import('../submit.js');
-          return (await submitTask(project, id, { queue: options.queue, json: options.json === true })) ?? 0;
+          return (
+            (await submitTask(project, start, { queue: options.queue, json: options.json === true })) ?? 0
+          );
         }
+        const id = start();
         return runForeground(project, id, {
           json: options.json === true,
           ...(options.interactive === undefined ? {} : { interactive: options.interactive }),
