@@ -350,4 +350,33 @@ describe('troupe worker', () => {
     const zero = await troupe(dir, ['worker', '--concurrency', '0']);
     expect(zero.code).toBe(2);
   });
+
+  it('a task waiting for a person leaves the queue alone; approve --detach hands it back to the workers', async () => {
+    await using db = await testDatabase();
+    const dir = project({
+      'p.yaml': chain.replace(
+        '    handoffs: [{to: editor}]',
+        '    gate: {type: human}\n    handoffs: [{to: editor, condition: on_approve}]',
+      ),
+      's.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+    });
+    const worker = await startWorker(dir, db.url, ['--runtimes', 'claude,codex']);
+    const id = await detach(dir, db.url, ['go', '--file', 'p.yaml', '--script', 's.yaml']);
+    const waiting = await waitFor(async () => {
+      const shown = await troupe(dir, ['status', id, '--json'], { TROUPE_QUEUE: db.url });
+      const json = JSON.parse(shown.stdout) as { waiting: { kind: string } | null };
+      return json.waiting ?? undefined;
+    }, 20_000);
+    expect(waiting.kind).toBe('gate');
+    const queued = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pgboss.job WHERE name <> 'troupe-check' AND state IN ('created', 'retry')",
+    );
+    expect(Number(queued[0]!.n)).toBe(0);
+    const approved = await troupe(dir, ['approve', id, '--detach'], { TROUPE_QUEUE: db.url });
+    expect([approved.code, approved.stdout.trim()]).toEqual([0, id]);
+    await waitFor(() => (status(dir, id) === 'task_completed' ? true : undefined), 30_000);
+    expect(starterOf(dir, id, 'editor')).toBe(worker.pid);
+    expect(completions(dir, id)).toEqual([1, 1]);
+    expect(await worker.stop()).toBe(0);
+  }, 60_000);
 });
