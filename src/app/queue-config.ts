@@ -62,16 +62,21 @@ export async function openQueue(
   }
 }
 
-/** The tasks in the dead-letter queue; null when no queue is configured. */
+/**
+ * The tasks in the dead-letter queue; null when no queue is configured. Read with one query,
+ * without starting pg-boss (which would install its schema in a store's database that has none).
+ */
 export async function deadLetters(
   project: Pick<Project, 'root' | 'config'>,
   given?: string,
 ): Promise<DeadLetter[] | null> {
-  if (!queueUrl(project, given)) return null;
-  const queue = await openQueue(project, { ...(given ? { given } : {}), needed: 'the dead-letter queue' });
+  const url = queueUrl(project, given);
+  if (!url) return null;
+  const { readDeadLetters } = await import('../store/queue/pg-boss-queue.js');
   try {
-    return await queue.deadLetters();
-  } finally {
-    await queue.close();
+    return await readDeadLetters(url);
+  } catch (error) {
+    const message = `cannot read the dead-letter queue at ${redactStoreUrl(url)}: ${(error as Error).message}`;
+    throw new QueueError(message, { cause: error });
   }
 }

@@ -4,15 +4,15 @@ import { enqueueWakeUps } from '../app/worker.js';
 import { printJson } from './options.js';
 
 /**
- * `run --detach` (a task made once the queue is open), `resume --detach`: the task's wake-ups go to the queue; prints its id. With
- * `revive`, the task is first taken out of the dead-letter queue; with `onlyIfDead` too, nothing
- * is queued unless it was there (null: the caller runs it in the foreground).
+ * `run --detach` (the task made once the queue is open), `resume`, `approve … --detach`: the
+ * task's wake-ups go to the queue; prints its id. With `revive`, the task is first taken out of
+ * the dead-letter queue.
  */
 export async function submitTask(
   project: Project,
   task: string | (() => string),
-  options: { queue?: string | undefined; json: boolean; revive?: boolean; onlyIfDead?: boolean },
-): Promise<number | null> {
+  options: { queue?: string | undefined; json: boolean; revive?: boolean },
+): Promise<number> {
   // the queue first: a new task is created only once it can be queued (nothing half-done)
   const queue = await openQueue(project, {
     given: options.queue,
@@ -21,7 +21,6 @@ export async function submitTask(
   try {
     const taskId = typeof task === 'string' ? task : task();
     const revived = options.revive ? await queue.revive(taskId) : false;
-    if (options.onlyIfDead && !revived) return null;
     const state = project.tasks.state(taskId);
     const wakes = await enqueueWakeUps(queue, state);
     if (options.json) printJson({ id: taskId, status: state.status, queued: wakes > 0, revived });

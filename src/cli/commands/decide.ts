@@ -55,7 +55,7 @@ async function decide(
       record(project);
       return taskId;
     };
-    return (await submitTask(project, recorded, { json })) ?? 0;
+    return submitTask(project, recorded, { json });
   }
   const { runForeground } = await import('../foreground.js');
   record(project);

@@ -20,19 +20,18 @@ export function registerResume(program: Command): void {
           options: { json?: boolean; interactive?: boolean; detach?: boolean; queue?: string },
         ) => {
           const { openProject } = await import('../../app/project.js');
-          const { queueUrl } = await import('../../app/queue-config.js');
+          const { deadLetters } = await import('../../app/queue-config.js');
           const project = openProject();
           project.tasks.state(taskId); // a task that does not exist is not found, queue or not
           // a task in the dead-letter queue goes back to the workers, not to this shell
-          if (options.detach || queueUrl(project, options.queue)) {
+          const dead = options.detach ? null : await deadLetters(project, options.queue);
+          if (options.detach || dead?.some((d) => d.taskId === taskId)) {
             const { submitTask } = await import('../submit.js');
-            const code = await submitTask(project, taskId, {
+            return submitTask(project, taskId, {
               queue: options.queue,
               json: options.json === true,
               revive: true,
-              onlyIfDead: !options.detach,
             });
-            if (code !== null) return code;
           }
           const { runForeground } = await import('../foreground.js');
           return runForeground(project, taskId, {

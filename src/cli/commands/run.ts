@@ -98,9 +98,7 @@ export function registerRun(program: Command): void {
           });
         if (options.detach) {
           const { submitTask } = await import('../submit.js');
-          return (
-            (await submitTask(project, start, { queue: options.queue, json: options.json === true })) ?? 0
-          );
+          return submitTask(project, start, { queue: options.queue, json: options.json === true });
         }
         const id = start();
         return runForeground(project, id, {

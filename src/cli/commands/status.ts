@@ -18,9 +18,9 @@ export function registerStatus(program: Command): void {
         const project = openProject();
         const state = project.tasks.state(taskId);
         const dead = await deadLetters(project);
-        const deadLetter = dead ? (dead.find((d) => d.taskId === taskId) ?? null) : undefined;
+        const deadLetter = dead?.find((d) => d.taskId === taskId);
         if (options.json) {
-          printJson({ ...taskJson(state), ...(deadLetter === undefined ? {} : { deadLetter }) });
+          printJson({ ...taskJson(state), ...(deadLetter ? { deadLetter } : {}) });
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];

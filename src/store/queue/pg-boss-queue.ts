@@ -30,6 +30,41 @@ export function laneQueue(lane: string): string {
   return `troupe-${lane}`;
 }
 
+const DEAD_LETTERS =
+  "SELECT data, output, created_on FROM pgboss.job WHERE name = $1 AND state < 'active' ORDER BY created_on";
+
+interface DeadRow {
+  data: { taskId: string };
+  output: { message?: string } | null;
+  created_on: Date;
+}
+
+function toDeadLetters(rows: DeadRow[]): DeadLetter[] {
+  return rows.map((row) => ({
+    taskId: row.data.taskId,
+    error: row.output?.message ?? 'failed',
+    at: row.created_on.toISOString(),
+  }));
+}
+
+/** The dead letters, read without starting pg-boss; none when it was never installed there. */
+export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: 'troupe',
+    connectionTimeoutMillis: 10_000,
+  });
+  await client.connect();
+  try {
+    const installed = await client.query<{ t: string | null }>("SELECT to_regclass('pgboss.job')::text AS t");
+    if (!installed.rows[0]?.t) return [];
+    return toDeadLetters((await client.query<DeadRow>(DEAD_LETTERS, [DEAD_QUEUE])).rows);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 export async function openPgBossQueue(settings: QueueSettings): Promise<PgBossQueue> {
   const { default: PgBossClass } = await import('pg-boss');
   const boss = new PgBossClass({
@@ -131,17 +166,7 @@ export class PgBossQueue implements WorkQueue {
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
-    const { rows } = await this.db.executeSql(
-      `SELECT data, output, created_on FROM pgboss.job WHERE name = $1 AND state < 'active' ORDER BY created_on`,
-      [DEAD_QUEUE],
-    );
-    return rows.map(
-      (row: { data: { taskId: string }; output: { message?: string } | null; created_on: Date }) => ({
-        taskId: row.data.taskId,
-        error: row.output?.message ?? 'failed',
-        at: row.created_on.toISOString(),
-      }),
-    );
+    return toDeadLetters((await this.db.executeSql(DEAD_LETTERS, [DEAD_QUEUE])).rows);
   }
 
   async revive(taskId: string): Promise<boolean> {
