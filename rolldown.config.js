@@ -8,7 +8,8 @@ export default defineConfig({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
   // ajv is loaded with createRequire on first use (engine/json-schema-check.ts), not bundled
-  external: ['better-sqlite3', /^ajv(\/|$)/],
+  // pg and pg-boss (the work queue) are loaded only by `troupe worker`, `workers` and `--detach`
+  external: ['better-sqlite3', /^ajv(\/|$)/, 'pg', 'pg-boss'],
   resolve: {
     // yaml's ES module build (its "browser" entry: the same code, with console.warn for
     // process.emitWarning) instead of its CommonJS one: tree-shaken, and no CommonJS wrappers to run

@@ -3,6 +3,7 @@ import type { EventStore } from '../core/event-store.js';
 import { TaskService } from '../engine/task-service.js';
 import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
+import type { ProviderTurns } from '../scheduler/provider-limiter.js';
 import { openStore } from '../store/open-store.js';
 import { parseStoreLocation, type StoreLocation } from '../store/store-url.js';
 import { chosenStore } from './store-choice.js';
@@ -41,7 +42,12 @@ export function projectStoreLocation(
     : { kind: 'sqlite', file: join(root, '.troupe', 'troupe.db') };
 }
 
-/** The task service of a project whose store is already open. */
-export function projectTaskService(root: string, store: EventStore, config: ProjectConfig): TaskService {
-  return new TaskService(root, store, config, projectAdapters(root, config));
+/** The task service of a project whose store is already open (a worker's: with the shared `limits:` caps). */
+export function projectTaskService(
+  root: string,
+  store: EventStore,
+  config: ProjectConfig,
+  limiter?: ProviderTurns,
+): TaskService {
+  return new TaskService(root, store, config, projectAdapters(root, config), limiter);
 }

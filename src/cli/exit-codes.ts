@@ -60,6 +60,7 @@ export const EXIT_BY_CODE = {
   scripted_effect_invalid: Exit.usage,
   registry_error: Exit.failed,
   integrity_error: Exit.integrity,
+  queue_unavailable: Exit.failed,
   bad_request: Exit.usage,
   agent_exists: Exit.failed,
 } as const satisfies Record<TroupeErrorCode, ExitCode>;

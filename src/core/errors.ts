@@ -45,6 +45,8 @@ export type TroupeErrorCode =
   // the pipeline registry (registry/errors.ts)
   | 'registry_error'
   | 'integrity_error'
+  // the work queue on PostgreSQL (store/queue/)
+  | 'queue_unavailable'
   // only the HTTP API answers these (server/errors.ts ApiError)
   | 'bad_request'
   | 'agent_exists';
@@ -131,6 +133,11 @@ export class LeaseLostError extends TroupeError {
   ) {
     super(message);
   }
+}
+
+/** The work queue's database cannot be reached (or none is configured where one is needed). */
+export class QueueError extends TroupeError {
+  readonly code = 'queue_unavailable';
 }
 
 export function isTroupeError(e: unknown): e is TroupeError {

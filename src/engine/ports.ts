@@ -8,8 +8,9 @@ import type { Script } from '../core/script.js';
 import type { TaskMail } from '../core/task-mail.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
 import type { DecisionLog } from '../scheduler/decision-lines.js';
-import type { ProviderLimiter } from '../scheduler/provider-limiter.js';
+import type { ProviderTurns } from '../scheduler/provider-limiter.js';
 import type { TaskState } from './fold/task-state.js';
+import type { Step } from './plan/plan.js';
 
 /**
  * What the engine needs from the world, as interfaces: the executor's ports for one run, and the
@@ -78,13 +79,18 @@ export interface ExecutorPorts {
   /** `.troupe/decisions.jsonl`: each decision when made, routed stages' outcomes when the task ends. */
   decisionLog?: DecisionLog;
   /** `limits:` caps per provider, shared by every task of this process. */
-  limiter?: ProviderLimiter;
+  limiter?: ProviderTurns;
   /** The environment the runtimes run in: which endpoint and account a call uses (core/provider-key.ts). */
   env?: Env;
   /** Runs a `gate: {type: command}`. */
   commandGate: CommandGate;
   /** `mcp: [troupe]`: without it the server is left as written. */
   troupeMcp?: TroupeMcp;
+  /**
+   * Steps this process leaves to others (a worker: a runtime it does not serve, a wait the queue
+   * times, anything once it drains); the run ends when only they are left.
+   */
+  defer?: (step: Step, state: TaskState) => boolean;
 }
 
 /** The concrete world a TaskService runs tasks in; app/task-adapters.ts builds the real one. */

@@ -9,7 +9,7 @@ import type { SizeRecord } from '../core/spec.js';
 import type { TaskMail } from '../core/task-mail.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
-import { ProviderLimiter } from '../scheduler/provider-limiter.js';
+import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limiter.js';
 import { runTask } from './execute/execute.js';
 import { mailboxTimedOut } from './execute/mailbox-stage.js';
 import { foldEvents, mailboxWaits, type TaskState, waitingFor } from './fold/task-state.js';
@@ -22,16 +22,17 @@ import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from '.
  * One place, so the CLI and the server behave the same.
  */
 export class TaskService {
-  /** One per process: the caps hold across every task it runs. */
-  private readonly limiter: ProviderLimiter;
+  /** One per process (the caps hold across every task it runs), or one for every worker. */
+  private readonly limiter: ProviderTurns;
 
   constructor(
     readonly root: string,
     readonly store: EventStore,
     readonly config: ProjectConfig,
     private readonly adapters: TaskAdapters,
+    limiter?: ProviderTurns,
   ) {
-    this.limiter = new ProviderLimiter(config.limits);
+    this.limiter = limiter ?? new ProviderLimiter(config.limits);
   }
 
   /** Agents with model/effort auto need tiers; `--tier` must name one. */
@@ -100,8 +101,13 @@ export class TaskService {
     return taskId;
   }
 
-  /** Runs the task in this process until it ends or waits for a person. */
-  continue(taskId: string, observer?: RunObserver, stop?: AbortSignal): Promise<TaskState> {
+  /** Runs the task in this process until it ends, waits for a person, or only `defer`red steps are left. */
+  continue(
+    taskId: string,
+    observer?: RunObserver,
+    stop?: AbortSignal,
+    defer?: ExecutorPorts['defer'],
+  ): Promise<TaskState> {
     this.mustExist(taskId);
     this.takeMailReplies(taskId);
     const ports: ExecutorPorts = {
@@ -125,6 +131,7 @@ export class TaskService {
       decisionLog: this.adapters.decisionLog,
       commandGate: this.adapters.commandGate,
       ...(this.adapters.troupeMcp ? { troupeMcp: this.adapters.troupeMcp } : {}),
+      ...(defer ? { defer } : {}),
     };
     return runTask(taskId, ports);
   }

@@ -22,6 +22,7 @@ describe('loadProjectConfig', () => {
       routing: null,
       limits: {},
       registry: null,
+      queue: null,
       store: null,
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);

@@ -44,10 +44,12 @@ export interface ProjectConfig {
   prices: Record<string, Price>;
   /** Tiers and rules for agents with `model: auto` / `effort: auto` (docs/routing.md). */
   routing: RoutingConfig | null;
-  /** Caps per provider (runtime), for this process. */
+  /** Caps per provider (runtime), for this process (across workers: docs/distributed.md). */
   limits: Record<string, ProviderLimit>;
   /** The pipeline registry (docs/registry.md): a git URL, or a path relative to the project root. */
   registry: string | null;
+  /** postgres://… of the work queue's database (`troupe worker`, `run --detach`); null: none. */
+  queue: string | null;
   /** Where tasks live: a `postgres://` URL or a SQLite file (docs/distributed.md); null: .troupe/troupe.db. */
   store: string | null;
 }
@@ -90,6 +92,10 @@ const ConfigSchema = z.strictObject({
   routing: RoutingSchema.nullish(),
   limits: LimitsSchema.nullish(),
   registry: z.string().min(1).nullish(),
+  queue: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
+    .nullish(),
   store: z.string().min(1).nullish(),
 });
 
@@ -109,6 +115,7 @@ export function defaultConfig(): ProjectConfig {
     routing: null,
     limits: {},
     registry: null,
+    queue: null,
     store: null,
   };
 }
@@ -151,6 +158,7 @@ export function parseProjectConfig(text: string, file: string): ProjectConfig {
   Object.assign(config.prices, raw.prices ?? {});
   if (raw.limits) config.limits = normalizeLimits(raw.limits);
   if (raw.registry) config.registry = raw.registry;
+  if (raw.queue) config.queue = raw.queue;
   if (raw.store) config.store = raw.store;
   if (raw.routing) {
     try {

@@ -95,7 +95,12 @@ class ProviderQueue {
   }
 }
 
-export class ProviderLimiter {
+/** Turns with providers under `limits:`: this process's (ProviderLimiter) or every worker's (store/queue/shared-limits.ts). */
+export interface ProviderTurns {
+  acquire(runtime: string, provider: string, signal?: AbortSignal): Release | Promise<Release>;
+}
+
+export class ProviderLimiter implements ProviderTurns {
   private readonly queues = new Map<string, ProviderQueue>();
 
   constructor(

@@ -19,7 +19,8 @@ export class ApiError extends TroupeError {
  * 400 a malformed request, 404 nothing by that name, 409 not now (the state of a task, branch
  * or mailbox), 413 a body or input over its limit, 422 a pipeline, config, script or message
  * that cannot be used, 500 a failure on this machine (git, the bus's or the store's config, disk), 502 the
- * agent's CLI or provider or a pipeline registry, 503 the store's server out of reach, 504 a wait that ran out.
+ * agent's CLI or provider or a pipeline registry, 503 the store's server or the work queue's database out
+ * of reach, 504 a wait that ran out.
  */
 export const STATUS_BY_CODE = {
   usage: 400,
@@ -53,8 +54,9 @@ export const STATUS_BY_CODE = {
   runtime_error: 502,
   registry_error: 502,
   authoring_failed: 502,
-  bus_timeout: 504,
+  queue_unavailable: 503,
   store_unavailable: 503,
+  bus_timeout: 504,
 } as const satisfies Record<TroupeErrorCode, ContentfulStatusCode>;
 
 export function errorResponse(c: Context, error: unknown): Response {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
 
-/** approve, reject and human-input: a person's word, then the task carries on here. */
+/** approve, reject and human-input: a person's word, then the task carries on here (or, `--detach`, on a worker). */
 export function registerDecide(program: Command): void {
   program
     .command('approve')
@@ -9,9 +9,10 @@ export function registerDecide(program: Command): void {
     .argument('<task>', 'task id')
     .option('-r, --reason <text>', 'why', '')
     .option('--json', 'print the task as JSON when it stops')
+    .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
-      action(async (taskId: string, options: { reason: string; json?: boolean }) =>
-        decide(taskId, options.json === true, (p) => p.tasks.decideGate(taskId, 'approved', options.reason)),
+      action(async (taskId: string, options: { reason: string; json?: boolean; detach?: boolean }) =>
+        decide(taskId, options, (p) => p.tasks.decideGate(taskId, 'approved', options.reason)),
       ),
     );
   program
@@ -20,9 +21,10 @@ export function registerDecide(program: Command): void {
     .argument('<task>', 'task id')
     .requiredOption('-r, --reason <text>', 'why (the agent gets it)')
     .option('--json', 'print the task as JSON when it stops')
+    .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
-      action(async (taskId: string, options: { reason: string; json?: boolean }) =>
-        decide(taskId, options.json === true, (p) => p.tasks.decideGate(taskId, 'rejected', options.reason)),
+      action(async (taskId: string, options: { reason: string; json?: boolean; detach?: boolean }) =>
+        decide(taskId, options, (p) => p.tasks.decideGate(taskId, 'rejected', options.reason)),
       ),
     );
   program
@@ -31,21 +33,31 @@ export function registerDecide(program: Command): void {
     .argument('<task>', 'task id')
     .argument('<answer...>', 'your answer')
     .option('--json', 'print the task as JSON when it stops')
+    .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
-      action(async (taskId: string, words: string[], options: { json?: boolean }) =>
-        decide(taskId, options.json === true, (p) => p.tasks.answer(taskId, words.join(' '))),
+      action(async (taskId: string, words: string[], options: { json?: boolean; detach?: boolean }) =>
+        decide(taskId, options, (p) => p.tasks.answer(taskId, words.join(' '))),
       ),
     );
 }
 
 async function decide(
   taskId: string,
-  json: boolean,
+  options: { json?: boolean; detach?: boolean },
   record: (project: import('../../app/project.js').Project) => void,
 ): Promise<number> {
   const { openProject } = await import('../../app/project.js');
-  const { runForeground } = await import('../foreground.js');
   const project = openProject();
+  const json = options.json === true;
+  if (options.detach) {
+    const { submitTask } = await import('../submit.js');
+    const recorded = () => {
+      record(project);
+      return taskId;
+    };
+    return submitTask(project, recorded, { json });
+  }
+  const { runForeground } = await import('../foreground.js');
   record(project);
   return runForeground(project, taskId, { json });
 }

@@ -26,6 +26,7 @@ import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
 import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
+import { registerWorker, registerWorkers } from './worker.js';
 import { registerWorktrees } from './worktrees.js';
 
 /** Each file's register function, with the top-level commands it adds. */
@@ -57,6 +58,8 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['pr'], registerPr],
   [['mcp'], registerMcp],
   [['search', 'pull', 'publish'], registerRegistry],
+  [['worker'], registerWorker],
+  [['workers'], registerWorkers],
   [['db'], registerDb],
 ];
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Project } from '../../app/project.js';
 import { UsageError } from '../../core/errors.js';
 import { AWAITING_PERSON_STATUSES, isTaskStatus, TASK_STATUSES, type TaskStatus } from '../../core/events.js';
 import { action } from '../action.js';
@@ -9,45 +10,70 @@ export function registerList(program: Command): void {
     .description('list tasks, newest first')
     .option('--status <status>', 'only tasks with this status (comma list)')
     .option('--waiting', 'only tasks waiting for a person, with what they ask')
+    .option('--dead', "only tasks in the work queue's dead-letter queue, with their last error")
     .option('-n, --limit <n>', 'at most n tasks', '50')
     .option('--json', 'print JSON: [{id, status, pipeline, input, created}]')
     .action(
-      action(async (options: { status?: string; waiting?: boolean; limit: string; json?: boolean }) => {
-        const { openProject } = await import('../../app/project.js');
-        const { printJson } = await import('../options.js');
-        const { waitingFor } = await import('../../engine/fold/task-state.js');
-        const status = options.waiting ? [...AWAITING_PERSON_STATUSES] : statuses(options.status);
-        const project = openProject();
-        const tasks = project.store.tasks({
-          ...(status ? { status } : {}),
-          limit: Number(options.limit) || 50,
-        });
-        const rows = tasks.map((t) => ({
-          id: t.id,
-          status: t.status,
-          pipeline: t.pipeline,
-          input: t.input,
-          created: t.created,
-          ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
-        }));
-        if (options.json) {
-          printJson(rows);
-          return 0;
-        }
-        if (rows.length === 0) process.stdout.write('no tasks\n');
-        for (const row of rows) {
-          const input = row.input.length > 50 ? `${row.input.slice(0, 47)}...` : row.input;
-          process.stdout.write(
-            `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
-          );
-          if (row.waiting) {
-            const asks = row.waiting.kind === 'gate' ? 'approval' : row.waiting.questions.join(' / ');
-            process.stdout.write(`           ${row.waiting.agent} asks: ${asks}\n`);
+      action(
+        async (options: {
+          status?: string;
+          waiting?: boolean;
+          dead?: boolean;
+          limit: string;
+          json?: boolean;
+        }) => {
+          const { openProject } = await import('../../app/project.js');
+          const { printJson } = await import('../options.js');
+          const { waitingFor } = await import('../../engine/fold/task-state.js');
+          const status = options.waiting ? [...AWAITING_PERSON_STATUSES] : statuses(options.status);
+          const project = openProject();
+          const dead = options.dead ? await deadTasks(project) : null;
+          const tasks = dead
+            ? dead.flatMap((d) => project.store.task(d.taskId) ?? []).slice(0, Number(options.limit) || 50)
+            : project.store.tasks({
+                ...(status ? { status } : {}),
+                limit: Number(options.limit) || 50,
+              });
+          const rows = tasks.map((t) => ({
+            id: t.id,
+            status: t.status,
+            pipeline: t.pipeline,
+            input: t.input,
+            created: t.created,
+            ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
+            ...(dead ? { error: dead.find((d) => d.taskId === t.id)!.error } : {}),
+          }));
+          if (options.json) {
+            printJson(rows);
+            return 0;
           }
-        }
-        return 0;
-      }),
+          if (rows.length === 0) process.stdout.write('no tasks\n');
+          for (const row of rows) {
+            const input = row.input.length > 50 ? `${row.input.slice(0, 47)}...` : row.input;
+            process.stdout.write(
+              `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
+            );
+            if (row.error) process.stdout.write(`           dead: ${row.error}\n`);
+            if (row.waiting) {
+              const asks = row.waiting.kind === 'gate' ? 'approval' : row.waiting.questions.join(' / ');
+              process.stdout.write(`           ${row.waiting.agent} asks: ${asks}\n`);
+            }
+          }
+          return 0;
+        },
+      ),
     );
+}
+
+async function deadTasks(project: Project) {
+  const { deadLetters } = await import('../../app/queue-config.js');
+  const { QueueError } = await import('../../core/errors.js');
+  const dead = await deadLetters(project);
+  if (!dead)
+    throw new QueueError('--dead needs the work queue, and none is configured', {
+      hint: 'set TROUPE_QUEUE or add `queue: postgres://…` to .troupe/config.yaml',
+    });
+  return dead;
 }
 
 function statuses(list: string | undefined): TaskStatus[] | undefined {

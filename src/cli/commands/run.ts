@@ -13,6 +13,8 @@ interface RunOptions extends PipelineOptions {
   tier?: string;
   label: string[];
   size?: string;
+  detach?: boolean;
+  queue?: string;
 }
 
 export function registerRun(program: Command): void {
@@ -42,6 +44,11 @@ export function registerRun(program: Command): void {
       '--size <size>',
       'the task size, S | M | L | XL (agents with `spec: required` need a spec from M)',
     )
+    .option('--detach', 'submit the task to the workers (`troupe worker`), print its id and exit')
+    .option(
+      '--queue <url>',
+      'with --detach: the queue, postgres://… (default: TROUPE_QUEUE, queue: in config)',
+    )
     .option('--json', 'print the finished task as JSON')
     .action(
       action(async (words: string[], options: RunOptions) => {
@@ -55,6 +62,8 @@ export function registerRun(program: Command): void {
           throw new UsageError('what should the team do? give an input, or --from tasks.json');
         const size = options.size === undefined ? undefined : await parseSizeFlag(options.size);
         if (size && options.from) throw new UsageError('--size applies to one input, not to --from');
+        if (options.detach && options.from)
+          throw new UsageError('--detach applies to one input, not to --from');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
         const script = options.script
@@ -76,16 +85,22 @@ export function registerRun(program: Command): void {
             { labels: options.label, tier: options.tier ?? null },
           );
         }
-        const id = project.tasks.start({
-          pipeline,
-          input: words.join(' '),
-          ...(options.agent ? { agent: options.agent } : {}),
-          labels: options.label,
-          tier: options.tier ?? null,
-          script,
-          cwd: process.cwd(),
-          ...(size ? { size: { size, by: 'cli' } } : {}),
-        });
+        const start = () =>
+          project.tasks.start({
+            pipeline,
+            input: words.join(' '),
+            ...(options.agent ? { agent: options.agent } : {}),
+            labels: options.label,
+            tier: options.tier ?? null,
+            script,
+            cwd: process.cwd(),
+            ...(size ? { size: { size, by: 'cli' } } : {}),
+          });
+        if (options.detach) {
+          const { submitTask } = await import('../submit.js');
+          return submitTask(project, start, { queue: options.queue, json: options.json === true });
+        }
+        const id = start();
         return runForeground(project, id, {
           json: options.json === true,
           ...(options.interactive === undefined ? {} : { interactive: options.interactive }),

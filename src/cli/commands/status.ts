@@ -14,10 +14,13 @@ export function registerStatus(program: Command): void {
         const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, taskOwnHint, workspaceLines } =
           await import('../../app/task-view.js');
         const { mailboxWaits, waitingFor } = await import('../../engine/fold/task-state.js');
+        const { deadLetters } = await import('../../app/queue-config.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
+        const dead = await deadLetters(project);
+        const deadLetter = dead?.find((d) => d.taskId === taskId);
         if (options.json) {
-          printJson(taskJson(state));
+          printJson({ ...taskJson(state), ...(deadLetter ? { deadLetter } : {}) });
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
@@ -58,6 +61,10 @@ export function registerStatus(program: Command): void {
             `  waiting for ${w.handle} on the bus (${w.agent}, stage ${w.stage}, thread ${w.thread}${until})`,
           );
         }
+        if (deadLetter)
+          out.push(
+            `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,
+          );
         out.push(`  usage: ${formatTokens(state.usage)}`);
         for (const w of project.store.closedProviders(new Date())) {
           out.push(`  provider ${w.provider} is closed until ${w.resetAt} (rate or usage limit)`);

@@ -144,7 +144,9 @@ class TaskRun implements RunContext {
 
   private async loop(): Promise<void> {
     while (!this.stopped && !isTerminal(this.state.status)) {
-      const step = nextSteps(this.state).find((s) => !this.inflight.has(stepKey(s)));
+      const step = nextSteps(this.state).find(
+        (s) => !this.inflight.has(stepKey(s)) && !this.ports.defer?.(s, this.state),
+      );
       if (step) {
         this.perform(step);
         continue;

@@ -1,0 +1,82 @@
+import { QueueError } from '../core/errors.js';
+import type { PgBossQueue, QueueSettings } from '../store/queue/pg-boss-queue.js';
+import type { DeadLetter } from '../store/queue/work-queue.js';
+import { redactStoreUrl } from '../store/store-url.js';
+import { type Project, projectStoreLocation } from './project.js';
+
+/**
+ * Where the work queue is: `--queue`, else `TROUPE_QUEUE`, else `queue:` in .troupe/config.yaml,
+ * else the store's own database when the store is PostgreSQL (`--store`, `TROUPE_STORE`,
+ * `store:`). Null: none.
+ */
+export function queueUrl(project: Pick<Project, 'root' | 'config'>, given?: string): string | null {
+  if (given || process.env.TROUPE_QUEUE || project.config.queue)
+    return given || process.env.TROUPE_QUEUE || project.config.queue;
+  const store = projectStoreLocation(project.root, project.config);
+  return store.kind === 'postgres' ? store.url : null;
+}
+
+/** Seconds from the environment (tests and operators tune the queue's timing this way). */
+function seconds(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
+}
+
+/** How long a task held by a worker that stopped answering waits before another takes it (s). */
+export function checkSeconds(): number {
+  return seconds('TROUPE_LEASE_SECONDS') ?? 15;
+}
+
+/** Opens the project's queue; a usage error when none is configured. */
+export async function openQueue(
+  project: Pick<Project, 'root' | 'config'>,
+  options: { given?: string; supervise?: boolean; onError?: (error: Error) => void; needed: string },
+): Promise<PgBossQueue> {
+  const url = queueUrl(project, options.given);
+  if (!url) {
+    throw new QueueError(`${options.needed} needs a work queue, and none is configured`, {
+      hint: 'give --queue postgres://…, set TROUPE_QUEUE, or add `queue: postgres://…` to .troupe/config.yaml',
+    });
+  }
+  const { openPgBossQueue } = await import('../store/queue/pg-boss-queue.js');
+  const settings: QueueSettings = {
+    url,
+    supervise: options.supervise ?? false,
+    ...(seconds('TROUPE_QUEUE_RETRY_LIMIT') === undefined
+      ? {}
+      : { retryLimit: seconds('TROUPE_QUEUE_RETRY_LIMIT')! }),
+    ...(seconds('TROUPE_QUEUE_RETRY_DELAY') === undefined
+      ? {}
+      : { retryDelaySeconds: seconds('TROUPE_QUEUE_RETRY_DELAY')! }),
+    ...(options.onError ? { onError: options.onError } : {}),
+  };
+  try {
+    return await openPgBossQueue(settings);
+  } catch (error) {
+    throw new QueueError(
+      `cannot open the work queue at ${redactStoreUrl(url)}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * The tasks in the dead-letter queue; null when no queue is configured. Read with one query,
+ * without starting pg-boss (which would install its schema in a store's database that has none).
+ */
+export async function deadLetters(
+  project: Pick<Project, 'root' | 'config'>,
+  given?: string,
+): Promise<DeadLetter[] | null> {
+  const url = queueUrl(project, given);
+  if (!url) return null;
+  const { readDeadLetters } = await import('../store/queue/pg-boss-queue.js');
+  try {
+    return await readDeadLetters(url);
+  } catch (error) {
+    const message = `cannot read the dead-letter queue at ${redactStoreUrl(url)}: ${(error as Error).message}`;
+    throw new QueueError(message, { cause: error });
+  }
+}

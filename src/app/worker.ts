@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { TaskBusyError } from '../core/errors.js';
+import { isTerminal } from '../core/events.js';
+import type { TaskState } from '../engine/fold/task-state.js';
+import type { Step } from '../engine/plan/plan.js';
+import { stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
+import type { WakeJob, WorkQueue } from '../store/queue/work-queue.js';
+import type { WorkerRegistry } from '../store/queue/worker-registry.js';
+import type { Project } from './project.js';
+
+/**
+ * `troupe worker`: takes wake-ups from the queue for the runtimes it serves and runs their tasks
+ * through the same task service as `troupe run`, until only steps it leaves to others are left
+ * (another runtime's, a wait the queue times). Then it enqueues what the task needs next. A task
+ * another process holds is skipped: its holder schedules what follows, and a `check` wake-up
+ * brings it back if the holder dies. See docs/distributed.md.
+ */
+
+/** The lane of steps that need no runtime (joins, merges, completion): any worker takes them. */
+export const ANY_LANE = 'any';
+/** The lane of "is this task's holder still alive?" wake-ups. */
+export const CHECK_LANE = 'check';
+
+export interface WorkerSettings {
+  /** newWorkerId(): the worker's row in `troupe workers`, and the holder of its provider turns. */
+  id: string;
+  runtimes: string[];
+  labels: string[];
+  concurrency: number;
+  /** How often a held task is checked on (s): a dead holder's task is taken within about this. */
+  checkSeconds: number;
+  /** After SIGTERM, how long running stages may take before they are aborted (s). */
+  graceSeconds: number;
+  log: (line: string) => void;
+}
+
+export function laneOf(runtime: string | null): string {
+  return runtime ?? ANY_LANE;
+}
+
+/** Enqueues the wake-ups a task nobody runs needs (`run --detach`, `resume`, a run's end); how many. */
+export async function enqueueWakeUps(queue: WorkQueue, state: TaskState): Promise<number> {
+  const wakes = wakeUps(state);
+  for (const wake of wakes) {
+    await queue.enqueue(
+      { taskId: state.id, lane: laneOf(wake.runtime) },
+      wake.at ? { startAfter: new Date(wake.at) } : {},
+    );
+  }
+  return wakes.length;
+}
+
+export function newWorkerId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(2).toString('hex')}`;
+}
+
+export class Worker {
+  private readonly started = new Date().toISOString();
+  private readonly running = new Map<string, AbortController>();
+  private draining = false;
+  private heartbeat: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly project: Project,
+    private readonly queue: WorkQueue,
+    private readonly registry: WorkerRegistry,
+    private readonly settings: WorkerSettings,
+  ) {}
+
+  get id(): string {
+    return this.settings.id;
+  }
+
+  async start(): Promise<void> {
+    // a lease lost (taken over after this worker was cut off): stop the run, record nothing more
+    this.project.store.onLeaseLost?.((taskId) => this.running.get(taskId)?.abort());
+    await this.beat();
+    this.heartbeat = setInterval(() => void this.beat(), 5000);
+    const lanes = [...this.settings.runtimes, ANY_LANE];
+    this.queue.work({ lanes, concurrency: this.settings.concurrency }, (job) => this.wake(job));
+    this.queue.work({ lanes: [CHECK_LANE], concurrency: 4 }, (job) => this.check(job));
+  }
+
+  /**
+   * SIGTERM: take nothing more; stages running may finish within the grace period (no new ones
+   * start), then the rest are aborted and run again elsewhere. Each task is handed back.
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    const grace = setTimeout(() => {
+      for (const stop of this.running.values()) stop.abort();
+    }, this.settings.graceSeconds * 1000);
+    await this.queue.stop();
+    clearTimeout(grace);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.registry.remove(this.id).catch(() => {});
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      await this.registry.seen({
+        id: this.id,
+        host: hostname(),
+        pid: process.pid,
+        runtimes: this.settings.runtimes,
+        labels: this.settings.labels,
+        tasks: [...this.running.keys()],
+        started: this.started,
+        lastSeen: new Date().toISOString(),
+      });
+    } catch (error) {
+      this.settings.log(`cannot register: ${(error as Error).message}`);
+    }
+  }
+
+  private async wake(job: WakeJob): Promise<void> {
+    const { taskId } = job;
+    if (this.draining) return this.queue.enqueue({ taskId, lane: job.lane });
+    const summary = this.project.store.task(taskId);
+    // a task running here already schedules what it needs when its run ends
+    if (!summary || isTerminal(summary.status) || this.running.has(taskId)) return;
+    const stop = new AbortController();
+    this.running.set(taskId, stop);
+    try {
+      await this.queue.enqueue(
+        { taskId, lane: CHECK_LANE },
+        { startAfter: new Date(Date.now() + this.settings.checkSeconds * 1000) },
+      );
+      this.settings.log(`${taskId}: running`);
+      const state = await this.project.tasks.continue(taskId, undefined, stop.signal, (step, s) =>
+        this.leaves(step, s),
+      );
+      this.settings.log(`${taskId}: left ${state.status}`);
+    } catch (error) {
+      if (error instanceof TaskBusyError) return; // its holder schedules what follows
+      this.settings.log(`${taskId}: ${(error as Error).message}`);
+      throw error;
+    } finally {
+      this.running.delete(taskId);
+    }
+    await this.scheduleNext(taskId);
+  }
+
+  /** A task's holder may have died: when nobody holds it, it is woken where it can go on. */
+  private async check(job: WakeJob): Promise<void> {
+    const { taskId } = job;
+    const summary = this.project.store.task(taskId);
+    if (!summary || isTerminal(summary.status)) return;
+    if (this.running.has(taskId) || this.project.store.leaseHolder(taskId)) {
+      await this.queue.enqueue(
+        { taskId, lane: CHECK_LANE },
+        { startAfter: new Date(Date.now() + this.settings.checkSeconds * 1000) },
+      );
+      return;
+    }
+    await this.scheduleNext(taskId);
+  }
+
+  /** What the task needs now, read from the store after the lease is released (nothing is missed). */
+  private scheduleNext(taskId: string): Promise<number> {
+    return enqueueWakeUps(this.queue, this.project.tasks.state(taskId));
+  }
+
+  /** The steps this worker leaves to others: all once draining, another runtime's, a later one's. */
+  private leaves(step: Step, state: TaskState): boolean {
+    if (this.draining) return true;
+    const runtime = stepRuntime(state, step);
+    if (runtime !== null && !this.settings.runtimes.includes(runtime)) return true;
+    const at = stepNotBefore(step);
+    return at !== null && Date.parse(at) > Date.now();
+  }
+}

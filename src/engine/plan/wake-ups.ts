@@ -1,0 +1,66 @@
+import { isTerminal } from '../../core/events.js';
+import { findNode, type RuntimeName } from '../../core/pipeline.js';
+import type { TaskState } from '../fold/task-state.js';
+import { nextSteps, type Step } from './plan.js';
+
+/**
+ * What a task needs to make progress, for the work queue (docs/distributed.md): which runtime
+ * each planned step runs on and from when. Pure, as the planner is.
+ */
+
+/** A wake-up the task needs: a worker serving `runtime` (null: any worker), at `at` (null: now). */
+export interface WakeUp {
+  runtime: RuntimeName | null;
+  at: string | null;
+}
+
+/** The runtime a step calls (the agent's own; a fallback or routed tier may differ at run time). */
+export function stepRuntime(state: TaskState, step: Step): RuntimeName | null {
+  switch (step.kind) {
+    case 'start_stage':
+    case 'verify_final': {
+      const node = findNode(state.definition, step.agent);
+      return node?.type === 'agent' ? node.runtime : null;
+    }
+    case 'evaluate_gate': {
+      if (step.gate !== 'llm') return null;
+      const node = findNode(state.definition, step.agent);
+      if (node?.type !== 'agent') return null;
+      return node.gate?.runtime ?? state.gateConfig.runtime ?? node.runtime;
+    }
+    default:
+      return null;
+  }
+}
+
+/** When a step may start: a retry's backoff or a limit's reset (null: now). */
+export function stepNotBefore(step: Step): string | null {
+  return step.kind === 'start_stage' ? step.notBefore : null;
+}
+
+/**
+ * One wake-up per runtime a task no process runs needs, each at its earliest step's time: the
+ * planned steps', and at once the stages its last holder left running (they run again). None
+ * when the task has ended or waits for a person.
+ */
+export function wakeUps(state: TaskState): WakeUp[] {
+  if (isTerminal(state.status)) return [];
+  const byRuntime = new Map<RuntimeName | null, string | null>();
+  for (const activation of state.activations.values()) {
+    if (activation.status !== 'running') continue;
+    const node = findNode(state.definition, activation.agent);
+    byRuntime.set(node?.type === 'agent' ? node.runtime : null, null);
+  }
+  for (const step of nextSteps(state)) {
+    const runtime = stepRuntime(state, step);
+    const at = stepNotBefore(step);
+    if (!byRuntime.has(runtime)) byRuntime.set(runtime, at);
+    else byRuntime.set(runtime, earlier(byRuntime.get(runtime)!, at));
+  }
+  return [...byRuntime].map(([runtime, at]) => ({ runtime, at }));
+}
+
+function earlier(a: string | null, b: string | null): string | null {
+  if (a === null || b === null) return null;
+  return Date.parse(a) <= Date.parse(b) ? a : b;
+}

@@ -1,0 +1,55 @@
+/**
+ * The work queue: wake-ups for tasks, nothing more. A task's state lives in the store; a job only
+ * says "task T can make progress on a worker serving runtime R (from time t)". Running a wake-up
+ * twice is harmless: the executor replays the log, and a task another worker holds is skipped.
+ * See docs/distributed.md.
+ */
+
+/**
+ * A wake-up for a task, in a lane: the workers serving the lane take it. The worker's lanes are
+ * the runtimes it serves, `any` (steps that need no runtime) and `check` (is the task's holder
+ * still alive?).
+ */
+export interface Wake {
+  taskId: string;
+  lane: string;
+}
+
+export interface WakeJob extends Wake {
+  id: string;
+  /** How many times this job was handed out before (pg-boss's retry count). */
+  retries: number;
+}
+
+export interface DeadLetter {
+  taskId: string;
+  /** The last failure's message. */
+  error: string;
+  at: string;
+}
+
+export interface WorkOptions {
+  lanes: readonly string[];
+  /** At most this many handlers at once. */
+  concurrency: number;
+}
+
+/**
+ * Returns normally: the job is done. Throws: the job failed; it is retried with a backoff and,
+ * past the retry limit, lands in the dead-letter queue.
+ */
+export type WakeHandler = (job: WakeJob) => Promise<void>;
+
+export interface WorkQueue {
+  /** A duplicate of a wake-up not yet taken collapses into it. */
+  enqueue(wake: Wake, options?: { startAfter?: Date }): Promise<void>;
+  /** Starts taking wake-ups of `options.lanes` until `stop` (called again: more lanes, their own slots). */
+  work(options: WorkOptions, handler: WakeHandler): void;
+  /** Stops taking wake-ups; resolves when the handlers running have returned. */
+  stop(): Promise<void>;
+  /** Tasks whose wake-ups kept failing. */
+  deadLetters(): Promise<DeadLetter[]>;
+  /** Takes the task out of the dead-letter queue; whether it was there. */
+  revive(taskId: string): Promise<boolean>;
+  close(): Promise<void>;
+}
