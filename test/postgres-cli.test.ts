@@ -121,8 +121,8 @@ describe.skipIf(unreachable)(
       const noDatabase = new URL(storeUrl());
       noDatabase.pathname = '/troupe_no_such_database';
       for (const [url, code, says] of [
-        [down.toString(), 7, /ECONNREFUSED/],
-        [noDatabase.toString(), 7, /database "troupe_no_such_database" does not exist/],
+        [down.toString(), 8, /ECONNREFUSED/],
+        [noDatabase.toString(), 8, /database "troupe_no_such_database" does not exist/],
         [`mysql://root:${PASSWORD}@127.0.0.1/x`, 2, /'mysql' is not a store/],
         [`postgres://root:${PASSWORD}@127.0.0.1/x?schema=Not-A-Name`, 2, /not a plain lower-case SQL name/],
       ] as const) {

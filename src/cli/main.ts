@@ -3,6 +3,7 @@ import { chooseStore } from '../app/store-choice.js';
 import { reportError } from './action.js';
 import { registerCommands } from './commands/index.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
+import { takeOption } from './global-options.js';
 import { VERSION } from './version.js';
 
 const program = new Command('troupe')
@@ -13,19 +14,17 @@ const program = new Command('troupe')
     'where tasks live: postgres://… or a SQLite file (also TROUPE_STORE, store: in config)',
   )
   .showSuggestionAfterError()
-  // troupe's own options (-V, -h, --store) come before a command, so a command can have a --version (publish)
+  // troupe's own options (-V, -h) come before a command, so a command can have a --version (publish)
   .enablePositionalOptions()
-  .exitOverride()
-  // the flag wins over TROUPE_STORE and the config (app/project.ts)
-  .hook('preAction', (command) => {
-    const store = command.opts<{ store?: string }>().store;
-    if (store) chooseStore(store);
-  });
+  .exitOverride();
 
-registerCommands(program, process.argv[2]);
+// --store is taken wherever it stands; the flag wins over TROUPE_STORE and the config (app/project.ts)
+const { value: store, rest: argv } = takeOption(process.argv, '--store');
+if (store) chooseStore(store);
+registerCommands(program, argv[2]);
 
 try {
-  await program.parseAsync(process.argv);
+  await program.parseAsync(argv);
 } catch (error) {
   if (error instanceof CommanderError) {
     // commander already printed its message (help and version exit 0, the rest are usage errors)
