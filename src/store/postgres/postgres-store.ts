@@ -124,7 +124,23 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   const lost = (taskId: string) => {
     for (const listener of lostListeners) listener(taskId);
   };
-  db.onNotice((notice) => lost(notice.taskId));
+  const appendedListeners = new Set<(seq: number | null) => void>();
+  db.onNotice((notice) => {
+    if (notice.type === 'lease_lost') lost(notice.taskId);
+    else for (const listener of appendedListeners) listener(notice.seq);
+  });
+  let watching = false;
+  /** Asks the worker thread to LISTEN for the appends' notifications (migration 2's trigger). */
+  const watchAppends = () => {
+    const [row] = run(() =>
+      db.query<{ channel: string }>(
+        `SELECT troupe_events_channel(n.nspname) AS channel
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'events'::regclass`,
+      ),
+    );
+    run(() => db.watch(row!.channel));
+    watching = true;
+  };
   const fenced = <T>(taskId: string, body: () => T): T => {
     try {
       return run(body, taskId);
@@ -330,6 +346,11 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     closedProviders(now) {
       const at = now.toISOString();
       return readWindows().filter((w) => w.resetAt > at);
+    },
+    onAppended(listener) {
+      if (!watching) watchAppends();
+      appendedListeners.add(listener);
+      return () => appendedListeners.delete(listener);
     },
     onLeaseLost(listener) {
       lostListeners.add(listener);
