@@ -43,8 +43,8 @@ export interface TroupeApp {
 
 /**
  * The HTTP API and dashboard over a project. Tasks run in this process through the same
- * TaskService as the CLI; its appends wake the live streams at once, and a poll of the event
- * log brings in what other processes write.
+ * TaskService as the CLI; its appends wake the live streams at once, and what other processes
+ * write comes in when the store tells of it (PostgreSQL) or on a poll of the event log (SQLite).
  */
 export function createApp(options: AppOptions): TroupeApp {
   const { project } = options;
