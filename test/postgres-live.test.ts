@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
+import { startWorker, testDatabase } from './support/queue-db.js';
 import { readSse, serve } from './support/serve.js';
 import { project, type TaskJson, troupe, writerEditorPipeline } from './support/troupe.js';
 
@@ -87,6 +88,38 @@ describe.skipIf(unreachable)(
         expect(listening).toHaveLength(1);
       } finally {
         await served.stop();
+      }
+    });
+
+    it('lists the workers on the queue over HTTP, as `troupe workers` does: runtimes, labels, tasks, last seen', async () => {
+      await using db = await testDatabase();
+      const dir = project({ '.troupe/config.yaml': `queue: ${db.url}\n` });
+      const worker = await startWorker(dir, db.url, ['--runtimes', 'claude,codex', '--labels', 'gpu']);
+      const served = await serve(dir);
+      try {
+        const answer = (await (await fetch(`${served.url}api/workers`)).json()) as {
+          queue: string;
+          workers: Array<Record<string, unknown>>;
+        };
+        expect(answer.queue).toBe(db.url);
+        expect(answer.workers).toEqual([
+          expect.objectContaining({
+            pid: worker.pid,
+            runtimes: ['claude', 'codex'],
+            labels: ['gpu'],
+            tasks: [],
+            gone: false,
+            last_seen: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          }),
+        ]);
+        const cli = await troupe(dir, ['workers', '--json']);
+        expect(cli.code, cli.stderr).toBe(0);
+        const { last_seen: _, ...listed } = answer.workers[0]!;
+        const { lastSeen: __, ...fromCli } = (JSON.parse(cli.stdout) as Array<Record<string, unknown>>)[0]!;
+        expect(listed).toEqual(fromCli);
+      } finally {
+        await served.stop();
+        await worker.stop();
       }
     });
   },
