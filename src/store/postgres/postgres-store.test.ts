@@ -312,6 +312,20 @@ if (unreachable) {
       expect(after.filter((seq) => seq !== null)).toEqual([third!.seq]);
     });
 
+    it('notifies on a schema whose name is as long as PostgreSQL allows (its channels are hashed)', async () => {
+      const schema = `${scratchSchemaName()}_`.padEnd(63, 'x');
+      const [a, b] = [openScratch({ schema }), openScratch({ schema })];
+      open.push(a, b);
+      const told: (number | null)[] = [];
+      b.onAppended!((seq) => told.push(seq));
+      const { seq } = a.createTask(created);
+      await until(() => told.includes(seq), 'the append to be told');
+      a.closeProvider('claude', '2999-01-01T00:00:00.000Z');
+      expect(b.closedProviders(new Date())).toEqual([
+        { provider: 'claude', resetAt: '2999-01-01T00:00:00.000Z' },
+      ]);
+    });
+
     it('listens again once its connection was dropped, and tells that something may have been missed', async () => {
       const {
         schema,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LeaseLostError, NotFoundError, StateError, StoreUnavailableError } from '../../core/errors.js';
 import {
   type EventStore,
@@ -73,8 +74,15 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
   });
 }
 
-/** Where closeProvider notifies the other workers (one channel per schema: channels are per database). */
-const windowsChannel = (schema: string | null) => `troupe_windows:${schema ?? 'public'}`;
+/**
+ * Where closeProvider notifies the other workers (one channel per schema: channels are per
+ * database). A channel's name has at most 63 bytes: a long schema name is hashed, as
+ * troupe_events_channel does in SQL.
+ */
+const windowsChannel = (schema: string | null) => {
+  const name = schema ?? 'public';
+  return `troupe_windows:${name.length <= 48 ? name : createHash('md5').update(name).digest('hex')}`;
+};
 
 /** What a PostgreSQL failure means to troupe: the task's own errors by their codes, the rest out of reach. */
 export function storeError(error: unknown, url: string, taskId?: string): unknown {
