@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
 import { startWorker, testDatabase } from './support/queue-db.js';
 import { readSse, serve } from './support/serve.js';
-import { project, type TaskJson, troupe, writerEditorPipeline } from './support/troupe.js';
+import { project, type TaskJson, troupe, waitFor, writerEditorPipeline } from './support/troupe.js';
 
 const unreachable = await postgresUnreachable();
 const schemas = new Set<string>();
@@ -93,8 +93,20 @@ describe.skipIf(unreachable)(
 
     it('lists the workers on the queue over HTTP, as `troupe workers` does: runtimes, labels, tasks, last seen', async () => {
       await using db = await testDatabase();
-      const dir = project({ '.troupe/config.yaml': `queue: ${db.url}\n` });
-      const worker = await startWorker(dir, db.url, ['--runtimes', 'claude,codex', '--labels', 'gpu']);
+      const dir = project({
+        '.troupe/config.yaml': `queue: ${db.url}\n`,
+        'pipeline.yaml': writerEditorPipeline,
+        // long enough for the worker to report the task it runs (every 5 s)
+        'slow.yaml': 'agents:\n  writer: [{ reply: "draft", delay_ms: 60000 }]\n',
+      });
+      const worker = await startWorker(dir, db.url, [
+        '--runtimes',
+        'claude,codex',
+        '--labels',
+        'gpu',
+        '--grace',
+        '1',
+      ]);
       const served = await serve(dir);
       try {
         const answer = (await (await fetch(`${served.url}api/workers`)).json()) as {
@@ -117,6 +129,26 @@ describe.skipIf(unreachable)(
         const { last_seen: _, ...listed } = answer.workers[0]!;
         const { lastSeen: __, ...fromCli } = (JSON.parse(cli.stdout) as Array<Record<string, unknown>>)[0]!;
         expect(listed).toEqual(fromCli);
+
+        // what it is doing: the task it took from the queue
+        const run = await troupe(dir, [
+          'run',
+          'a haiku',
+          '--file',
+          'pipeline.yaml',
+          '--script',
+          'slow.yaml',
+          '--detach',
+        ]);
+        expect(run.code, run.stderr).toBe(0);
+        const taskId = run.stdout.trim();
+        const busy = await waitFor(async () => {
+          const { workers } = (await (await fetch(`${served.url}api/workers`)).json()) as {
+            workers: Array<{ tasks: string[] }>;
+          };
+          return workers[0]?.tasks.length ? workers[0].tasks : undefined;
+        }, 20_000);
+        expect(busy).toEqual([taskId]);
       } finally {
         await served.stop();
         await worker.stop();
