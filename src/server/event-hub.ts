@@ -5,10 +5,10 @@ import type { StoredEvent } from '../core/events.js';
  * The server's view of the event log: one reader for all clients. It reads new events when the
  * store says another process appended some (PostgreSQL's LISTEN/NOTIFY, `onAppended`), or else
  * every `pollMs` (SQLite: e.g. `troupe run` in another shell), and at once when this process
- * appends (`poke`); it keeps the latest `ringSize` in memory, and wakes the
- * streams waiting on it. A stream that is behind the ring (a replay from an old
- * `Last-Event-ID`) reads the store directly; either way it follows the global `seq`, which SQLite
- * commits in order, so nothing is missed or repeated.
+ * appends (`poke`); it keeps the latest `ringSize` in memory, and wakes the streams waiting on
+ * it. A stream that is behind the ring (a replay from an old `Last-Event-ID`) reads the store
+ * directly; either way it follows the global `seq`, which both stores commit in order, so nothing
+ * is missed or repeated.
  */
 export class EventHub {
   #cursor: number;
