@@ -1,6 +1,7 @@
 import { QueueError } from '../core/errors.js';
 import type { PgBossQueue, QueueSettings } from '../store/queue/pg-boss-queue.js';
 import type { DeadLetter } from '../store/queue/work-queue.js';
+import type { WorkerRow } from '../store/queue/worker-registry.js';
 import { redactStoreUrl } from '../store/store-url.js';
 import { type Project, projectStoreLocation } from './project.js';
 
@@ -59,6 +60,28 @@ export async function openQueue(
         cause: error,
       },
     );
+  }
+}
+
+export interface QueueWorkers {
+  /** The queue's database, without its password. */
+  queue: string;
+  workers: WorkerRow[];
+}
+
+/** The workers on the project's queue (as `troupe workers`); null when no queue is configured. */
+export async function queueWorkers(
+  project: Pick<Project, 'root' | 'config'>,
+  given?: string,
+): Promise<QueueWorkers | null> {
+  const url = queueUrl(project, given);
+  if (!url) return null;
+  const { readWorkers } = await import('../store/queue/worker-registry.js');
+  try {
+    return { queue: redactStoreUrl(url), workers: await readWorkers(url) };
+  } catch (error) {
+    const message = `cannot read the workers at ${redactStoreUrl(url)}: ${(error as Error).message}`;
+    throw new QueueError(message, { cause: error });
   }
 }
 

@@ -85,6 +85,12 @@ export interface EventStore {
    * possibly more than once for one loss; returns the unsubscribe. Only stores whose leases can be lost (PostgreSQL) have it.
    */
   onLeaseLost?(listener: (taskId: string) => void): () => void;
+  /**
+   * Calls `listener` soon after any process appended events, with the highest new seq (null when
+   * unknown: some may have been appended unseen); returns the unsubscribe. A reader of
+   * `eventsSince` then need not poll. Only stores that are told (PostgreSQL: LISTEN/NOTIFY) have it.
+   */
+  onAppended?(listener: (seq: number | null) => void): () => void;
   close(): void;
 }
 

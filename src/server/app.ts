@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Hono } from 'hono';
 import type { Project } from '../app/project.js';
 import { projectTaskService } from '../app/project.js';
+import { queueWorkers } from '../app/queue-config.js';
 import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
 import { serverApi } from './api/events.js';
@@ -18,6 +19,7 @@ import { pipelineRoutes } from './routes/pipelines.js';
 import { runRoutes } from './routes/run.js';
 import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
+import { workerRoutes } from './routes/workers.js';
 import { Runner } from './runner.js';
 import { serveDashboard } from './static-files.js';
 import { TaskCache } from './task-cache.js';
@@ -43,8 +45,8 @@ export interface TroupeApp {
 
 /**
  * The HTTP API and dashboard over a project. Tasks run in this process through the same
- * TaskService as the CLI; its appends wake the live streams at once, and a poll of the event
- * log brings in what other processes write.
+ * TaskService as the CLI; its appends wake the live streams at once, and what other processes
+ * write comes in when the store tells of it (PostgreSQL) or on a poll of the event log (SQLite).
  */
 export function createApp(options: AppOptions): TroupeApp {
   const { project } = options;
@@ -59,6 +61,7 @@ export function createApp(options: AppOptions): TroupeApp {
     cache: new TaskCache(store),
     runner: new Runner(tasks, store, options.log),
     hub,
+    workers: () => queueWorkers(project),
   };
 
   const app = new Hono();
@@ -72,6 +75,7 @@ export function createApp(options: AppOptions): TroupeApp {
   app.route('/', usageRoutes(ctx));
   app.route('/', eventRoutes(ctx));
   app.route('/', busRoutes(ctx));
+  app.route('/', workerRoutes(ctx));
   app.all('/api/*', (c) =>
     errorResponse(c, new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)),
   );

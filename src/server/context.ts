@@ -1,3 +1,4 @@
+import type { QueueWorkers } from '../app/queue-config.js';
 import type { EventStore } from '../core/event-store.js';
 import type { TaskService } from '../engine/task-service.js';
 import type { EventHub } from './event-hub.js';
@@ -12,4 +13,6 @@ export interface ServerContext {
   cache: TaskCache;
   runner: Runner;
   hub: EventHub;
+  /** The workers on the project's queue; null when it has none. */
+  workers: () => Promise<QueueWorkers | null>;
 }

@@ -2,12 +2,13 @@ import type { EventStore } from '../core/event-store.js';
 import type { StoredEvent } from '../core/events.js';
 
 /**
- * The server's view of the event log: one poller for all clients. It reads new events every
- * `pollMs` (events appended by other processes, e.g. `troupe run` in another shell) and at once
- * when this process appends (`poke`), keeps the latest `ringSize` in memory, and wakes the
- * streams waiting on it. A stream that is behind the ring (a replay from an old
- * `Last-Event-ID`) reads the store directly; either way it follows the global `seq`, which SQLite
- * commits in order, so nothing is missed or repeated.
+ * The server's view of the event log: one reader for all clients. It reads new events when the
+ * store says another process appended some (PostgreSQL's LISTEN/NOTIFY, `onAppended`), or else
+ * every `pollMs` (SQLite: e.g. `troupe run` in another shell), and at once when this process
+ * appends (`poke`); it keeps the latest `ringSize` in memory, and wakes the streams waiting on
+ * it. A stream that is behind the ring (a replay from an old `Last-Event-ID`) reads the store
+ * directly; either way it follows the global `seq`, which both stores commit in order, so nothing
+ * is missed or repeated.
  */
 export class EventHub {
   #cursor: number;
@@ -16,6 +17,7 @@ export class EventHub {
   #ringBase: number;
   #waiters = new Set<(woke: boolean) => void>();
   #timer: NodeJS.Timeout | null = null;
+  #unsubscribe: (() => void) | null = null;
   #closed = false;
   #pokeQueued = false;
 
@@ -41,7 +43,17 @@ export class EventHub {
   }
 
   start(): this {
-    this.#timer ??= setInterval(() => this.tick(), this.options.pollMs ?? 50);
+    if (this.#timer || this.#unsubscribe) return this;
+    if (this.store.onAppended) {
+      // a notification for events already read (this process's own, poked) is passed over
+      this.#unsubscribe = this.store.onAppended((seq) => {
+        if (seq === null || seq > this.#cursor) this.poke();
+      });
+      // what was appended before the store listened
+      this.tick();
+      return this;
+    }
+    this.#timer = setInterval(() => this.tick(), this.options.pollMs ?? 50);
     this.#timer.unref();
     return this;
   }
@@ -125,6 +137,8 @@ export class EventHub {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
     this.#wakeAll(false);
   }
 

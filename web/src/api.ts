@@ -8,6 +8,7 @@ import type { Answer } from '../../src/server/api/define';
 import type * as P from '../../src/server/api/pipelines';
 import type { runApi } from '../../src/server/api/run';
 import type * as T from '../../src/server/api/tasks';
+import type * as W from '../../src/server/api/workers';
 
 export type Status = z.infer<typeof T.TaskStatus>;
 export type Usage = z.infer<typeof T.Usage>;
@@ -39,6 +40,7 @@ export type BusMessageDetail = z.infer<typeof B.BusMessageDetail>;
 export type BusSend = z.input<typeof B.busApi.send.body>;
 export type BusReply = z.input<typeof B.busApi.reply.body>;
 export type BusSent = z.infer<typeof B.BusSent>;
+export type WorkerList = z.infer<typeof W.WorkerList>;
 
 /** An agent as written in the pipeline file. */
 export type RawAgent = Record<string, unknown> & { id: string };
@@ -116,6 +118,7 @@ export const api = {
   removeAgent: (name: string, id: string) =>
     call<AgentSaved>('DELETE', `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`),
   validate: (name: string, content: string) => call<Validation>('POST', '/api/validate', { name, content }),
+  workers: () => call<WorkerList>('GET', '/api/workers'),
   roster: (session: string) => call<Roster>('GET', `/api/bus/roster${inSession(session)}`),
   inbox: (handle: string, session: string) =>
     call<BusInbox>('GET', `/api/bus/mailboxes/${encodeURIComponent(handle)}/inbox${inSession(session)}`),

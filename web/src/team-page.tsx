@@ -2,6 +2,7 @@ import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, type BusMessage, type BusMessageDetail, type BusSend, type Roster } from './api';
 import { useNow } from './app';
 import { ago } from './format';
+import { WorkersSection } from './workers-section';
 
 /** How often the roster and the inbox are read again: the bus is files, not the event log. */
 const POLL_MS = 3000;
@@ -116,6 +117,8 @@ export function TeamPage() {
           </table>
         )}
       </section>
+
+      <WorkersSection now={now} />
 
       <div className="bus-columns">
         <section className="card">

@@ -7,6 +7,7 @@ import { Diagnostic, pipelineApi } from './pipelines.js';
 import { runApi } from './run.js';
 import { taskApi } from './tasks.js';
 import { usageApi } from './usage.js';
+import { workerApi } from './workers.js';
 
 /** What every error answers; `diagnostics` (and the refused `content`) for a pipeline that cannot be saved. */
 export const ErrorBody = named(
@@ -29,5 +30,6 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(pipelineApi),
   ...Object.values(usageApi),
   ...Object.values(busApi),
+  ...Object.values(workerApi),
   ...Object.values(serverApi),
 ];

@@ -121,6 +121,28 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 2,
+    name: 'a notification on each append',
+    sql: `
+-- the channel readers LISTEN to (per schema: channels are per database); a long schema name is
+-- hashed, as a channel's name has at most 63 bytes
+CREATE FUNCTION troupe_events_channel(p_schema text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT 'troupe_events:' || CASE WHEN octet_length(p_schema) <= 49 THEN p_schema ELSE md5(p_schema) END
+$$;
+
+-- in the appending transaction, so it is delivered when (and only if) the events commit; the
+-- payload is the highest new seq
+CREATE FUNCTION troupe_events_appended() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify(troupe_events_channel(TG_TABLE_SCHEMA), (SELECT max(seq) FROM appended)::text);
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER events_appended AFTER INSERT ON events REFERENCING NEW TABLE AS appended
+  FOR EACH STATEMENT EXECUTE FUNCTION troupe_events_appended();
+`,
+  },
 ];
 
 export interface MigrationState {

@@ -5,7 +5,7 @@ import type * as Pg from 'pg';
 export interface PgWorkerData {
   /** Requests in, answers out; each answer is signalled on `state` for the waiting caller. */
   port: MessagePort;
-  /** Lost leases, told as they happen (the caller listens to this one asynchronously). */
+  /** Lost leases and appended events, told as they happen (the caller listens to this one asynchronously). */
   notices: MessagePort;
   /**
    * [0] an answer is ready; [1] how many notifications came on `channel`; [2] 1 while listening
@@ -24,7 +24,9 @@ export type PgRequest =
   | { id: number; op: 'begin' | 'commit' | 'rollback' | 'close' }
   /** Renew this lease (at this epoch) until dropped or lost. */
   | { id: number; op: 'hold'; taskId: string; epoch: number }
-  | { id: number; op: 'drop'; taskId: string };
+  | { id: number; op: 'drop'; taskId: string }
+  /** LISTEN to this channel too, and tell each of its notifications on `notices` (as 'appended'). */
+  | { id: number; op: 'watch'; channel: string };
 
 export interface PgFailure {
   message: string;
@@ -34,10 +36,10 @@ export interface PgFailure {
 
 export type PgReply = { id: number; rows: Record<string, unknown>[] } | { id: number; error: PgFailure };
 
-export interface PgNotice {
-  type: 'lease_lost';
-  taskId: string;
-}
+export type PgNotice =
+  | { type: 'lease_lost'; taskId: string }
+  /** Events were appended up to `seq`; null: perhaps some were, unseen (the listener was down). */
+  | { type: 'appended'; seq: number | null };
 
 /**
  * The body of the worker thread that talks to PostgreSQL: it answers one request at a time on
@@ -53,6 +55,9 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
   let main: Pg.Client | null = null;
   let renewer: Pg.Client | null = null;
   let listener: Pg.Client | null = null;
+  let connecting: Promise<void> | null = null;
+  /** The channel `watch` asked for, LISTENed to beside `data.channel`. */
+  let watched: string | null = null;
   /** The connection a transaction was begun on: if it is lost, the transaction is too. */
   let inTransaction: Pg.Client | null = null;
   const held = new Map<string, { epoch: number; renewedAt: number }>();
@@ -78,19 +83,32 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
     }
     client.end().catch(() => {});
   };
+  const appended = (seq: number | null) => notices.postMessage({ type: 'appended', seq } satisfies PgNotice);
   const listen = async () => {
-    if (!data.channel || listener) return;
+    const channels = [data.channel, watched].filter((channel) => channel !== null);
+    if (channels.length === 0 || listener) return;
     try {
       const client = await connect();
-      client.on('notification', () => Atomics.add(state, 1, 1));
-      await client.query(`LISTEN "${data.channel}"`);
+      client.on('notification', (notification) => {
+        if (notification.channel === watched) appended(Number(notification.payload) || null);
+        else Atomics.add(state, 1, 1);
+      });
+      for (const channel of channels) await client.query(`LISTEN "${channel}"`);
       listener = client;
       // what was notified while not listening is unknown: count one, so it is all read again
       Atomics.add(state, 1, 1);
       Atomics.store(state, 2, 1);
+      if (watched) appended(null);
     } catch {
       // tried again at the next renewal tick; meanwhile every read goes to the database
     }
+  };
+  // one connection attempt at a time: the timer's and a watch's would otherwise both connect
+  const listenOnce = () => {
+    connecting ??= listen().finally(() => {
+      connecting = null;
+    });
+    return connecting;
   };
   // a broken or timed-out connection is dropped, and the next request connects again (the server
   // restarted, the network came back); an SQL error leaves the connection as it is
@@ -143,6 +161,16 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
         return [];
       case 'drop':
         held.delete(request.taskId);
+        return [];
+      case 'watch':
+        await connecting;
+        watched = request.channel;
+        if (!listener) await listenOnce();
+        else
+          await listener.query(`LISTEN "${watched}"`).catch(() => {
+            // connected again (and listening to both) at the next renewal tick
+            if (listener) forget(listener);
+          });
         return [];
       case 'close':
         clearInterval(timer);
@@ -207,9 +235,9 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
       renewing = false;
     }
   };
-  void listen();
+  void listenOnce();
   const timer = setInterval(() => {
-    void listen();
+    void listenOnce();
     void renew();
   }, data.renewMs);
 }

@@ -281,7 +281,69 @@ if (unreachable) {
     it('applies its migrations once: a second store on the schema finds nothing to do', async () => {
       const { schema } = two({});
       const rows = await sql<{ version: number }>(schema, 'SELECT version FROM schema_migrations');
-      expect(rows.map((row) => row.version)).toEqual([1]);
+      expect(rows.map((row) => row.version)).toEqual([1, 2]);
+    });
+
+    it("tells a reader of another store each append, by NOTIFY from the append's transaction, with its seq", async () => {
+      const {
+        schema,
+        stores: [a, b],
+      } = two({});
+      const told: (number | null)[] = [];
+      const unsubscribe = b.onAppended!((seq) => told.push(seq));
+      const { taskId, seq: first } = a.createTask(created);
+      const [, last] = a.append(taskId, [output('one'), output('two')], { status: 'running' });
+      await until(() => told.includes(last!.seq), 'the append to be told');
+      // the creation is told too; a notification with no seq would only mean "read again"
+      expect(told.filter((seq) => seq !== null)).toEqual([first, last!.seq]);
+
+      // a transaction rolled back tells nothing (its seq is used up, and never told); a commit is, as before
+      await sql(
+        schema,
+        `BEGIN; SELECT troupe_append('${taskId}', ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', NULL); ROLLBACK`,
+      );
+      unsubscribe();
+      const after: (number | null)[] = [];
+      b.onAppended!((seq) => after.push(seq));
+      const [third] = a.append(taskId, [output('three')], { status: 'running' });
+      expect(third!.seq).toBe(last!.seq + 2);
+      await until(() => after.includes(third!.seq), 'the next append to be told');
+      expect(told.filter((seq) => seq !== null)).toEqual([first, last!.seq]);
+      expect(after.filter((seq) => seq !== null)).toEqual([third!.seq]);
+    });
+
+    it('notifies on a schema whose name is as long as PostgreSQL allows (its channels are hashed)', async () => {
+      const schema = `${scratchSchemaName()}_`.padEnd(63, 'x');
+      const [a, b] = [openScratch({ schema }), openScratch({ schema })];
+      open.push(a, b);
+      const told: (number | null)[] = [];
+      b.onAppended!((seq) => told.push(seq));
+      const { seq } = a.createTask(created);
+      await until(() => told.includes(seq), 'the append to be told');
+      a.closeProvider('claude', '2999-01-01T00:00:00.000Z');
+      expect(b.closedProviders(new Date())).toEqual([
+        { provider: 'claude', resetAt: '2999-01-01T00:00:00.000Z' },
+      ]);
+    });
+
+    it('listens again once its connection was dropped, and tells that something may have been missed', async () => {
+      const {
+        schema,
+        stores: [a, b],
+      } = two({}, { renewMs: 50 });
+      const told: (number | null)[] = [];
+      b.onAppended!((seq) => told.push(seq));
+      const { taskId } = a.createTask(created);
+      await sql(
+        schema,
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+        [`troupe:${schema}`],
+      );
+      const cut = told.length;
+      a.append(taskId, [output('perhaps while nobody listened')], { status: 'running' });
+      await until(() => told.slice(cut).includes(null), 'the listener to connect again');
+      const [next] = a.append(taskId, [output('once listening again')], { status: 'running' });
+      await until(() => told.includes(next!.seq), 'the next append to be told');
     });
   });
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LeaseLostError, NotFoundError, StateError, StoreUnavailableError } from '../../core/errors.js';
 import {
   type EventStore,
@@ -73,8 +74,15 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
   });
 }
 
-/** Where closeProvider notifies the other workers (one channel per schema: channels are per database). */
-const windowsChannel = (schema: string | null) => `troupe_windows:${schema ?? 'public'}`;
+/**
+ * Where closeProvider notifies the other workers (one channel per schema: channels are per
+ * database). A channel's name has at most 63 bytes: a long schema name is hashed, as
+ * troupe_events_channel does in SQL.
+ */
+const windowsChannel = (schema: string | null) => {
+  const name = schema ?? 'public';
+  return `troupe_windows:${name.length <= 48 ? name : createHash('md5').update(name).digest('hex')}`;
+};
 
 /** What a PostgreSQL failure means to troupe: the task's own errors by their codes, the rest out of reach. */
 export function storeError(error: unknown, url: string, taskId?: string): unknown {
@@ -124,7 +132,23 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   const lost = (taskId: string) => {
     for (const listener of lostListeners) listener(taskId);
   };
-  db.onNotice((notice) => lost(notice.taskId));
+  const appendedListeners = new Set<(seq: number | null) => void>();
+  db.onNotice((notice) => {
+    if (notice.type === 'lease_lost') lost(notice.taskId);
+    else for (const listener of appendedListeners) listener(notice.seq);
+  });
+  let watching = false;
+  /** Asks the worker thread to LISTEN for the appends' notifications (migration 2's trigger). */
+  const watchAppends = () => {
+    const [row] = run(() =>
+      db.query<{ channel: string }>(
+        `SELECT troupe_events_channel(n.nspname) AS channel
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'events'::regclass`,
+      ),
+    );
+    run(() => db.watch(row!.channel));
+    watching = true;
+  };
   const fenced = <T>(taskId: string, body: () => T): T => {
     try {
       return run(body, taskId);
@@ -330,6 +354,11 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     closedProviders(now) {
       const at = now.toISOString();
       return readWindows().filter((w) => w.resetAt > at);
+    },
+    onAppended(listener) {
+      if (!watching) watchAppends();
+      appendedListeners.add(listener);
+      return () => appendedListeners.delete(listener);
     },
     onLeaseLost(listener) {
       lostListeners.add(listener);

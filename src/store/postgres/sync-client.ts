@@ -103,6 +103,11 @@ export class SyncPg {
     this.call({ op: 'drop', taskId });
   }
 
+  /** LISTENs to `channel` from now on: each notification on it comes to `onNotice` as 'appended'. */
+  watch(channel: string): void {
+    this.call({ op: 'watch', channel });
+  }
+
   /**
    * How many notifications came on the channel so far, read without a round trip; null while the
    * worker is not listening (then nothing can be known without asking the database).

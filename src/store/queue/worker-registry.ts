@@ -28,6 +28,22 @@ const CREATE = `CREATE TABLE IF NOT EXISTS troupe_workers (
   id text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL, runtimes text[] NOT NULL,
   labels text[] NOT NULL, tasks text[] NOT NULL, started timestamptz NOT NULL, last_seen timestamptz NOT NULL)`;
 
+/** The workers on the queue at `url`, read with a connection of its own (without starting pg-boss). */
+export async function readWorkers(url: string): Promise<WorkerRow[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({
+    connectionString: url,
+    application_name: 'troupe',
+    connectionTimeoutMillis: 10_000,
+  });
+  await client.connect();
+  try {
+    return await new WorkerRegistry({ executeSql: (text, values) => client.query(text, values) }).list();
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 export class WorkerRegistry {
   private ready = false;
 
