@@ -4,8 +4,10 @@ import { TaskService } from '../engine/task-service.js';
 import { loadProjectConfig, type ProjectConfig } from '../pipeline/config.js';
 import { findProjectRoot } from '../pipeline/discover.js';
 import type { ProviderTurns } from '../scheduler/provider-limiter.js';
+import { advisoryMergeLock } from '../store/advisory-merge-lock.js';
 import { openStore } from '../store/open-store.js';
 import { parseStoreLocation, type StoreLocation } from '../store/store-url.js';
+import { fileMergeLock } from '../workspace/merge-lock.js';
 import { chosenStore } from './store-choice.js';
 import { projectAdapters } from './task-adapters.js';
 
@@ -49,5 +51,7 @@ export function projectTaskService(
   config: ProjectConfig,
   limiter?: ProviderTurns,
 ): TaskService {
-  return new TaskService(root, store, config, projectAdapters(root, config), limiter);
+  // merges into base one at a time: on this machine by a lock file, across machines by the store's lock
+  const mergeLock = advisoryMergeLock(store, fileMergeLock(join(root, '.troupe', 'locks')));
+  return new TaskService(root, store, config, projectAdapters(root, config, mergeLock), limiter);
 }

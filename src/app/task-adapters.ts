@@ -19,7 +19,7 @@ import { projectTroupeMcp } from './troupe-mcp.js';
 export function projectAdapters(
   root: string,
   config: ProjectConfig,
-  // the shared store's advisory lock (pg_advisory_xact_lock) once tasks live in PostgreSQL
+  // project.ts adds the shared store's advisory lock (store/advisory-merge-lock.ts)
   mergeLock: MergeLock = fileMergeLock(join(root, '.troupe', 'locks')),
 ): TaskAdapters {
   const configScript = config.script ? loadScript(join(root, config.script)) : null;

@@ -91,6 +91,13 @@ export interface EventStore {
    * `eventsSince` then need not poll. Only stores that are told (PostgreSQL: LISTEN/NOTIFY) have it.
    */
   onAppended?(listener: (seq: number | null) => void): () => void;
+  /**
+   * A lock shared by every process on the store, named by `key`, taken without waiting (true: this
+   * process holds it now). Only a shared store has it (PostgreSQL: an advisory lock); the merge
+   * lock of store/advisory-merge-lock.ts is built on it.
+   */
+  tryAdvisoryLock?(key: string): boolean;
+  advisoryUnlock?(key: string): void;
   close(): void;
 }
 

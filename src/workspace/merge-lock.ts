@@ -11,7 +11,7 @@ import { takingTurns } from './turns.js';
  * holding its owner's pid and host. An owner that died (its pid is gone on this host) is taken
  * over; one on another host is waited for. Within a process the holders of a key take turns too.
  * This serializes merges on one machine; across machines git's refusal of a non-fast-forward push
- * is the guard (and PostgreSQL's advisory lock the shared lock, once tasks live there).
+ * is the guard, and with tasks in PostgreSQL its advisory lock (store/advisory-merge-lock.ts).
  */
 export function fileMergeLock(dir: string, options: { timeoutMs?: number } = {}): MergeLock {
   const inTurn = takingTurns();

@@ -347,3 +347,33 @@ if (unreachable) {
     });
   });
 }
+
+describe.skipIf(unreachable)('the PostgreSQL store: the merge lock shared by workers', () => {
+  it('lets one store at a time hold a key; the other waits, then takes it once it is let go', async () => {
+    const { advisoryMergeLock } = await import('../advisory-merge-lock.js');
+    const local = { withMergeLock: <T>(_key: string, fn: () => Promise<T>) => fn() };
+    const a = openScratch();
+    const b = openScratch();
+    try {
+      expect(a.tryAdvisoryLock?.('origin main')).toBe(true);
+      expect(b.tryAdvisoryLock?.('origin main')).toBe(false);
+      expect(b.tryAdvisoryLock?.('origin other')).toBe(true);
+      b.advisoryUnlock?.('origin other');
+      const order: string[] = [];
+      const waiting = advisoryMergeLock(b, local, { pollMs: 10 }).withMergeLock('origin main', async () => {
+        order.push('b merges');
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      order.push('a lets go');
+      a.advisoryUnlock?.('origin main');
+      await waiting;
+      expect(order).toEqual(['a lets go', 'b merges']);
+      // b let go after its merge
+      expect(a.tryAdvisoryLock?.('origin main')).toBe(true);
+      a.advisoryUnlock?.('origin main');
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});

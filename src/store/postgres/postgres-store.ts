@@ -109,6 +109,9 @@ export function storeError(error: unknown, url: string, taskId?: string): unknow
  * The event store on PostgreSQL, for many processes on many machines (docs/distributed.md).
  * Synchronous like the others: each call is a round trip through sync-client.ts.
  */
+/** The first key of troupe's named advisory locks ('trup'); the store's own locks take one key. */
+const ADVISORY_NAMESPACE = 0x74727570;
+
 export function openPostgresStore(url: string, options: PostgresStoreOptions = {}): EventStore {
   const db = connectPostgres(url, options);
   const leaseMs = options.leaseMs ?? 30_000;
@@ -363,6 +366,18 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     onLeaseLost(listener) {
       lostListeners.add(listener);
       return () => lostListeners.delete(listener);
+    },
+    // the two-key form, with troupe's own first key: never the same lock as the store's own
+    tryAdvisoryLock: (key) =>
+      run(
+        () =>
+          db.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [
+            ADVISORY_NAMESPACE,
+            key,
+          ])[0]?.locked === true,
+      ),
+    advisoryUnlock: (key) => {
+      run(() => db.query('SELECT pg_advisory_unlock($1, hashtext($2))', [ADVISORY_NAMESPACE, key]));
     },
     close: () => db.close(),
   };
