@@ -128,7 +128,7 @@ describe.skipIf(missing)('a PostgreSQL restart mid-run', () => {
         const all = await counted();
         const done = new Set(all?.filter((r) => r.type === 'task_completed').map((r) => r.task_id));
         return ids.every((id) => done.has(id)) ? all : undefined;
-      }, 60_000).catch(async (error: Error) => {
+      }, 90_000).catch(async (error: Error) => {
         const rows = await counted();
         throw new Error(
           `${error.message}; ${rows?.filter((r) => r.type === 'task_completed').length} of ${ids.length} done\n${workers.map((w) => w.stderr()).join('\n---\n')}`,
@@ -146,5 +146,5 @@ describe.skipIf(missing)('a PostgreSQL restart mid-run', () => {
     } finally {
       for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
     }
-  }, 150_000);
+  }, 180_000);
 });
