@@ -1,4 +1,4 @@
-import { StateError, TaskBusyError } from '../../core/errors.js';
+import { StateError, StoreUnavailableError, TaskBusyError } from '../../core/errors.js';
 import { currentHolder } from '../../core/event-store.js';
 import { isTerminal, type TaskEvent } from '../../core/events.js';
 import { type AgentNode, findNode } from '../../core/pipeline.js';
@@ -257,7 +257,14 @@ class TaskRun implements RunContext {
 
   /** A cancel from another process aborts whatever is running. */
   private pollForeignEvents(): void {
-    this.events.applyForeignEvents();
+    try {
+      this.events.applyForeignEvents();
+    } catch (error) {
+      // a timer callback must not throw (it would end the process): a store that is briefly
+      // unreachable (a database restart) is asked again at the next tick
+      if (error instanceof StoreUnavailableError) return;
+      throw error;
+    }
     if (this.state.status === 'cancelled') {
       this.stopped ??= new StateError(`task ${this.taskId} was cancelled`);
       this.abort.abort(new RuntimeError('cancelled', 'task cancelled'));

@@ -325,15 +325,20 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       return true;
     },
     releaseLease(taskId, holder) {
-      run(() =>
-        db.query(
-          `UPDATE leases SET pid = NULL, host = NULL, worker = NULL
-           WHERE task_id = $1 AND pid = $2 AND host = $3 AND worker IS NOT DISTINCT FROM $4
-             AND ($5::bigint IS NULL OR epoch = $5)`,
-          [taskId, holder.pid, holder.host, holder.worker ?? null, epochs.get(taskId) ?? null],
-        ),
-      );
-      if (epochs.delete(taskId)) run(() => db.drop(taskId));
+      try {
+        run(() =>
+          db.query(
+            `UPDATE leases SET pid = NULL, host = NULL, worker = NULL
+             WHERE task_id = $1 AND pid = $2 AND host = $3 AND worker IS NOT DISTINCT FROM $4
+               AND ($5::bigint IS NULL OR epoch = $5)`,
+            [taskId, holder.pid, holder.host, holder.worker ?? null, epochs.get(taskId) ?? null],
+          ),
+        );
+      } finally {
+        // stop renewing even when the database is away: the lease then expires and another
+        // process can take the task (renewed forever, it would stay held by this live process)
+        if (epochs.delete(taskId)) run(() => db.drop(taskId));
+      }
     },
     leaseHolder(taskId) {
       const row = readLease(taskId);

@@ -65,6 +65,9 @@ export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
   }
 }
 
+/** How often a job's outcome is recorded before giving up (about 30 s at the default pause). */
+const SETTLE_ATTEMPTS = 60;
+
 export async function openPgBossQueue(settings: QueueSettings): Promise<PgBossQueue> {
   const { default: PgBossClass } = await import('pg-boss');
   const boss = new PgBossClass({
@@ -230,13 +233,11 @@ export class PgBossQueue implements WorkQueue {
     };
     const done = handler(wake)
       .then(
-        () => this.boss.complete(name, job.id),
+        () => this.settle(() => this.boss.complete(name, job.id)),
         (error: unknown) =>
-          this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) }),
-      )
-      .then(
-        () => {},
-        (error: unknown) => this.onError(error as Error),
+          this.settle(() =>
+            this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) }),
+          ),
       )
       .finally(() => {
         mine.delete(done);
@@ -245,5 +246,22 @@ export class PgBossQueue implements WorkQueue {
       });
     mine.add(done);
     this.active.add(done);
+  }
+
+  /**
+   * Records a job's outcome, asking again while the database is away (a restart): a job left
+   * active would come back only when it expires, an hour later.
+   */
+  private async settle(record: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await record();
+        return;
+      } catch (error) {
+        this.onError(error as Error);
+        if (attempt >= SETTLE_ATTEMPTS) return;
+        await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs ?? 500));
+      }
+    }
   }
 }
