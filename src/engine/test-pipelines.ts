@@ -1,4 +1,4 @@
-import type { TaskEvent } from '../core/events.js';
+import type { EventOf, TaskEvent } from '../core/events.js';
 import type { AgentNode, Handoff, Pipeline, PipelineNode, SessionNode } from '../core/pipeline.js';
 import { applyEvent, type TaskState } from './fold/task-state.js';
 
@@ -120,3 +120,20 @@ export class Log {
     );
   }
 }
+
+/** The first event of a one-agent task, for the stores' tests. */
+export const TASK_CREATED: EventOf<'task_created'> = {
+  type: 'task_created',
+  pipeline: 'p',
+  pipelineFile: 'p.yaml',
+  definition: pipeline(agent('a')),
+  input: 'do it',
+  startAgent: 'a',
+  cwd: '/tmp',
+  maxStages: 20,
+  timeouts: {},
+  gate: { model: null, timeout: 120, system_prompt: '' },
+  script: null,
+  parentTaskId: null,
+  kind: 'run',
+};

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from '../../test/support/postgres.js';
 import type { EventStore } from '../core/event-store.js';
-import { agent, pipeline } from '../engine/test-pipelines.js';
+import { TASK_CREATED } from '../engine/test-pipelines.js';
 import { openPostgresStore } from '../store/postgres/postgres-store.js';
 import { EventHub } from './event-hub.js';
 
@@ -21,21 +21,7 @@ function twoStores(): [EventStore, EventStore] {
   return [...stores];
 }
 
-const created = {
-  type: 'task_created' as const,
-  pipeline: 'p',
-  pipelineFile: 'p.yaml',
-  definition: pipeline(agent('a')),
-  input: 'do it',
-  startAgent: 'a',
-  cwd: '/tmp',
-  maxStages: 20,
-  timeouts: {},
-  gate: { model: null, timeout: 120, system_prompt: '' },
-  script: null,
-  parentTaskId: null,
-  kind: 'run' as const,
-};
+const created = TASK_CREATED;
 
 describe.skipIf(unreachable)('EventHub on PostgreSQL', () => {
   it("is woken by another process's append through LISTEN/NOTIFY, not by its poll", async () => {

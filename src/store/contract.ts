@@ -2,26 +2,11 @@ import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
-import type { EventOf } from '../core/events.js';
-import { agent, pipeline } from '../engine/test-pipelines.js';
+import { TASK_CREATED } from '../engine/test-pipelines.js';
 
 /** What every event store must do: SQLite and the in-memory store run it; PostgreSQL will run the same suite. */
 export function storeContract(name: string, open: () => EventStore) {
-  const created: EventOf<'task_created'> = {
-    type: 'task_created',
-    pipeline: 'p',
-    pipelineFile: 'p.yaml',
-    definition: pipeline(agent('a')),
-    input: 'do it',
-    startAgent: 'a',
-    cwd: '/tmp',
-    maxStages: 20,
-    timeouts: {},
-    gate: { model: null, timeout: 120, system_prompt: '' },
-    script: null,
-    parentTaskId: null,
-    kind: 'run',
-  };
+  const created = TASK_CREATED;
 
   describe(`${name} event store contract`, () => {
     let store: EventStore;

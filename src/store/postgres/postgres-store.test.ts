@@ -8,8 +8,7 @@ import {
 } from '../../../test/support/postgres.js';
 import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
 import type { EventStore } from '../../core/event-store.js';
-import type { EventOf } from '../../core/events.js';
-import { agent, pipeline } from '../../engine/test-pipelines.js';
+import { TASK_CREATED } from '../../engine/test-pipelines.js';
 import { storeContract } from '../contract.js';
 import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 
@@ -23,21 +22,7 @@ function openScratch(options: PostgresStoreOptions = {}): EventStore {
   return openPostgresStore(PG_URL, { ...options, schema });
 }
 
-const created: EventOf<'task_created'> = {
-  type: 'task_created',
-  pipeline: 'p',
-  pipelineFile: 'p.yaml',
-  definition: pipeline(agent('a')),
-  input: 'do it',
-  startAgent: 'a',
-  cwd: '/tmp',
-  maxStages: 20,
-  timeouts: {},
-  gate: { model: null, timeout: 120, system_prompt: '' },
-  script: null,
-  parentTaskId: null,
-  kind: 'run',
-};
+const created = TASK_CREATED;
 const output = (text: string) => ({ type: 'stage_output' as const, stage: 1, text });
 // holders on other machines: their pids cannot be checked from here, so they count as alive
 const workerA = { pid: 101, host: 'machine-a', worker: 'w1' };
