@@ -1,9 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../src/store/postgres/migrations.js';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
 import { serve } from './support/serve.js';
 import { example, project, type TaskJson, troupe } from './support/troupe.js';
+
+const VERSIONS = MIGRATIONS.map((step) => step.version);
 
 const unreachable = await postgresUnreachable();
 const schemas = new Set<string>();
@@ -81,13 +84,13 @@ describe.skipIf(unreachable)(
       const dir = project();
       const store = storeUrl();
       const before = await troupe(dir, ['db', 'status', '--json'], { TROUPE_STORE: store });
-      expect(json<{ pending: number[] }>(before.stdout).pending).toEqual([1, 2]);
+      expect(json<{ pending: number[] }>(before.stdout).pending).toEqual(VERSIONS);
       // two operators at once: one applies, the other waits for it and finds nothing to do
       const both = await Promise.all(
         [1, 2].map(() => troupe(dir, ['db', 'migrate', '--json', '--store', store])),
       );
       expect(both.map((r) => r.code)).toEqual([0, 0]);
-      expect(both.flatMap((r) => json<{ applied: number[] }>(r.stdout).applied)).toEqual([1, 2]);
+      expect(both.flatMap((r) => json<{ applied: number[] }>(r.stdout).applied)).toEqual(VERSIONS);
       const again = await troupe(dir, ['db', 'migrate'], { TROUPE_STORE: 'postgres://nobody@127.0.0.1:1/x' });
       expect(again.code).toBe(8); // the environment's store, unreachable
       const noop = await troupe(dir, ['--store', store, 'db', 'migrate'], {
@@ -102,7 +105,7 @@ describe.skipIf(unreachable)(
         kind: 'postgres',
         url: expect.stringContaining(':***@'),
         schema: new URL(store).searchParams.get('schema'),
-        migrations: [1, 2].map((version) => ({
+        migrations: VERSIONS.map((version) => ({
           version,
           appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
         })),

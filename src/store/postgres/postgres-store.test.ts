@@ -10,6 +10,7 @@ import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
 import type { EventStore } from '../../core/event-store.js';
 import { TASK_CREATED } from '../../engine/test-pipelines.js';
 import { storeContract } from '../contract.js';
+import { MIGRATIONS } from './migrations.js';
 import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 
 const unreachable = await postgresUnreachable();
@@ -116,6 +117,55 @@ if (unreachable) {
           Number(lease!.epoch) - 1,
         ]),
       ).rejects.toMatchObject({ code: 'TR423' });
+    });
+
+    it('orders a takeover after a write in flight: the new holder reads it, and the next stale write is refused', async () => {
+      const {
+        schema,
+        stores: [a],
+      } = two({ leaseMs: 60_000 });
+      const { taskId } = a.createTask(created);
+      expect(a.tryLease(taskId, workerA)).toBe(true);
+      const [{ epoch } = { epoch: 0 }] = await sql<{ epoch: number }>(
+        schema,
+        'SELECT epoch::int FROM leases WHERE task_id = $1',
+        [taskId],
+      );
+      // worker A's append, begun and not yet committed; worker B's takeover meanwhile
+      const connect = async () => {
+        const client = new pg.Client({ connectionString: PG_URL, options: `-c search_path=${schema}` });
+        await client.connect();
+        return client;
+      };
+      const [writer, taker] = [await connect(), await connect()];
+      try {
+        const append = (text: string) =>
+          writer.query(`SELECT troupe_append($1, ARRAY['stage_output'], ARRAY[$2], 'x', 'running', $3)`, [
+            taskId,
+            JSON.stringify(output(text)),
+            epoch,
+          ]);
+        await writer.query('BEGIN');
+        await append('in flight');
+        let tookOver: number | null | undefined;
+        const takeover = taker
+          .query(`SELECT troupe_take_lease($1, 303, 'machine-c', NULL, $2, 60000) AS epoch`, [taskId, epoch])
+          .then(({ rows }) => {
+            tookOver = rows[0].epoch;
+          });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(tookOver).toBeUndefined(); // waits for the write lock
+        await writer.query('COMMIT');
+        await takeover;
+        expect(Number(tookOver)).toBe(epoch + 1);
+        expect([...a.events(taskId)].map((e) => (e.type === 'stage_output' ? e.text : e.type))).toEqual([
+          'task_created',
+          'in flight',
+        ]);
+        await expect(append('after the takeover')).rejects.toMatchObject({ code: 'TR423' });
+      } finally {
+        await Promise.all([writer.end(), taker.end()]);
+      }
     });
 
     it('a worker that released its lease writes without it, and anyone may take the lease again', () => {
@@ -266,7 +316,44 @@ if (unreachable) {
     it('applies its migrations once: a second store on the schema finds nothing to do', async () => {
       const { schema } = two({});
       const rows = await sql<{ version: number }>(schema, 'SELECT version FROM schema_migrations');
-      expect(rows.map((row) => row.version)).toEqual([1, 2]);
+      expect(rows.map((row) => row.version)).toEqual(MIGRATIONS.map((step) => step.version));
+    });
+
+    it("migration 3 keeps what an older store recorded: a task's current agent and last change move to its row", async () => {
+      const schema = scratchSchemaName();
+      schemas.add(schema);
+      await sql('postgres', `CREATE SCHEMA ${schema}`);
+      // the schema as the store of migrations 1 and 2 left it, with a task two stages in
+      const [v1, v2] = MIGRATIONS;
+      await sql(
+        schema,
+        `${v1!.sql}${v2!.sql}
+        CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+        INSERT INTO schema_migrations (version, name) VALUES (1, 'one'), (2, 'two')`,
+      );
+      const started = (stage: number, agent: string) =>
+        JSON.stringify({ type: 'stage_started', stage, activation: 'a1', agent, input: 'x', attempt: 1 });
+      await sql(
+        schema,
+        `SELECT troupe_create_task('T-000001', 'p', 'in', 'task_created', $1, '2026-12-01T10:00:00.000Z')`,
+        [JSON.stringify(created)],
+      );
+      await sql(
+        schema,
+        `SELECT troupe_append('T-000001', ARRAY['stage_started', 'stage_started'], ARRAY[$1, $2], '2026-12-01T10:05:00.000Z', 'running', NULL)`,
+        [started(1, 'writer'), started(2, 'editor')],
+      );
+      const store = openPostgresStore(PG_URL, { schema });
+      open.push(store);
+      expect(store.task('T-000001')).toMatchObject({
+        currentAgent: 'editor',
+        updated: '2026-12-01T10:05:00.000Z',
+      });
+      // and the writes keep them from here: a restart goes back to the agent before it
+      const [editor] = [...store.events('T-000001')].filter((e) => e.type === 'stage_started').slice(1);
+      store.restart('T-000001', editor!.seq, { type: 'task_restarted', fromStage: 2 }, { status: 'running' });
+      expect(store.task('T-000001')?.currentAgent).toBe('writer');
+      expect(store.tasks()[0]).toMatchObject({ id: 'T-000001', currentAgent: 'writer' });
     });
 
     it("tells a reader of another store each append, by NOTIFY from the append's transaction, with its seq", async () => {

@@ -38,12 +38,8 @@ interface LeaseRow {
   task: string | null;
 }
 
-// the summary's current agent and updated time come from the events, as in the SQLite store
-const SUMMARY = `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
-  (SELECT e.data::jsonb ->> 'agent' FROM events e
-   WHERE e.task_id = t.id AND e.type = 'stage_started' AND e.superseded_by IS NULL
-   ORDER BY e.seq DESC LIMIT 1) AS current_agent,
-  coalesce((SELECT e.at FROM events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS updated_at`;
+// the row holds the current agent and the last change (migration 3): the writes keep them
+const SUMMARY = 'SELECT t.id, t.status, t.pipeline, t.input, t.created_at, t.current_agent, t.updated_at';
 
 /** The connection to PostgreSQL behind a store, for the store and for `troupe db`. */
 export function connectPostgres(url: string, options: PostgresStoreOptions = {}): SyncPg {
@@ -214,8 +210,24 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     host: row.host ?? '',
     ...(row.worker ? { worker: row.worker } : {}),
   });
-  const sameHolder = (row: LeaseRow, holder: LeaseHolder) =>
-    row.pid === holder.pid && row.host === holder.host && (row.worker ?? undefined) === holder.worker;
+  /**
+   * Takes the lease if it is free, expired or the holder's own (`epoch` null), or if it is still at
+   * `epoch`; the new epoch, or undefined when it was not taken.
+   */
+  const takeLease = (taskId: string, holder: LeaseHolder, epoch: number | null) => {
+    try {
+      const [row] = db.query<{ epoch: number | null }>(
+        'SELECT troupe_take_lease($1, $2, $3, $4, $5, $6) AS epoch',
+        [taskId, holder.pid, holder.host, holder.worker ?? null, epoch, leaseMs],
+      );
+      return row?.epoch ?? undefined;
+    } catch (error) {
+      // the lease's row refers to its task (foreign_key_violation: there is none)
+      if (error instanceof PgQueryError && error.code === '23503')
+        throw new NotFoundError(`no task ${taskId}`);
+      throw storeError(error, url, taskId);
+    }
+  };
 
   return {
     createTask(event) {
@@ -302,26 +314,18 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       return run(() => db.query<TaskRow>(sql, params)).map(toSummary);
     },
     tryLease(taskId, holder) {
-      const row = readLease(taskId);
-      if (!row) throw new NotFoundError(`no task ${taskId}`);
-      const free =
-        row.pid === null || row.expired === true || sameHolder(row, holder) || !isHolderAlive(holderOf(row));
-      if (!free) return false;
-      // taken only if nobody took it since it was read (compare-and-set on the epoch)
-      const [taken] = run(() =>
-        db.query<{ epoch: number }>(
-          `INSERT INTO leases AS l (task_id, pid, host, worker, epoch, expires_at)
-           VALUES ($1, $2, $3, $4, 1, now() + make_interval(secs => $6::float8 / 1000))
-           ON CONFLICT (task_id) DO UPDATE SET pid = excluded.pid, host = excluded.host,
-             worker = excluded.worker, epoch = l.epoch + 1, expires_at = excluded.expires_at
-           WHERE l.epoch IS NOT DISTINCT FROM $5::bigint
-           RETURNING epoch`,
-          [taskId, holder.pid, holder.host, holder.worker ?? null, row.epoch, leaseMs],
-        ),
-      );
-      if (!taken) return false;
-      epochs.set(taskId, taken.epoch);
-      run(() => db.hold(taskId, taken.epoch));
+      // one round trip when the lease is free, expired or already this holder's (the usual case);
+      // held by another: taken only if that holder is dead, and nobody took it since it was read
+      // (compare-and-set on the epoch)
+      let taken = takeLease(taskId, holder, null);
+      if (taken === undefined) {
+        const row = readLease(taskId);
+        if (!row?.pid || isHolderAlive(holderOf(row))) return false;
+        taken = takeLease(taskId, holder, row.epoch);
+        if (taken === undefined) return false;
+      }
+      epochs.set(taskId, taken);
+      run(() => db.hold(taskId, taken));
       return true;
     },
     releaseLease(taskId, holder) {
