@@ -28,6 +28,19 @@ describe('store URLs', () => {
     });
   });
 
+  it('takes ?lease_seconds= out of the URL: a whole number of seconds, 1 or more', () => {
+    expect(parseStoreLocation('postgres://h/db?lease_seconds=5&schema=a', '/p')).toEqual({
+      kind: 'postgres',
+      url: 'postgres://h/db',
+      schema: 'a',
+      leaseSeconds: 5,
+    });
+    for (const bad of ['0', '1.5', 'ten', ''])
+      expect(() => parseStoreLocation(`postgres://h/db?lease_seconds=${bad}`, '/p')).toThrow(
+        `lease_seconds '${bad}' is not a whole number of seconds, 1 or more`,
+      );
+  });
+
   it('takes anything else without a scheme for a SQLite file, relative to the project', () => {
     expect(parseStoreLocation('.troupe/other.db', '/p')).toEqual({
       kind: 'sqlite',

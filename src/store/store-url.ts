@@ -4,7 +4,13 @@ import { StoreConfigError } from '../core/errors.js';
 /** Where a project's events live: a SQLite file, or a PostgreSQL database (and schema in it). */
 export type StoreLocation =
   | { kind: 'sqlite'; file: string }
-  | { kind: 'postgres'; url: string; schema: string | null };
+  | {
+      kind: 'postgres';
+      url: string;
+      schema: string | null;
+      /** `?lease_seconds=`: how long this process's leases last unrenewed (default 30). */
+      leaseSeconds?: number;
+    };
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -26,7 +32,8 @@ export function redactStoreUrl(url: string): string {
 
 /**
  * `postgres://` or `postgresql://` picks PostgreSQL (`?schema=name` for a schema of its own, as
- * tests and several projects on one database use); anything else without a scheme is a SQLite
+ * tests and several projects on one database use; `?lease_seconds=N` for this process's leases);
+ * anything else without a scheme is a SQLite
  * file, relative to the project root.
  */
 export function parseStoreLocation(value: string, root: string): StoreLocation {
@@ -43,7 +50,18 @@ export function parseStoreLocation(value: string, root: string): StoreLocation {
         `store ${redactStoreUrl(value)}: schema '${schema}' is not a plain lower-case SQL name`,
       );
     url.searchParams.delete('schema');
-    return { kind: 'postgres', url: url.toString(), schema };
+    const lease = url.searchParams.get('lease_seconds');
+    if (lease !== null && !(/^\d+$/.test(lease) && Number(lease) >= 1))
+      throw new StoreConfigError(
+        `store ${redactStoreUrl(value)}: lease_seconds '${lease}' is not a whole number of seconds, 1 or more`,
+      );
+    url.searchParams.delete('lease_seconds');
+    return {
+      kind: 'postgres',
+      url: url.toString(),
+      schema,
+      ...(lease ? { leaseSeconds: Number(lease) } : {}),
+    };
   }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value);
   if (scheme)

@@ -44,14 +44,19 @@ export interface WorkerProcess {
   stop(): Promise<number>;
 }
 
-/** Starts `troupe worker` in `dir` and waits until it says it is ready. */
+/**
+ * Starts `troupe worker` in `dir` and waits until it says it is ready; `via` runs it through
+ * another command (`ip netns exec <ns>`: a worker on a network of its own).
+ */
 export async function startWorker(
   dir: string,
   queueUrl: string,
   args: string[] = [],
   env: Record<string, string> = {},
+  via: string[] = [],
 ): Promise<WorkerProcess> {
-  const child = execa('node', [bin, 'worker', ...args], {
+  const [command, ...rest] = [...via, 'node', bin, 'worker', ...args];
+  const child = execa(command!, rest, {
     cwd: dir,
     reject: false,
     stdin: 'ignore',
