@@ -67,3 +67,27 @@ describe('pg-boss work queue', () => {
     expect(await queue.revive('T-000004')).toBe(false);
   });
 });
+
+describe('pg-boss work queue: wake-ups told by NOTIFY', () => {
+  it('an idle worker takes a wake-up due now at once, not at its next poll', async () => {
+    await using db = await testDatabase();
+    // a poll so rare that only the notification can bring the job in time
+    const worker = await openPgBossQueue({ url: db.url, pollMs: 120_000 });
+    const sender = await openPgBossQueue({ url: db.url, pollMs: 120_000 });
+    try {
+      const seen: string[] = [];
+      worker.work({ lanes: ['claude'], concurrency: 1 }, async (job) => {
+        seen.push(job.taskId);
+      });
+      // the loop has polled once, found nothing, and idles
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sender.enqueue({ taskId: 'T-000010', lane: 'claude' });
+      await sender.enqueue({ taskId: 'T-000011', lane: 'codex' }); // not its lane: not told
+      const end = Date.now() + 20_000;
+      while (seen.length === 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(seen).toEqual(['T-000010']);
+    } finally {
+      await Promise.all([worker.close(), sender.close()]);
+    }
+  });
+});

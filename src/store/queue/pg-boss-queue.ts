@@ -10,6 +10,21 @@ import type { DeadLetter, Wake, WakeHandler, WakeJob, WorkOptions, WorkQueue } f
 
 export const DEAD_QUEUE = 'troupe-dead';
 
+/**
+ * Told each wake-up due now, with its queue's name: the workers serving it fetch at once rather
+ * than at their next poll. Polling stays, so a notification missed (the listener reconnecting)
+ * costs at most one poll period.
+ */
+const WAKE_CHANNEL = 'troupe_wake';
+
+/** A fetch loop: its queues, and while it idles, how to wake it. */
+interface Loop {
+  queues: ReadonlySet<string>;
+  wake: (() => void) | null;
+  /** Woken while busy: the next idle is skipped, so a wake-up told meanwhile is not missed. */
+  woken: boolean;
+}
+
 export interface QueueSettings {
   /** postgres://… of the queue's database. */
   url: string;
@@ -93,8 +108,9 @@ export class PgBossQueue implements WorkQueue {
   private creating: Promise<void> = Promise.resolve();
   private readonly active = new Set<Promise<void>>();
   private readonly loops: Promise<void>[] = [];
+  private readonly loopStates = new Set<Loop>();
+  private listener: Promise<{ end(): Promise<void> } | null> | null = null;
   private working = false;
-  private poke: () => void = () => {};
 
   constructor(
     private readonly boss: PgBoss,
@@ -139,6 +155,7 @@ export class PgBossQueue implements WorkQueue {
 
   async enqueue(wake: Wake, options: { startAfter?: Date } = {}): Promise<void> {
     const name = laneQueue(wake.lane);
+    const later = options.startAfter !== undefined && options.startAfter.getTime() > Date.now();
     await this.ensure(name);
     await this.boss.send(
       name,
@@ -149,23 +166,27 @@ export class PgBossQueue implements WorkQueue {
         retryDelay: this.settings.retryDelaySeconds ?? 10,
         retryBackoff: true,
         deadLetter: DEAD_QUEUE,
-        ...(options.startAfter && options.startAfter.getTime() > Date.now()
-          ? { startAfter: options.startAfter }
-          : {}),
+        ...(later ? { startAfter: options.startAfter } : {}),
       },
     );
+    if (!later) await this.db.executeSql('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, name]);
   }
 
   work(options: WorkOptions, handler: WakeHandler): void {
     this.working = true;
-    this.loops.push(this.loop(options.lanes.map(laneQueue), options.concurrency, handler));
+    this.listen();
+    const loop: Loop = { queues: new Set(options.lanes.map(laneQueue)), wake: null, woken: false };
+    this.loops.push(this.loop(loop, options.concurrency, handler));
   }
 
   async stop(): Promise<void> {
     this.working = false;
-    this.poke();
+    this.wakeLoops(() => true);
     await Promise.allSettled(this.loops);
     await Promise.allSettled([...this.active]);
+    const listener = await this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => {});
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
@@ -185,8 +206,43 @@ export class PgBossQueue implements WorkQueue {
     await this.boss.stop({ graceful: false, wait: true, close: true });
   }
 
+  /** LISTENs for wake-ups on a connection of its own; connected again at the next poll if it drops. */
+  private listen(): void {
+    if (this.listener) return;
+    const connecting = (async () => {
+      const { default: pg } = await import('pg');
+      const client = new pg.Client({ connectionString: this.settings.url, application_name: 'troupe' });
+      const lost = () => {
+        if (this.listener === connecting) this.listener = null;
+        client.end().catch(() => {});
+      };
+      client.on('error', lost);
+      client.on('end', lost);
+      client.on('notification', ({ payload }) => this.wakeLoops((loop) => loop.queues.has(payload ?? '')));
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${WAKE_CHANNEL}`);
+        return client;
+      } catch {
+        lost();
+        return null;
+      }
+    })();
+    this.listener = connecting;
+  }
+
+  private wakeLoops(which: (loop: Loop) => boolean): void {
+    for (const loop of this.loopStates) {
+      if (!which(loop)) continue;
+      if (loop.wake) loop.wake();
+      else loop.woken = true;
+    }
+  }
+
   /** Takes jobs while slots are free, round-robin over the queues; idles `pollMs` when there are none. */
-  private async loop(queues: string[], concurrency: number, handler: WakeHandler): Promise<void> {
+  private async loop(loop: Loop, concurrency: number, handler: WakeHandler): Promise<void> {
+    this.loopStates.add(loop);
+    const queues = [...loop.queues];
     const mine = new Set<Promise<void>>();
     let turn = 0;
     while (this.working) {
@@ -209,14 +265,22 @@ export class PgBossQueue implements WorkQueue {
       }
       turn++;
       if (taken > 0 && mine.size < concurrency) continue;
+      if (loop.woken) {
+        loop.woken = false;
+        continue;
+      }
+      this.listen();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.settings.pollMs ?? 500);
-        this.poke = () => {
+        loop.wake = () => {
           clearTimeout(timer);
           resolve();
         };
       });
+      loop.wake = null;
+      loop.woken = false;
     }
+    this.loopStates.delete(loop);
   }
 
   private run(
@@ -242,7 +306,7 @@ export class PgBossQueue implements WorkQueue {
       .finally(() => {
         mine.delete(done);
         this.active.delete(done);
-        this.poke();
+        this.wakeLoops(() => true); // a slot is free
       });
     mine.add(done);
     this.active.add(done);
