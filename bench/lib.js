@@ -1,7 +1,8 @@
 // Small helpers shared by the benchmarks: statistics, temp dirs, pipeline generation.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -118,4 +119,16 @@ export function loopPipeline(stages) {
   const script = { agents: { worker, checker }, gates: {}, human: {} };
   const scriptYaml = `${JSON.stringify(script)}\n`; // JSON is YAML
   return { yaml, script, scriptYaml };
+}
+
+/**
+ * Writes a bench's own section of docs/benchmarks.md (`section` runs from `<!-- name:start -->` to
+ * `<!-- name:end -->`): replaced where it is, appended otherwise.
+ */
+export function writeDocSection(name, section) {
+  const doc = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks.md');
+  const old = existsSync(doc) ? readFileSync(doc, 'utf8') : '# Benchmarks\n';
+  const re = new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`);
+  writeFileSync(doc, re.test(old) ? old.replace(re, section) : `${old.replace(/\n*$/, '\n\n')}${section}\n`);
+  return doc;
 }

@@ -259,6 +259,23 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 4,
+    name: 'the task list planned once, however many tasks',
+    sql: `
+-- the list's page as a prepared statement (LIMIT $1 OFFSET $2) was planned again at every call once
+-- the store held a few thousand tasks: its generic plan is costed for a tenth of the table (the
+-- planner's guess for a LIMIT it does not know), so the planner kept making custom plans, each
+-- costing more than the query (bench/postgres-scale.js: 1.2x at 100,000 tasks). Here the page's
+-- plan is generic, made once per session: the walk down tasks_by_created, which is the best
+-- plan for a page of any size
+CREATE FUNCTION troupe_task_page(p_limit bigint, p_offset bigint) RETURNS SETOF tasks
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM tasks ORDER BY created_at DESC, ord DESC LIMIT p_limit OFFSET p_offset;
+END $$;
+`,
+  },
 ];
 
 export interface MigrationState {

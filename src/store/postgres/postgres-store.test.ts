@@ -11,7 +11,12 @@ import type { EventStore } from '../../core/event-store.js';
 import { TASK_CREATED } from '../../engine/test-pipelines.js';
 import { storeContract } from '../contract.js';
 import { MIGRATIONS } from './migrations.js';
-import { openPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+import {
+  connectPostgres,
+  openPostgresStore,
+  type PostgresStoreOptions,
+  taskListSql,
+} from './postgres-store.js';
 
 const unreachable = await postgresUnreachable();
 const schemas = new Set<string>();
@@ -354,6 +359,33 @@ if (unreachable) {
       store.restart('T-000001', editor!.seq, { type: 'task_restarted', fromStage: 2 }, { status: 'running' });
       expect(store.task('T-000001')?.currentAgent).toBe('writer');
       expect(store.tasks()[0]).toMatchObject({ id: 'T-000001', currentAgent: 'writer' });
+    });
+
+    it('plans the task list once per connection, however many tasks the store holds', async () => {
+      const schema = scratchSchemaName();
+      openScratch({ schema }).close();
+      // a store that grew: 20,000 tasks, and the statistics autovacuum would have gathered
+      await sql(
+        schema,
+        `INSERT INTO tasks (id, status, pipeline, input, created_at, updated_at)
+         SELECT 'T-' || upper(lpad(to_hex(i), 6, '0')), 'completed', 'p', 'in', at, at
+         FROM generate_series(1, 20000) i,
+           to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"') at;
+         ANALYZE tasks`,
+      );
+      const db = connectPostgres(PG_URL, { schema });
+      try {
+        const { sql: page, params } = taskListSql({ limit: 20 });
+        for (let i = 0; i < 12; i++) expect(db.query<{ id: string }>(page, params)[0]?.id).toBe('T-004E20');
+        // past its first calls (PostgreSQL's custom plans), the statement's plan is the one it keeps
+        const [plans] = db.query<{ generic_plans: string; custom_plans: string }>(
+          'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1',
+          [page],
+        );
+        expect(Number(plans?.generic_plans)).toBeGreaterThan(0);
+      } finally {
+        db.close();
+      }
     });
 
     it("tells a reader of another store each append, by NOTIFY from the append's transaction, with its seq", async () => {

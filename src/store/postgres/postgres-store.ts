@@ -405,7 +405,11 @@ export function taskListSql(filter: TaskFilter): { sql: string; params: unknown[
     where.push(`pipeline = $${params.length}`);
   }
   params.push(filter.limit ?? null, filter.offset ?? 0);
-  const page = `(SELECT * FROM tasks ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-    ORDER BY created_at DESC, ord DESC LIMIT $${params.length - 1} OFFSET $${params.length})`;
+  // unfiltered, the page whose plan is made once (migration 4); filtered, a plan made for the
+  // statuses or pipeline asked for (one of them may be rare, and its index then the way)
+  const page = where.length
+    ? `(SELECT * FROM tasks WHERE ${where.join(' AND ')}
+    ORDER BY created_at DESC, ord DESC LIMIT $${params.length - 1} OFFSET $${params.length})`
+    : 'troupe_task_page($1, $2)';
   return { sql: `${SUMMARY}, t.ord FROM ${page} t ORDER BY t.created_at DESC, t.ord DESC`, params };
 }
