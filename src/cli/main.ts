@@ -18,6 +18,14 @@ const program = new Command('troupe')
   .enablePositionalOptions()
   .exitOverride();
 
+// the reader went away (`troupe list | head -3`): what is left to print has no one to read it,
+// which is not an error (as for cat and git)
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? Exit.ok);
+  });
+
 // --store is taken wherever it stands; the flag wins over TROUPE_STORE and the config (app/project.ts)
 const { value: store, rest: argv } = takeOption(process.argv, '--store');
 if (store) chooseStore(store);
