@@ -94,7 +94,8 @@ export class PgBossQueue implements WorkQueue {
   private readonly active = new Set<Promise<void>>();
   private readonly loops: Promise<void>[] = [];
   private working = false;
-  private poke: () => void = () => {};
+  /** One per work loop: stop() wakes them all. */
+  private readonly alarms = new Set<Alarm>();
 
   constructor(
     private readonly boss: PgBoss,
@@ -163,7 +164,7 @@ export class PgBossQueue implements WorkQueue {
 
   async stop(): Promise<void> {
     this.working = false;
-    this.poke();
+    for (const alarm of this.alarms) alarm.ring();
     await Promise.allSettled(this.loops);
     await Promise.allSettled([...this.active]);
   }
@@ -188,6 +189,9 @@ export class PgBossQueue implements WorkQueue {
   /** Takes jobs while slots are free, round-robin over the queues; idles `pollMs` when there are none. */
   private async loop(queues: string[], concurrency: number, handler: WakeHandler): Promise<void> {
     const mine = new Set<Promise<void>>();
+    // this loop's own: a job it took that ends wakes it, and no other loop (each idles on its own)
+    const alarm = new Alarm();
+    this.alarms.add(alarm);
     let turn = 0;
     while (this.working) {
       let taken = 0;
@@ -201,7 +205,7 @@ export class PgBossQueue implements WorkQueue {
           });
           for (const job of jobs) {
             taken++;
-            this.run(name, job, handler, mine);
+            this.run(name, job, handler, mine, alarm);
           }
         }
       } catch (error) {
@@ -209,14 +213,9 @@ export class PgBossQueue implements WorkQueue {
       }
       turn++;
       if (taken > 0 && mine.size < concurrency) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.settings.pollMs ?? 500);
-        this.poke = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await alarm.wait(this.settings.pollMs ?? 500);
     }
+    this.alarms.delete(alarm);
   }
 
   private run(
@@ -224,6 +223,7 @@ export class PgBossQueue implements WorkQueue {
     job: PgBoss.JobWithMetadata<Wake>,
     handler: WakeHandler,
     mine: Set<Promise<void>>,
+    alarm: Alarm,
   ) {
     const wake: WakeJob = {
       id: job.id,
@@ -242,7 +242,7 @@ export class PgBossQueue implements WorkQueue {
       .finally(() => {
         mine.delete(done);
         this.active.delete(done);
-        this.poke();
+        alarm.ring();
       });
     mine.add(done);
     this.active.add(done);
@@ -263,5 +263,35 @@ export class PgBossQueue implements WorkQueue {
         await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs ?? 500));
       }
     }
+  }
+}
+
+/**
+ * A work loop's idle pause, cut short by ring(). A ring while the loop is not pausing (a job ended
+ * during a fetch) makes its next pause end at once, so the slot it freed is filled without waiting.
+ */
+class Alarm {
+  private rung = false;
+  private stopPause: (() => void) | null = null;
+
+  ring(): void {
+    if (this.stopPause) this.stopPause();
+    else this.rung = true;
+  }
+
+  wait(ms: number): Promise<void> {
+    if (this.rung) {
+      this.rung = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => end(), ms);
+      const end = () => {
+        clearTimeout(timer);
+        this.stopPause = null;
+        resolve();
+      };
+      this.stopPause = end;
+    });
   }
 }
