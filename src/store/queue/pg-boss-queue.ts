@@ -17,7 +17,10 @@ export interface QueueSettings {
   retryLimit?: number;
   /** The first retry's delay in seconds; each next one about twice as long (default 10). */
   retryDelaySeconds?: number;
-  /** How often an idle worker asks for work, in ms (default 500). */
+  /**
+   * How often an idle worker asks for work, in ms (default 500): how long a wake-up sent by another
+   * process may wait before it is taken, against one fetch per lane a period while idle.
+   */
   pollMs?: number;
   /** Expire stale jobs and move the failed ones (a worker's queue); clients only send. */
   supervise?: boolean;
@@ -65,8 +68,10 @@ export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
   }
 }
 
-/** How often a job's outcome is recorded before giving up (about 30 s at the default pause). */
+/** How often a job's outcome is recorded before giving up (about 30 s at RETRY_PAUSE_MS). */
 const SETTLE_ATTEMPTS = 60;
+/** The pause before asking a database that failed again, however short the polling. */
+const RETRY_PAUSE_MS = 500;
 
 export async function openPgBossQueue(settings: QueueSettings): Promise<PgBossQueue> {
   const { default: PgBossClass } = await import('pg-boss');
@@ -195,6 +200,7 @@ export class PgBossQueue implements WorkQueue {
     let turn = 0;
     while (this.working) {
       let taken = 0;
+      let failed = false;
       try {
         for (let i = 0; i < queues.length && mine.size < concurrency && this.working; i++) {
           const name = queues[(turn + i) % queues.length]!;
@@ -210,10 +216,12 @@ export class PgBossQueue implements WorkQueue {
         }
       } catch (error) {
         this.onError(error as Error); // the database is away: try again after the pause
+        failed = true;
       }
       turn++;
       if (taken > 0 && mine.size < concurrency) continue;
-      await alarm.wait(this.settings.pollMs ?? 500);
+      const pollMs = this.settings.pollMs ?? 500;
+      await alarm.wait(failed ? Math.max(pollMs, RETRY_PAUSE_MS) : pollMs);
     }
     this.alarms.delete(alarm);
   }
@@ -260,7 +268,7 @@ export class PgBossQueue implements WorkQueue {
       } catch (error) {
         this.onError(error as Error);
         if (attempt >= SETTLE_ATTEMPTS) return;
-        await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs ?? 500));
+        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
     }
   }
