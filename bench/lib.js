@@ -1,7 +1,8 @@
 // Small helpers shared by the benchmarks: statistics, temp dirs, pipeline generation.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -118,4 +119,18 @@ export function loopPipeline(stages) {
   const script = { agents: { worker, checker }, gates: {}, human: {} };
   const scriptYaml = `${JSON.stringify(script)}\n`; // JSON is YAML
   return { yaml, script, scriptYaml };
+}
+
+/**
+ * Replaces the bench's own section of docs/benchmarks.md (`<!-- name:start -->` … `<!-- name:end -->`,
+ * which `section` carries), or appends it when there is none yet.
+ */
+export function writeDocSection(name, section) {
+  const doc = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
+  const old = readFileSync(doc, 'utf8');
+  const re = new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`);
+  writeFileSync(
+    doc,
+    re.test(old) ? old.replace(re, () => section) : `${old.replace(/\n*$/, '\n\n')}${section}\n`,
+  );
 }
