@@ -129,6 +129,9 @@ export function writeDocSection(name, section) {
   const doc = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'benchmarks.md');
   const old = existsSync(doc) ? readFileSync(doc, 'utf8') : '# Benchmarks\n';
   const re = new RegExp(`<!-- ${name}:start -->[\\s\\S]*?<!-- ${name}:end -->`);
-  writeFileSync(doc, re.test(old) ? old.replace(re, section) : `${old.replace(/\n*$/, '\n\n')}${section}\n`);
+  writeFileSync(
+    doc,
+    re.test(old) ? old.replace(re, () => section) : `${old.replace(/\n*$/, '\n\n')}${section}\n`,
+  );
   return doc;
 }

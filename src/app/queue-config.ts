@@ -17,15 +17,15 @@ export function queueUrl(project: Pick<Project, 'root' | 'config'>, given?: stri
   return store.kind === 'postgres' ? store.url : null;
 }
 
-/** Seconds from the environment (tests and operators tune the queue's timing this way). */
-function seconds(name: string): number | undefined {
+/** A positive number from the environment (tests and operators tune the queue's timing this way). */
+function fromEnv(name: string): number | undefined {
   const value = Number(process.env[name]);
   return Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 /** How long a task held by a worker that stopped answering waits before another takes it (s). */
 export function checkSeconds(): number {
-  return seconds('TROUPE_LEASE_SECONDS') ?? 15;
+  return fromEnv('TROUPE_LEASE_SECONDS') ?? 15;
 }
 
 /** Opens the project's queue; a usage error when none is configured. */
@@ -43,12 +43,14 @@ export async function openQueue(
   const settings: QueueSettings = {
     url,
     supervise: options.supervise ?? false,
-    ...(seconds('TROUPE_QUEUE_RETRY_LIMIT') === undefined
+    ...(fromEnv('TROUPE_QUEUE_RETRY_LIMIT') === undefined
       ? {}
-      : { retryLimit: seconds('TROUPE_QUEUE_RETRY_LIMIT')! }),
-    ...(seconds('TROUPE_QUEUE_RETRY_DELAY') === undefined
+      : { retryLimit: fromEnv('TROUPE_QUEUE_RETRY_LIMIT')! }),
+    ...(fromEnv('TROUPE_QUEUE_RETRY_DELAY') === undefined
       ? {}
-      : { retryDelaySeconds: seconds('TROUPE_QUEUE_RETRY_DELAY')! }),
+      : { retryDelaySeconds: fromEnv('TROUPE_QUEUE_RETRY_DELAY')! }),
+    // how soon an idle worker sees new work, against the queries it makes while idle (ms)
+    ...(fromEnv('TROUPE_QUEUE_POLL_MS') === undefined ? {} : { pollMs: fromEnv('TROUPE_QUEUE_POLL_MS')! }),
     ...(options.onError ? { onError: options.onError } : {}),
   };
   try {

@@ -47,6 +47,30 @@ describe('pg-boss work queue', () => {
     expect(await waiting('gemini')).toEqual(['T-000003']);
   });
 
+  it('a slot that frees is filled at once, not a polling period later, while another loop idles', async () => {
+    // a long period: a slot left to the polling would wait for it
+    const slow = await openPgBossQueue({ url: db.url, pollMs: 5000 });
+    try {
+      for (const id of ['T-000011', 'T-000012', 'T-000013'])
+        await slow.enqueue({ taskId: id, lane: 'mailbox' });
+      const ended: number[] = [];
+      const began = Date.now();
+      slow.work({ lanes: ['mailbox'], concurrency: 1 }, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        ended.push(Date.now() - began);
+      });
+      // a second loop (as a worker's check lane) that goes idle while the first one's job runs
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      slow.work({ lanes: ['command'], concurrency: 1 }, async () => {});
+      const end = Date.now() + 10_000;
+      while (ended.length < 3 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(ended).toHaveLength(3);
+      expect(ended[2]).toBeLessThan(3000);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a handler that keeps failing sends the task to the dead-letter queue; revive takes it out', async () => {
     await queue.enqueue({ taskId: 'T-000004', lane: 'openai' });
     let calls = 0;

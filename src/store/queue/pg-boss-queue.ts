@@ -80,8 +80,10 @@ export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
   }
 }
 
-/** How often a job's outcome is recorded before giving up (about 30 s at the default pause). */
+/** How often a job's outcome is recorded before giving up (about 30 s at RETRY_PAUSE_MS). */
 const SETTLE_ATTEMPTS = 60;
+/** The pause before asking a database that failed again, however short the polling. */
+const RETRY_PAUSE_MS = 500;
 
 export async function openPgBossQueue(settings: QueueSettings): Promise<PgBossQueue> {
   const { default: PgBossClass } = await import('pg-boss');
@@ -324,7 +326,7 @@ export class PgBossQueue implements WorkQueue {
       } catch (error) {
         this.onError(error as Error);
         if (attempt >= SETTLE_ATTEMPTS) return;
-        await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs ?? 500));
+        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
       }
     }
   }
