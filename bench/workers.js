@@ -435,16 +435,14 @@ log, starts the stage). Run once with the default polling and once with \`TROUPE
 **Idle**: one worker with the defaults (every runtime: 8 lanes and the check lane, polled in turn), idle
 for ${IDLE_MS / 1000} s after 1 s; CPU from /proc of the worker and of the database's backends.
 
-**Why pickup waits.** troupe does not use pg-boss's \`work()\` (whose \`pollingIntervalSeconds\` is at least
-0.5 s, default 2 s, and which has no LISTEN/NOTIFY in 10.4): \`PgBossQueue.loop\`
-(src/store/queue/pg-boss-queue.ts) calls \`fetch\` on each lane and, when it took nothing, pauses \`pollMs\`
-(500 ms unless \`TROUPE_QUEUE_POLL_MS\` is set). A wake-up sent by another process is seen at that
-worker's next poll; a job that ends wakes its own loop at once, so a busy worker does not wait. The
-*queue wait* is that pause, and it is the whole difference to the target: the send and the start take
-milliseconds. A shorter period costs queries while idle (one \`fetch\` per lane a period, per worker: the
-last rows), so the default stays 500 ms and \`TROUPE_QUEUE_POLL_MS\` lets an operator choose. A wake by
-\`NOTIFY\` (sent with the job, \`LISTEN\`ed by each worker, as the store already does for \`troupe serve\`'s
-live events) would give both: pickup in milliseconds and no polling while idle; it is not built.
+**How a wake-up is picked up.** troupe does not use pg-boss's \`work()\` (whose \`pollingIntervalSeconds\` is at
+least 0.5 s and which has no LISTEN/NOTIFY in 10.4): \`PgBossQueue.loop\` (src/store/queue/pg-boss-queue.ts)
+calls \`fetch\` on each of its lanes, and when it took nothing it idles until a \`NOTIFY troupe_wake\` for one
+of its lanes (sent with every wake-up due now) or \`pollMs\` (500 ms unless \`TROUPE_QUEUE_POLL_MS\` is set),
+which brings in the wake-ups scheduled for later and any notification missed. So the *queue wait* is a few
+milliseconds whatever the period, and a shorter period only costs queries while idle (the last rows).
+Before the notification (b8fa9a0), the same bench gave a handoff p95 of 482 ms (p50 291 ms) and a
+submission p95 of 488 ms at the default period: the wait was the poll.
 
 **Found by this bench** (fixed in 9c2006c): a worker's two work loops (its lanes, the check lane) shared
 one early exit from their idle pause, so a job's end woke whichever loop had gone idle last, and the slot
