@@ -149,6 +149,50 @@ describe('troupe worker', () => {
     expect([await claude.stop(), await codex.stop()]).toEqual([0, 0]);
   }, 60_000);
 
+  it('worker_labels: a stage that needs a label waits for a worker that has it, whenever its lane appears', async () => {
+    await using db = await testDatabase();
+    const labelled = (labels: string) =>
+      `agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: trainer}]\n  - id: trainer\n    runtime: claude\n    worker_labels: [${labels}]\n`;
+    const dir = project({
+      'gpu.yaml': labelled('gpu'),
+      'eu.yaml': labelled('eu-west, gpu'),
+      's.yaml': 'agents:\n  writer: ["draft"]\n  trainer: ["trained"]\n',
+    });
+    const plain = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    const first = await detach(dir, db.url, ['go', '--file', 'gpu.yaml', '--script', 's.yaml']);
+    // the writer's stage is done; the trainer's wake-up waits in its labelled lane
+    await waitFor(async () => {
+      const rows = await db.query<{ n: string }>(
+        "SELECT count(*) AS n FROM pgboss.job WHERE name = 'troupe-claude--gpu' AND state = 'created'",
+      );
+      return Number(rows[0]!.n) > 0 ? true : undefined;
+    }, 20_000);
+    expect(
+      eventLog(dir, first)
+        .filter((e) => e.type === 'stage_started')
+        .map((e) => e.data.agent),
+    ).toEqual(['writer']);
+    // a worker with the label (and more) takes it: a lane that was there before it started
+    const gpu = await startWorker(dir, db.url, ['--runtimes', 'claude', '--labels', 'gpu,eu-west']);
+    await waitFor(() => (status(dir, first) === 'task_completed' ? true : undefined), 30_000);
+    expect(starterOf(dir, first, 'trainer')).toBe(gpu.pid);
+    // and a lane that first appears while it runs (two labels)
+    const second = await detach(dir, db.url, ['again', '--file', 'eu.yaml', '--script', 's.yaml']);
+    await waitFor(() => (status(dir, second) === 'task_completed' ? true : undefined), 30_000);
+    expect(starterOf(dir, second, 'trainer')).toBe(gpu.pid);
+    expect([completions(dir, first), completions(dir, second)]).toEqual([
+      [1, 1],
+      [1, 1],
+    ]);
+    expect([await plain.stop(), await gpu.stop()]).toEqual([0, 0]);
+
+    const bad = await troupe(dir, ['worker', '--labels', 'GPU'], { TROUPE_QUEUE: db.url });
+    expect([bad.code, bad.stderr.trim().split('\n')[0]]).toEqual([
+      2,
+      'troupe: --labels: `GPU` is not a label',
+    ]);
+  }, 90_000);
+
   it('SIGKILL of a worker mid-stage loses nothing: the stage runs again on another worker, once', async () => {
     await using db = await testDatabase();
     const dir = project({

@@ -4,8 +4,8 @@ import { TaskBusyError } from '../core/errors.js';
 import { isTerminal } from '../core/events.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { Step } from '../engine/plan/plan.js';
-import { stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
-import type { WakeJob, WorkQueue } from '../store/queue/work-queue.js';
+import { stepLabels, stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
+import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
 import type { WorkerRegistry } from '../store/queue/worker-registry.js';
 import type { Project } from './project.js';
 
@@ -35,8 +35,8 @@ export interface WorkerSettings {
   log: (line: string) => void;
 }
 
-export function laneOf(runtime: string | null): string {
-  return runtime ?? ANY_LANE;
+export function laneOf(runtime: string | null, labels: readonly string[] = []): string {
+  return labelledLane(runtime ?? ANY_LANE, labels);
 }
 
 /** Enqueues the wake-ups a task nobody runs needs (`run --detach`, `resume`, a run's end); how many. */
@@ -44,7 +44,7 @@ export async function enqueueWakeUps(queue: WorkQueue, state: TaskState): Promis
   const wakes = wakeUps(state);
   for (const wake of wakes) {
     await queue.enqueue(
-      { taskId: state.id, lane: laneOf(wake.runtime) },
+      { taskId: state.id, lane: laneOf(wake.runtime, wake.labels) },
       wake.at ? { startAfter: new Date(wake.at) } : {},
     );
   }
@@ -78,7 +78,9 @@ export class Worker {
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), 5000);
     const lanes = [...this.settings.runtimes, ANY_LANE];
-    this.queue.work({ lanes, concurrency: this.settings.concurrency }, (job) => this.wake(job));
+    this.queue.work({ lanes, labels: this.settings.labels, concurrency: this.settings.concurrency }, (job) =>
+      this.wake(job),
+    );
     this.queue.work({ lanes: [CHECK_LANE], concurrency: 4 }, (job) => this.check(job));
   }
 
@@ -162,11 +164,15 @@ export class Worker {
     return enqueueWakeUps(this.queue, this.project.tasks.state(taskId));
   }
 
-  /** The steps this worker leaves to others: all once draining, another runtime's, a later one's. */
+  /**
+   * The steps this worker leaves to others: all once draining, another runtime's, one that needs
+   * a label it lacks, a later one's.
+   */
   private leaves(step: Step, state: TaskState): boolean {
     if (this.draining) return true;
     const runtime = stepRuntime(state, step);
     if (runtime !== null && !this.settings.runtimes.includes(runtime)) return true;
+    if (stepLabels(state, step).some((label) => !this.settings.labels.includes(label))) return true;
     const at = stepNotBefore(step);
     return at !== null && Date.parse(at) > Date.now();
   }

@@ -61,6 +61,12 @@ export interface Retry {
 /** The retries of an agent without `retry:`, and the values `retry:` leaves out. */
 export const DEFAULT_RETRY = { max_retries: 2, backoff: 10 } as const;
 
+/**
+ * A worker label (`troupe worker --labels gpu,eu-west`, an agent's `worker_labels:`): lower-case
+ * words joined by single dashes, so a lane's name (`claude--eu-west--gpu`) parses back.
+ */
+export const WORKER_LABEL = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
 export interface HumanInput {
   enabled: boolean;
   mode: HumanInputMode;
@@ -123,6 +129,8 @@ export interface AgentNode extends AgentBase {
   output_schema?: Record<string, unknown> | null;
   /** runtime openai: the endpoint (null fields use the defaults). */
   openai?: { base_url: string | null; api_key_env: string | null } | null;
+  /** On a shared queue, only workers with all these labels run its stages (sorted, distinct). */
+  worker_labels?: string[];
 }
 
 export interface SessionNode extends AgentBase {

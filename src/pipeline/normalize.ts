@@ -118,6 +118,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     openai: raw.openai
       ? { base_url: raw.openai.base_url ?? null, api_key_env: raw.openai.api_key_env ?? null }
       : null,
+    ...(raw.worker_labels?.length ? { worker_labels: [...new Set(raw.worker_labels)].sort() } : {}),
   };
 }
 

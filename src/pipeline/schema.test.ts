@@ -146,6 +146,9 @@ describe('AgentSchema', () => {
     ['an unknown consensus method', { consensus: { method: 'poll' } }],
     ['an unknown consensus require', { consensus: { require: 'some' } }],
     ['chunks.initial that is not a list', { chunks: { initial: 'a' } }],
+    ['an upper-case worker label', { worker_labels: ['GPU'] }],
+    ['a worker label with a double dash (it would split a lane name)', { worker_labels: ['eu--west'] }],
+    ['worker_labels that are not a list', { worker_labels: 'gpu' }],
   ])('rejects %s', (_, fields) => {
     expect(AgentSchema.safeParse({ id: 'a', ...fields }).success).toBe(false);
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_RETRY } from '../core/pipeline.js';
+import { DEFAULT_RETRY, WORKER_LABEL } from '../core/pipeline.js';
 
 // Each schema here is parsed a few times per process: zod's JIT (a function generated for each
 // object schema on its first parse) costs more than it saves, ~5 ms of `troupe validate`.
@@ -37,6 +37,9 @@ const agentId = z.string().regex(AGENT_ID, {
   error: 'an id must start with a letter or _ and contain only letters, digits, _ and -',
 });
 const seconds = z.number().positive();
+const workerLabel = z.string().regex(WORKER_LABEL, {
+  error: 'a worker label is lower-case letters and digits, words joined by single dashes (gpu, eu-west)',
+});
 const template = z.string();
 
 export const HandoffSchema = z
@@ -256,6 +259,10 @@ export const AgentSchema = z
         description:
           "troupe: a JSON Schema (inline, or a file path relative to the pipeline file) the output's JSON object must match, else the stage goes back to the agent.",
       }),
+    worker_labels: z.array(workerLabel).optional().meta({
+      description:
+        "troupe, with workers on a shared queue: only a worker started with all these labels (troupe worker --labels) runs this agent's stages and LLM gates.",
+    }),
     context_strategy: z.enum(CONTEXT_STRATEGIES).optional().meta({ default: 'both' }),
     context_window: z.number().int().min(0).optional().meta({ default: 3 }),
     human_input: HumanInputSchema.nullish(),

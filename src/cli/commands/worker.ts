@@ -15,7 +15,10 @@ export function registerWorker(program: Command): void {
     .description('take tasks from the work queue and run them, until SIGTERM (docs/distributed.md)')
     .option('-c, --concurrency <n>', 'how many tasks at the same time', '2')
     .option('--runtimes <list>', 'the runtimes this worker serves (comma list; default: all)')
-    .option('--labels <list>', 'labels shown by `troupe workers` (comma list)')
+    .option(
+      '--labels <list>',
+      'what this worker has (comma list: gpu,eu-west): it also takes the stages of agents whose worker_labels it all has',
+    )
     .option(
       '--queue <url>',
       "the queue's database, postgres://… (default: TROUPE_QUEUE, queue: in config, the store)",
@@ -43,6 +46,13 @@ export function registerWorker(program: Command): void {
           throw new UsageError(`--runtimes: unknown ${unknown.join(', ') || '(none given)'}`, {
             hint: `runtimes: ${RUNTIMES.join(', ')}`,
           });
+        const { WORKER_LABEL } = await import('../../core/pipeline.js');
+        const labels = options.labels ? list(options.labels) : [];
+        const badLabel = labels.find((label) => !WORKER_LABEL.test(label));
+        if (badLabel !== undefined)
+          throw new UsageError(`--labels: \`${badLabel}\` is not a label`, {
+            hint: 'lower-case letters and digits, words joined by single dashes: gpu, eu-west',
+          });
         const { openProject, projectTaskService } = await import('../../app/project.js');
         const { openQueue, checkSeconds, queueUrl } = await import('../../app/queue-config.js');
         const { newWorkerId, Worker } = await import('../../app/worker.js');
@@ -67,14 +77,16 @@ export function registerWorker(program: Command): void {
         const worker = new Worker(project, queue, new WorkerRegistry(queue.db), {
           id,
           runtimes,
-          labels: options.labels ? list(options.labels) : [],
+          labels,
           concurrency,
           checkSeconds: checkSeconds(),
           graceSeconds: grace,
           log,
         });
         await worker.start();
-        log(`${worker.id} ready (runtimes: ${runtimes.join(', ')}; concurrency ${concurrency})`);
+        log(
+          `${worker.id} ready (runtimes: ${runtimes.join(', ')}${labels.length ? `; labels: ${labels.join(', ')}` : ''}; concurrency ${concurrency})`,
+        );
         await new Promise<void>((resolve) => {
           process.once('SIGTERM', resolve);
           process.once('SIGINT', resolve);

@@ -5,7 +5,12 @@ import { wakeUps } from './wake-ups.js';
 describe('wake-ups: what a task nobody runs needs from the queue', () => {
   it("a new task needs its first agent's runtime, now", () => {
     const p = pipeline(agent('a', { runtime: 'codex', handoffs: [handoff('b')] }), agent('b'));
-    expect(wakeUps(new Log(p).state)).toEqual([{ runtime: 'codex', at: null }]);
+    expect(wakeUps(new Log(p).state)).toEqual([{ runtime: 'codex', labels: [], at: null }]);
+  });
+
+  it('a step of an agent with worker_labels needs a worker with them', () => {
+    const p = pipeline(agent('a', { runtime: 'codex', worker_labels: ['eu-west', 'gpu'] }));
+    expect(wakeUps(new Log(p).state)).toEqual([{ runtime: 'codex', labels: ['eu-west', 'gpu'], at: null }]);
   });
 
   it("a fan-out needs each branch's runtime", () => {
@@ -24,8 +29,8 @@ describe('wake-ups: what a task nobody runs needs from the queue', () => {
       ],
     });
     expect(wakeUps(log.state)).toEqual([
-      { runtime: 'claude', at: null },
-      { runtime: 'codex', at: null },
+      { runtime: 'claude', labels: [], at: null },
+      { runtime: 'codex', labels: [], at: null },
     ]);
   });
 
@@ -43,7 +48,7 @@ describe('wake-ups: what a task nobody runs needs from the queue', () => {
         message: 'usage limit',
       },
     );
-    expect(wakeUps(log.state)).toEqual([{ runtime: 'claude', at: '2026-01-01T03:00:00.000Z' }]);
+    expect(wakeUps(log.state)).toEqual([{ runtime: 'claude', labels: [], at: '2026-01-01T03:00:00.000Z' }]);
   });
 
   it('a stage its last holder left running runs again, at once', () => {
@@ -56,7 +61,7 @@ describe('wake-ups: what a task nobody runs needs from the queue', () => {
       input: 'x',
       attempt: 1,
     });
-    expect(wakeUps(log.state)).toEqual([{ runtime: 'gemini', at: null }]);
+    expect(wakeUps(log.state)).toEqual([{ runtime: 'gemini', labels: [], at: null }]);
   });
 
   it('an ended task needs nothing', () => {

@@ -8,9 +8,13 @@ import { nextSteps, type Step } from './plan.js';
  * each planned step runs on and from when. Pure, as the planner is.
  */
 
-/** A wake-up the task needs: a worker serving `runtime` (null: any worker), at `at` (null: now). */
+/**
+ * A wake-up the task needs: a worker serving `runtime` (null: any worker) with all of `labels`
+ * (the agent's `worker_labels`), at `at` (null: now).
+ */
 export interface WakeUp {
   runtime: RuntimeName | null;
+  labels: string[];
   at: string | null;
 }
 
@@ -33,6 +37,17 @@ export function stepRuntime(state: TaskState, step: Step): RuntimeName | null {
   }
 }
 
+/** The labels a worker needs to run a step: its agent's `worker_labels` when it calls a runtime. */
+export function stepLabels(state: TaskState, step: Step): string[] {
+  if (stepRuntime(state, step) === null || !('agent' in step) || !step.agent) return [];
+  return agentLabels(state, step.agent);
+}
+
+function agentLabels(state: TaskState, agent: string): string[] {
+  const node = findNode(state.definition, agent);
+  return node?.type === 'agent' ? (node.worker_labels ?? []) : [];
+}
+
 /** When a step may start: a retry's backoff or a limit's reset (null: now). */
 export function stepNotBefore(step: Step): string | null {
   return step.kind === 'start_stage' ? step.notBefore : null;
@@ -45,19 +60,22 @@ export function stepNotBefore(step: Step): string | null {
  */
 export function wakeUps(state: TaskState): WakeUp[] {
   if (isTerminal(state.status)) return [];
-  const byRuntime = new Map<RuntimeName | null, string | null>();
+  const byLane = new Map<string, WakeUp>();
+  const need = (runtime: RuntimeName | null, labels: string[], at: string | null) => {
+    const key = JSON.stringify([runtime, labels]);
+    const known = byLane.get(key);
+    if (known) known.at = earlier(known.at, at);
+    else byLane.set(key, { runtime, labels, at });
+  };
   for (const activation of state.activations.values()) {
     if (activation.status !== 'running') continue;
     const node = findNode(state.definition, activation.agent);
-    byRuntime.set(node?.type === 'agent' ? node.runtime : null, null);
+    if (node?.type === 'agent') need(node.runtime, node.worker_labels ?? [], null);
+    else need(null, [], null);
   }
-  for (const step of nextSteps(state)) {
-    const runtime = stepRuntime(state, step);
-    const at = stepNotBefore(step);
-    if (!byRuntime.has(runtime)) byRuntime.set(runtime, at);
-    else byRuntime.set(runtime, earlier(byRuntime.get(runtime)!, at));
-  }
-  return [...byRuntime].map(([runtime, at]) => ({ runtime, at }));
+  for (const step of nextSteps(state))
+    need(stepRuntime(state, step), stepLabels(state, step), stepNotBefore(step));
+  return [...byLane.values()];
 }
 
 function earlier(a: string | null, b: string | null): string | null {

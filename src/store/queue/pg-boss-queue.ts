@@ -1,5 +1,13 @@
 import type PgBoss from 'pg-boss';
-import type { DeadLetter, Wake, WakeHandler, WakeJob, WorkOptions, WorkQueue } from './work-queue.js';
+import {
+  type DeadLetter,
+  servesLane,
+  type Wake,
+  type WakeHandler,
+  type WakeJob,
+  type WorkOptions,
+  type WorkQueue,
+} from './work-queue.js';
 
 /**
  * The work queue on pg-boss (PostgreSQL). One pg-boss queue per lane (`troupe-claude`,
@@ -17,9 +25,13 @@ export const DEAD_QUEUE = 'troupe-dead';
  */
 const WAKE_CHANNEL = 'troupe_wake';
 
-/** A fetch loop: its queues, and while it idles, how to wake it. */
+const QUEUE_PREFIX = 'troupe-';
+
+/** A fetch loop: its queues (the labelled ones join as they appear), and while it idles, how to wake it. */
 interface Loop {
-  queues: ReadonlySet<string>;
+  queues: Set<string>;
+  lanes: readonly string[];
+  labels: readonly string[];
   wake: (() => void) | null;
   /** Woken while busy: the next idle is skipped, so a wake-up told meanwhile is not missed. */
   woken: boolean;
@@ -42,7 +54,7 @@ export interface QueueSettings {
 /** A lane's queue: what workers serving it take. */
 export function laneQueue(lane: string): string {
   if (!/^[a-z0-9-]+$/.test(lane)) throw new Error(`bad lane name ${lane}`);
-  return `troupe-${lane}`;
+  return `${QUEUE_PREFIX}${lane}`;
 }
 
 const DEAD_LETTERS =
@@ -177,7 +189,13 @@ export class PgBossQueue implements WorkQueue {
   work(options: WorkOptions, handler: WakeHandler): void {
     this.working = true;
     this.listen();
-    const loop: Loop = { queues: new Set(options.lanes.map(laneQueue)), wake: null, woken: false };
+    const loop: Loop = {
+      queues: new Set(options.lanes.map(laneQueue)),
+      lanes: options.lanes,
+      labels: options.labels ?? [],
+      wake: null,
+      woken: false,
+    };
     this.loops.push(this.loop(loop, options.concurrency, handler));
   }
 
@@ -220,7 +238,9 @@ export class PgBossQueue implements WorkQueue {
       };
       client.on('error', lost);
       client.on('end', lost);
-      client.on('notification', ({ payload }) => this.wakeLoops((loop) => loop.queues.has(payload ?? '')));
+      client.on('notification', ({ payload }) =>
+        this.wakeLoops((loop) => loop.queues.has(payload ?? '') || adopt(loop, payload ?? '')),
+      );
       try {
         await client.connect();
         await client.query(`LISTEN ${WAKE_CHANNEL}`);
@@ -241,15 +261,28 @@ export class PgBossQueue implements WorkQueue {
     }
   }
 
+  /** The labelled lanes the loop serves that exist by now (made by whoever sent to them). */
+  private async discover(loop: Loop): Promise<void> {
+    if (loop.labels.length === 0) return;
+    const { rows } = await this.db.executeSql(
+      `SELECT name FROM pgboss.queue WHERE name LIKE '${QUEUE_PREFIX}%--%'`,
+      [],
+    );
+    for (const { name } of rows as Array<{ name: string }>) adopt(loop, name);
+  }
+
   /** Takes jobs while slots are free, round-robin over the queues; idles `pollMs` when there are none. */
   private async loop(loop: Loop, concurrency: number, handler: WakeHandler): Promise<void> {
     this.loopStates.add(loop);
-    const queues = [...loop.queues];
     const mine = new Set<Promise<void>>();
     let turn = 0;
+    let discovered = false;
     while (this.working) {
       let taken = 0;
+      const queues = [...loop.queues];
       try {
+        if (!discovered) await this.discover(loop);
+        discovered = true;
         for (let i = 0; i < queues.length && mine.size < concurrency && this.working; i++) {
           const name = queues[(turn + i) % queues.length]!;
           await this.ensure(name);
@@ -271,6 +304,7 @@ export class PgBossQueue implements WorkQueue {
         loop.woken = false;
         continue;
       }
+      discovered = false; // asked again after the pause
       this.listen();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.settings.pollMs ?? 500);
@@ -330,4 +364,12 @@ export class PgBossQueue implements WorkQueue {
       }
     }
   }
+}
+
+/** Adds a labelled lane's queue to a loop whose worker serves it; whether it did. */
+function adopt(loop: Loop, queue: string): boolean {
+  if (loop.queues.has(queue) || !queue.startsWith(QUEUE_PREFIX)) return false;
+  if (!servesLane(queue.slice(QUEUE_PREFIX.length), loop.lanes, loop.labels)) return false;
+  loop.queues.add(queue);
+  return true;
 }

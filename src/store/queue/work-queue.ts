@@ -30,8 +30,26 @@ export interface DeadLetter {
 
 export interface WorkOptions {
   lanes: readonly string[];
+  /**
+   * The worker's labels: it also takes the labelled lanes of its `lanes` (`claude--gpu`) whose
+   * labels it all has, as they appear (a worker cannot know beforehand which pipelines need which).
+   */
+  labels?: readonly string[];
   /** At most this many handlers at once. */
   concurrency: number;
+}
+
+const LABEL_MARK = '--';
+
+/** The lane of a step on `lane` (a runtime, or `any`) that needs workers with `labels`. */
+export function labelledLane(lane: string, labels: readonly string[]): string {
+  return [lane, ...[...new Set(labels)].sort()].join(LABEL_MARK);
+}
+
+/** Whether a worker on `lanes` with `labels` takes `lane` (labels are words joined by single dashes). */
+export function servesLane(lane: string, lanes: readonly string[], labels: readonly string[]): boolean {
+  const [base, ...needed] = lane.split(LABEL_MARK);
+  return lanes.includes(base!) && needed.every((label) => labels.includes(label));
 }
 
 /**
