@@ -86,6 +86,30 @@ async function events(db: TestDatabase, taskId: string) {
   }));
 }
 
+/** A project whose writer (stage 1) takes `delayMs`, then hands off to the editor. */
+const writerEditor = (delayMs: number) =>
+  project({
+    'p.yaml':
+      'agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: editor}]\n  - id: editor\n    runtime: claude\n',
+    's.yaml': `agents:\n  writer: [{reply: "draft", delay_ms: ${delayMs}}]\n  editor: ["edited"]\n`,
+  });
+
+/** Waits until the task's first stage started. */
+async function started(db: TestDatabase, taskId: string): Promise<void> {
+  await waitFor(
+    async () => ((await events(db, taskId)).some((e) => e.type === 'stage_started') ? true : undefined),
+    20_000,
+  );
+}
+
+/** Waits until `pid` resumed the task (took it over); the seq of its `task_resumed`. */
+async function resumedBy(db: TestDatabase, taskId: string, pid: number): Promise<number> {
+  return waitFor(
+    async () => (await events(db, taskId)).find((e) => e.type === 'task_resumed' && e.data.pid === pid)?.seq,
+    30_000,
+  );
+}
+
 type Logged = Awaited<ReturnType<typeof events>>[number];
 
 /**
@@ -111,12 +135,8 @@ const describeLog = (log: Logged[], resumedAt: number) =>
 describe.skipIf(skip !== null)(`a worker cut off from the database${skip ? ` (${skip})` : ''}`, () => {
   it('loses its lease, its task goes on elsewhere, and once the link is back it records nothing more for it', async () => {
     await using db = await testDatabase();
-    const dir = project({
-      'p.yaml':
-        'agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: editor}]\n  - id: editor\n    runtime: claude\n',
-      // long enough for the cut, the lease to expire (3 s) and the other worker to take over
-      's.yaml': 'agents:\n  writer: [{reply: "draft", delay_ms: 9000}]\n  editor: ["edited"]\n',
-    });
+    // long enough for the cut, the lease to expire (3 s) and the other worker to take over
+    const dir = writerEditor(9000);
     // the same database from each side; short leases, so the test does not wait out 30 s
     const store = (host: string, port: number) =>
       `${db.url.replace('127.0.0.1:5432', `${host}:${port}`)}?lease_seconds=3`;
@@ -139,21 +159,14 @@ describe.skipIf(skip !== null)(`a worker cut off from the database${skip ? ` (${
       );
       expect([run.code, run.stderr]).toEqual([0, '']);
       const taskId = run.stdout.trim();
-      await waitFor(
-        async () => ((await events(db, taskId)).some((e) => e.type === 'stage_started') ? true : undefined),
-        20_000,
-      );
+      await started(db, taskId);
 
       ip('link', 'set', hostEnd, 'down');
       const cutAt = Date.now();
       const other = await startWorker(dir, '', ['--runtimes', 'claude'], outside);
       workers.push(other);
       // the lease expires unrenewed, and the other worker takes the task over
-      const resumedAt = await waitFor(
-        async () =>
-          (await events(db, taskId)).find((e) => e.type === 'task_resumed' && e.data.pid === other.pid)?.seq,
-        30_000,
-      ).catch((error: Error) => {
+      const resumedAt = await resumedBy(db, taskId, other.pid).catch((error: Error) => {
         throw new Error(`${error.message}: no takeover\n${logs()}`);
       });
       ip('link', 'set', hostEnd, 'up');
@@ -192,11 +205,7 @@ describe('a worker stalled past its lease', () => {
   // whichever tells it first, its own renewal or the database refusing its write, it records nothing
   it('comes back to find its task taken over, and records nothing more for it', async () => {
     await using db = await testDatabase();
-    const dir = project({
-      'p.yaml':
-        'agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: editor}]\n  - id: editor\n    runtime: claude\n',
-      's.yaml': 'agents:\n  writer: [{reply: "draft", delay_ms: 5000}]\n  editor: ["edited"]\n',
-    });
+    const dir = writerEditor(5000);
     const env = { TROUPE_STORE: `${db.url}?lease_seconds=3`, TROUPE_QUEUE: '' };
     const workers: WorkerProcess[] = [];
     const logs = () => workers.map((w) => `--- worker ${w.pid}\n${w.stderr()}`).join('\n');
@@ -209,19 +218,12 @@ describe('a worker stalled past its lease', () => {
         env,
       );
       const taskId = run.stdout.trim();
-      await waitFor(
-        async () => ((await events(db, taskId)).some((e) => e.type === 'stage_started') ? true : undefined),
-        20_000,
-      );
+      await started(db, taskId);
       // stopped mid-stage (a long GC pause, a laptop lid, a VM migrated): it renews nothing
       stalled.child.kill('SIGSTOP');
       const other = await startWorker(dir, '', ['--runtimes', 'claude'], env);
       workers.push(other);
-      const resumedAt = await waitFor(
-        async () =>
-          (await events(db, taskId)).find((e) => e.type === 'task_resumed' && e.data.pid === other.pid)?.seq,
-        30_000,
-      );
+      const resumedAt = await resumedBy(db, taskId, other.pid);
       // its stage's time is long past: the stage ends at once, and its output is refused
       stalled.child.kill('SIGCONT');
       const log = await waitFor(async () => {

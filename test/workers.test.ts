@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { startWorker, testDatabase } from './support/queue-db.js';
+import { startWorker, type TestDatabase, testDatabase } from './support/queue-db.js';
 import { eventLog, project, troupe, waitFor } from './support/troupe.js';
 
 /**
@@ -64,6 +64,17 @@ function status(dir: string, id: string): string {
   return (
     eventLog(dir, id).findLast((e) => e.type.startsWith('task_') && e.type !== 'task_resumed')?.type ?? ''
   );
+}
+
+/** Waits until a wake-up waits in `queue`, not yet taken. */
+async function queued(db: TestDatabase, queue: string): Promise<void> {
+  await waitFor(async () => {
+    const rows = await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'created'",
+      [queue],
+    );
+    return Number(rows[0]!.n) > 0 ? true : undefined;
+  }, 20_000);
 }
 
 /** How many times each stage of the task completed. */
@@ -131,12 +142,7 @@ describe('troupe worker', () => {
     const claude = await startWorker(dir, db.url, ['--runtimes', 'claude']);
     const id = await detach(dir, db.url, ['go', '--file', 'p.yaml', '--script', 's.yaml']);
     // the writer's stage is done and the editor's wake-up waits in the codex lane
-    await waitFor(async () => {
-      const rows = await db.query<{ n: string }>(
-        "SELECT count(*) AS n FROM pgboss.job WHERE name = 'troupe-codex' AND state = 'created'",
-      );
-      return Number(rows[0]!.n) > 0 ? true : undefined;
-    }, 20_000);
+    await queued(db, 'troupe-codex');
     expect(
       eventLog(dir, id)
         .filter((e) => e.type === 'stage_started')
@@ -161,12 +167,7 @@ describe('troupe worker', () => {
     const plain = await startWorker(dir, db.url, ['--runtimes', 'claude']);
     const first = await detach(dir, db.url, ['go', '--file', 'gpu.yaml', '--script', 's.yaml']);
     // the writer's stage is done; the trainer's wake-up waits in its labelled lane
-    await waitFor(async () => {
-      const rows = await db.query<{ n: string }>(
-        "SELECT count(*) AS n FROM pgboss.job WHERE name = 'troupe-claude--gpu' AND state = 'created'",
-      );
-      return Number(rows[0]!.n) > 0 ? true : undefined;
-    }, 20_000);
+    await queued(db, 'troupe-claude--gpu');
     expect(
       eventLog(dir, first)
         .filter((e) => e.type === 'stage_started')

@@ -40,11 +40,7 @@ export function stepRuntime(state: TaskState, step: Step): RuntimeName | null {
 /** The labels a worker needs to run a step: its agent's `worker_labels` when it calls a runtime. */
 export function stepLabels(state: TaskState, step: Step): string[] {
   if (stepRuntime(state, step) === null || !('agent' in step) || !step.agent) return [];
-  return agentLabels(state, step.agent);
-}
-
-function agentLabels(state: TaskState, agent: string): string[] {
-  const node = findNode(state.definition, agent);
+  const node = findNode(state.definition, step.agent);
   return node?.type === 'agent' ? (node.worker_labels ?? []) : [];
 }
 

@@ -254,11 +254,7 @@ export class PgBossQueue implements WorkQueue {
   }
 
   private wakeLoops(which: (loop: Loop) => boolean): void {
-    for (const loop of this.loopStates) {
-      if (!which(loop)) continue;
-      if (loop.wake) loop.wake();
-      else loop.woken = true;
-    }
+    for (const loop of this.loopStates) if (which(loop)) wakeLoop(loop);
   }
 
   /** The labelled lanes the loop serves that exist by now (made by whoever sent to them). */
@@ -292,7 +288,7 @@ export class PgBossQueue implements WorkQueue {
           });
           for (const job of jobs) {
             taken++;
-            this.run(name, job, handler, mine);
+            this.run(name, job, handler, mine, loop);
           }
         }
       } catch (error) {
@@ -324,6 +320,7 @@ export class PgBossQueue implements WorkQueue {
     job: PgBoss.JobWithMetadata<Wake>,
     handler: WakeHandler,
     mine: Set<Promise<void>>,
+    loop: Loop,
   ) {
     const wake: WakeJob = {
       id: job.id,
@@ -342,7 +339,7 @@ export class PgBossQueue implements WorkQueue {
       .finally(() => {
         mine.delete(done);
         this.active.delete(done);
-        this.wakeLoops(() => true); // a slot is free
+        wakeLoop(loop); // its slot is free
       });
     mine.add(done);
     this.active.add(done);
@@ -372,4 +369,10 @@ function adopt(loop: Loop, queue: string): boolean {
   if (!servesLane(queue.slice(QUEUE_PREFIX.length), loop.lanes, loop.labels)) return false;
   loop.queues.add(queue);
   return true;
+}
+
+/** Ends the loop's idle pause, or, while it is busy, spares it the next one. */
+function wakeLoop(loop: Loop): void {
+  if (loop.wake) loop.wake();
+  else loop.woken = true;
 }
