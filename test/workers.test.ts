@@ -158,13 +158,15 @@ describe('troupe worker', () => {
   it('worker_labels: a stage that needs a label waits for a worker that has it, whenever its lane appears', async () => {
     await using db = await testDatabase();
     const labelled = (labels: string) =>
-      `agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: trainer}]\n  - id: trainer\n    runtime: claude\n    worker_labels: [${labels}]\n`;
+      `agents:\n  - id: writer\n    runtime: codex\n    handoffs: [{to: trainer}]\n  - id: trainer\n    runtime: claude\n    worker_labels: [${labels}]\n`;
     const dir = project({
       'gpu.yaml': labelled('gpu'),
       'eu.yaml': labelled('eu-west, gpu'),
       's.yaml': 'agents:\n  writer: ["draft"]\n  trainer: ["trained"]\n',
     });
-    const plain = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    // the writers run on codex, which only the worker without labels serves: each trainer's stage
+    // is then a wake-up the labelled worker must take from its lane
+    const plain = await startWorker(dir, db.url, ['--runtimes', 'claude,codex']);
     const first = await detach(dir, db.url, ['go', '--file', 'gpu.yaml', '--script', 's.yaml']);
     // the writer's stage is done; the trainer's wake-up waits in its labelled lane
     await queued(db, 'troupe-claude--gpu');
