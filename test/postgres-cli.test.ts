@@ -120,6 +120,19 @@ describe.skipIf(unreachable)(
       });
     });
 
+    it('TROUPE_PG_CLIENT chooses the client: both serve every command; another value is a usage error', async () => {
+      const dir = project();
+      const store = storeUrl();
+      for (const client of ['native', 'bridge']) {
+        const list = await troupe(dir, ['--store', store, 'list', '--json'], { TROUPE_PG_CLIENT: client });
+        expect(list.code, list.stderr).toBe(0);
+        expect(json(list.stdout)).toEqual([]);
+      }
+      const wrong = await troupe(dir, ['--store', store, 'list'], { TROUPE_PG_CLIENT: 'fast' });
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr.trim()).toBe("troupe: TROUPE_PG_CLIENT is 'fast': it must be native or bridge");
+    });
+
     it('a store it cannot use is one line, without the password, and its own exit code', async () => {
       const dir = project();
       const down = new URL(storeUrl());
@@ -127,7 +140,8 @@ describe.skipIf(unreachable)(
       const noDatabase = new URL(storeUrl());
       noDatabase.pathname = '/troupe_no_such_database';
       for (const [url, code, says] of [
-        [down.toString(), 8, /ECONNREFUSED/],
+        // node-postgres's words or libpq's, whichever client serves the store
+        [down.toString(), 8, /ECONNREFUSED|Connection refused/],
         [noDatabase.toString(), 8, /database "troupe_no_such_database" does not exist/],
         [`mysql://root:${PASSWORD}@127.0.0.1/x`, 2, /'mysql' is not a store/],
         [`postgres://root:${PASSWORD}@127.0.0.1/x?schema=Not-A-Name`, 2, /not a plain lower-case SQL name/],

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type * as Pg from 'pg';
+import type { PgFailure } from './pg-query-error.js';
 
 /** What the worker thread is started with (see sync-client.ts). */
 export interface PgWorkerData {
@@ -23,16 +24,13 @@ export type PgRequest =
   | { id: number; op: 'query'; sql: string; params: unknown[] }
   | { id: number; op: 'begin' | 'commit' | 'rollback' | 'close' }
   /** Renew this lease (at this epoch) until dropped or lost. */
-  | { id: number; op: 'hold'; taskId: string; epoch: number }
-  | { id: number; op: 'drop'; taskId: string }
+  | { op: 'hold'; taskId: string; epoch: number }
+  | { op: 'drop'; taskId: string }
   /** LISTEN to this channel too, and tell each of its notifications on `notices` (as 'appended'). */
   | { id: number; op: 'watch'; channel: string };
 
-export interface PgFailure {
-  message: string;
-  /** PostgreSQL's SQLSTATE, or Node's error code (ECONNREFUSED, …) */
-  code?: string;
-}
+/** The requests the worker answers (the others are told: hold and drop). */
+type AskedRequest = Exclude<PgRequest, { op: 'hold' | 'drop' }>;
 
 export type PgReply = { id: number; rows: Record<string, unknown>[] } | { id: number; error: PgFailure };
 
@@ -132,7 +130,7 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
     Atomics.notify(state, 0);
   };
 
-  const perform = async (request: PgRequest): Promise<Record<string, unknown>[]> => {
+  const perform = async (request: AskedRequest): Promise<Record<string, unknown>[]> => {
     switch (request.op) {
       case 'query': {
         if (inTransaction && inTransaction !== main)
@@ -167,12 +165,6 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
           });
         return [];
       }
-      case 'hold':
-        held.set(request.taskId, { epoch: request.epoch, renewedAt: Date.now() });
-        return [];
-      case 'drop':
-        held.delete(request.taskId);
-        return [];
       case 'watch':
         await connecting;
         watched = request.channel;
@@ -193,7 +185,7 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
     }
   };
 
-  port.on('message', (request: PgRequest) => {
+  const answerTo = (request: AskedRequest) => {
     perform(request).then(
       (rows) => {
         answer({ id: request.id, rows });
@@ -207,6 +199,12 @@ export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
         });
       },
     );
+  };
+  port.on('message', (request: PgRequest) => {
+    // told, not answered (sync-client.ts does not wait for them)
+    if (request.op === 'hold') held.set(request.taskId, { epoch: request.epoch, renewedAt: Date.now() });
+    else if (request.op === 'drop') held.delete(request.taskId);
+    else answerTo(request);
   });
 
   const lose = (taskId: string) => {

@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { LeaseLostError, NotFoundError, StateError, StoreUnavailableError } from '../../core/errors.js';
+import {
+  LeaseLostError,
+  NotFoundError,
+  StateError,
+  StoreConfigError,
+  StoreUnavailableError,
+} from '../../core/errors.js';
 import {
   type EventStore,
   isHolderAlive,
@@ -12,7 +18,9 @@ import type { StoredEvent, TaskEvent } from '../../core/events.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
 import { redactStoreUrl } from '../store-url.js';
 import { migrate } from './migrations.js';
-import { PgQueryError, SyncPg } from './sync-client.js';
+import { libpqConninfo, loadLibpq, NativePg } from './native-pg.js';
+import { PgQueryError } from './pg-query-error.js';
+import { SyncPg } from './sync-client.js';
 
 export interface PostgresStoreOptions {
   /** A schema of its own (created when missing); default: the connection's search_path. */
@@ -24,7 +32,15 @@ export interface PostgresStoreOptions {
   statementTimeoutMs?: number;
   /** Settings for this store's sessions (`{synchronous_commit: 'off'}`, as bench/postgres.js measures). */
   settings?: Record<string, string>;
+  /**
+   * What sends the queries: libpq on this thread ('native', when the optional libpq package is
+   * installed), or node-postgres in a worker thread ('bridge'). Default: TROUPE_PG_CLIENT, else
+   * native when it can be.
+   */
+  client?: PgClient;
 }
+
+export type PgClient = 'native' | 'bridge';
 
 /** Events read per round trip when a task's log or a type's events are iterated. */
 const PAGE = 500;
@@ -49,25 +65,79 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
   const urlOptions = parsed.searchParams.get('options');
   parsed.searchParams.delete('options');
   const settings = { ...(options.schema ? { search_path: options.schema } : {}), ...options.settings };
+  const sessionOptions = (extra: Record<string, string>) =>
+    [
+      urlOptions ?? '',
+      ...Object.entries({ ...extra, ...settings }).map(([name, value]) => `-c ${name}=${value}`),
+    ]
+      .join(' ')
+      .trim();
+  // which schema a connection serves, for an operator reading pg_stat_activity
+  const applicationName = options.schema ? `troupe:${options.schema}` : 'troupe';
   const leaseMs = options.leaseMs ?? 30_000;
+  const native = nativeClient(parsed.toString(), options.client, {
+    options: sessionOptions({
+      statement_timeout: String(statementTimeoutMs),
+      // libpq prints the server's notices on stderr ("relation … already exists, skipping")
+      client_min_messages: 'error',
+    }),
+    application_name: applicationName,
+    connect_timeout: '10',
+    // a peer gone silent is found by TCP: probes after 10 s idle, and unacknowledged data after 15 s
+    keepalives: '1',
+    keepalives_idle: '10',
+    keepalives_interval: '5',
+    keepalives_count: '3',
+    tcp_user_timeout: '15000',
+  });
   return new SyncPg({
     channel: windowsChannel(options.schema ?? null),
     connection: {
       connectionString: parsed.toString(),
-      options: [urlOptions ?? '', ...Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`)]
-        .join(' ')
-        .trim(),
+      options: sessionOptions({}),
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
       connectionTimeoutMillis: 10_000,
       keepAlive: true,
-      // which schema a connection serves, for an operator reading pg_stat_activity
-      application_name: options.schema ? `troupe:${options.schema}` : 'troupe',
+      application_name: applicationName,
     },
     leaseMs,
     renewMs: options.renewMs ?? Math.max(10, Math.floor(leaseMs / 3)),
     answerTimeoutMs: statementTimeoutMs + 15_000,
+    native,
   });
+}
+
+/** libpq on this thread, unless the bridge was asked for or libpq cannot serve this URL. */
+function nativeClient(
+  url: string,
+  asked: PgClient | undefined,
+  keywords: Record<string, string>,
+): NativePg | null {
+  const client = asked ?? pgClientFromEnv();
+  if (client === 'bridge') return null;
+  const Libpq = loadLibpq();
+  const conninfo = Libpq && libpqConninfo(url, keywords);
+  if (Libpq && conninfo) return new NativePg(Libpq, conninfo);
+  if (client === 'native')
+    throw new StoreConfigError(
+      Libpq
+        ? `TROUPE_PG_CLIENT=native: libpq does not take the store URL ${redactStoreUrl(url)} (a parameter only node-postgres knows)`
+        : 'TROUPE_PG_CLIENT=native: the libpq package is not installed or not built for this Node',
+      {
+        hint: Libpq
+          ? "use libpq's parameters (sslmode=require rather than ssl=true), or TROUPE_PG_CLIENT=bridge"
+          : "install libpq's headers (apt install libpq-dev) and run `npm rebuild libpq`, or unset TROUPE_PG_CLIENT",
+      },
+    );
+  return null;
+}
+
+function pgClientFromEnv(): PgClient | undefined {
+  const value = process.env.TROUPE_PG_CLIENT;
+  if (value === undefined || value === '') return undefined;
+  if (value === 'native' || value === 'bridge') return value;
+  throw new StoreConfigError(`TROUPE_PG_CLIENT is '${value}': it must be native or bridge`);
 }
 
 /**

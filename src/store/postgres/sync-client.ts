@@ -1,23 +1,11 @@
 import { createRequire } from 'node:module';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import type * as Pg from 'pg';
-import {
-  type PgFailure,
-  type PgNotice,
-  type PgReply,
-  type PgRequest,
-  type PgWorkerData,
-  pgWorkerMain,
-} from './pg-worker.js';
+import type { NativePg } from './native-pg.js';
+import { PgQueryError } from './pg-query-error.js';
+import { type PgNotice, type PgReply, type PgRequest, type PgWorkerData, pgWorkerMain } from './pg-worker.js';
 
-/** An error PostgreSQL (or the connection to it) answered, with its code. */
-export class PgQueryError extends Error {
-  readonly code: string | undefined;
-  constructor(failure: PgFailure) {
-    super(failure.message);
-    this.code = failure.code;
-  }
-}
+export { PgQueryError };
 
 export interface SyncPgOptions {
   connection: Pg.ClientConfig;
@@ -27,9 +15,12 @@ export interface SyncPgOptions {
   channel?: string;
   /** How long a caller waits for any answer before giving up (beyond the statement timeout). */
   answerTimeoutMs: number;
+  /** Queries and transactions go through libpq on this thread (native-pg.ts) rather than the worker. */
+  native?: NativePg | null;
 }
 
 type Request = PgRequest extends infer R ? (R extends PgRequest ? Omit<R, 'id'> : never) : never;
+type Told = Exclude<Request, { op: Exclude<PgRequest['op'], 'hold' | 'drop'> }>;
 
 /**
  * PostgreSQL, synchronously: `pg` runs in a worker thread and the caller blocks (Atomics.wait on
@@ -80,30 +71,32 @@ export class SyncPg {
   }
 
   query<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Row[] {
+    const native = this.openNative();
+    if (native) return native.query<Row>(sql, params);
     return this.call({ op: 'query', sql, params }) as Row[];
   }
 
   /** Runs `body` in one transaction on one connection: committed if it returns, rolled back if it throws. */
   transaction<T>(body: () => T): T {
-    this.call({ op: 'begin' });
+    this.step('begin');
     let result: T;
     try {
       result = body();
     } catch (error) {
-      this.call({ op: 'rollback' });
+      this.step('rollback');
       throw error;
     }
-    this.call({ op: 'commit' });
+    this.step('commit');
     return result;
   }
 
   /** Keeps renewing a lease from the worker thread until `drop` (or until it is lost). */
   hold(taskId: string, epoch: number): void {
-    this.call({ op: 'hold', taskId, epoch });
+    this.tell({ op: 'hold', taskId, epoch });
   }
 
   drop(taskId: string): void {
-    this.call({ op: 'drop', taskId });
+    this.tell({ op: 'drop', taskId });
   }
 
   /** LISTENs to `channel` from now on: each notification on it comes to `onNotice` as 'appended'. */
@@ -126,6 +119,7 @@ export class SyncPg {
 
   close(): void {
     if (this.closed) return;
+    this.options.native?.close();
     try {
       this.call({ op: 'close' });
     } finally {
@@ -134,8 +128,25 @@ export class SyncPg {
     }
   }
 
+  private step(op: 'begin' | 'commit' | 'rollback') {
+    const native = this.openNative();
+    if (native) native[op]();
+    else this.call({ op });
+  }
+
+  private openNative(): NativePg | null {
+    if (this.closed) throw closedError();
+    return this.options.native ?? null;
+  }
+
+  /** Told, not asked: the worker thread takes requests in order, so nothing need wait for it. */
+  private tell(request: Told) {
+    if (this.closed) throw closedError();
+    this.port.postMessage(request);
+  }
+
   private call(request: Request): Record<string, unknown>[] {
-    if (this.closed) throw new PgQueryError({ message: 'the PostgreSQL store is closed' });
+    if (this.closed) throw closedError();
     const id = this.nextId++;
     Atomics.store(this.state, 0, 0);
     this.port.postMessage({ ...request, id });
@@ -163,6 +174,8 @@ export class SyncPg {
     }
   }
 }
+
+const closedError = () => new PgQueryError({ message: 'the PostgreSQL store is closed' });
 
 /**
  * The worker's script: pgWorkerMain from its source, given pg and the worker's data. Should it fail
