@@ -23,6 +23,10 @@ const SAMPLES = quick ? 25 : 100;
 const IDLE_MS = quick ? 2000 : 5000;
 /** The queue's idle polling period when TROUPE_QUEUE_POLL_MS is not set (src/store/queue/pg-boss-queue.ts). */
 const DEFAULT_POLL_MS = 500;
+// which client the workers' store uses (docs/distributed.md, "The client: libpq or the bridge")
+const pgClient =
+  process.env.TROUPE_PG_CLIENT ||
+  ((await dist('store/postgres/native-pg.js')).loadLibpq() ? 'native' : 'bridge');
 const FAST_POLL_MS = 50;
 /**
  * The throughput runs: worker processes × `--concurrency` each, serving claude only (two lanes and
@@ -392,7 +396,7 @@ Written by \`node bench/workers.js${quick ? ' --quick' : ''}\` (after \`npm run 
 
 - **Date:** ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}
 - **Machine:** Node ${process.version}, ${cpus().length} cores, load average ${load.map((x) => x.toFixed(2)).join(' ')} (1, 5, 15 min) at the start
-- **PostgreSQL:** ${db.version} on 127.0.0.1 (the same machine), the store and the queue in one database
+- **PostgreSQL:** ${db.version} on 127.0.0.1 (the same machine), the store and the queue in one database, the store's client ${pgClient === 'native' ? 'libpq (native)' : 'the bridge'}
 
 | Figure | Value | Baseline (same run) | Ratio | Target | Result |
 | --- | --- | --- | --- | --- | --- |

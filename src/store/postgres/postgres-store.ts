@@ -127,7 +127,7 @@ function nativeClient(
       {
         hint: Libpq
           ? "use libpq's parameters (sslmode=require rather than ssl=true), or TROUPE_PG_CLIENT=bridge"
-          : "install libpq's headers (apt install libpq-dev) and run `npm rebuild libpq`, or unset TROUPE_PG_CLIENT",
+          : "install libpq's headers (apt install libpq-dev) and run npm ci again (npm rebuild libpq after a Node upgrade), or unset TROUPE_PG_CLIENT",
       },
     );
   return null;
