@@ -105,6 +105,7 @@ describe.skipIf(unreachable)(
         kind: 'postgres',
         url: expect.stringContaining(':***@'),
         schema: new URL(store).searchParams.get('schema'),
+        client: expect.stringMatching(/^(native|bridge)$/),
         migrations: VERSIONS.map((version) => ({
           version,
           appliedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -127,6 +128,10 @@ describe.skipIf(unreachable)(
         const list = await troupe(dir, ['--store', store, 'list', '--json'], { TROUPE_PG_CLIENT: client });
         expect(list.code, list.stderr).toBe(0);
         expect(json(list.stdout)).toEqual([]);
+        const status = await troupe(dir, ['--store', store, 'db', 'status', '--json'], {
+          TROUPE_PG_CLIENT: client,
+        });
+        expect(json(status.stdout)).toMatchObject({ kind: 'postgres', client });
       }
       const wrong = await troupe(dir, ['--store', store, 'list'], { TROUPE_PG_CLIENT: 'fast' });
       expect(wrong.code).toBe(2);

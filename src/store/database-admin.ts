@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { migrate, migrationStatus } from './postgres/migrations.js';
-import { connectPostgres, storeError } from './postgres/postgres-store.js';
+import { connectPostgres, type PgClient, storeError } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import { redactStoreUrl, type StoreLocation } from './store-url.js';
 
@@ -12,6 +12,8 @@ export type DatabaseStatus =
       /** Without its password. */
       url: string;
       schema: string | null;
+      /** What this process talks to it through: libpq, or pg in a worker thread (docs/distributed.md). */
+      client: PgClient;
       migrations: Array<{ version: number; name: string; appliedAt: string | null }>;
       pending: number[];
     }
@@ -36,6 +38,7 @@ export function databaseStatus(location: StoreLocation): DatabaseStatus {
       kind: 'postgres',
       url: redactStoreUrl(location.url),
       schema: location.schema,
+      client: db.client,
       migrations,
       pending: migrations.filter((m) => m.appliedAt === null).map((m) => m.version),
     };

@@ -23,7 +23,7 @@ export function registerDb(program: Command): void {
     );
   db.command('status')
     .description('where the store is and which migrations it has')
-    .option('--json', 'print JSON: {kind, url | path, migrations, pending} (no password)')
+    .option('--json', 'print JSON: {kind, url | path, client, migrations, pending} (no password)')
     .action(
       action(async (options: { json?: boolean }) => {
         const { databaseStatus } = await import('../../store/database-admin.js');
@@ -39,7 +39,9 @@ export function registerDb(program: Command): void {
           );
           return 0;
         }
-        process.stdout.write(`postgres ${status.url}${status.schema ? ` (schema ${status.schema})` : ''}\n`);
+        process.stdout.write(
+          `postgres ${status.url}${status.schema ? ` (schema ${status.schema})` : ''}, client ${status.client === 'native' ? 'libpq' : 'the bridge (pg in a worker thread)'}\n`,
+        );
         for (const m of status.migrations)
           process.stdout.write(
             `  ${m.version} ${m.name}: ${m.appliedAt ? `applied ${m.appliedAt}` : 'pending'}\n`,

@@ -70,6 +70,11 @@ export class SyncPg {
     notices.port1.unref();
   }
 
+  /** Which client sends the queries: libpq on this thread, or pg in the worker thread. */
+  get client(): 'native' | 'bridge' {
+    return this.options.native ? 'native' : 'bridge';
+  }
+
   query<Row = Record<string, unknown>>(sql: string, params: unknown[] = []): Row[] {
     const native = this.openNative();
     if (native) return native.query<Row>(sql, params);
