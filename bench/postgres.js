@@ -178,8 +178,8 @@ store, then ${runs} runs per store, interleaved (the order rotates); medians; th
 **Where a stage's time goes, and why the ≤ 3× target is not met here** (2026-12-02): about 1.6 round trips a
 stage, 1.1 of them appends (N + 1 appends for N stages: one a stage, which cannot be fewer while each stage's
 output is durable before the next starts). Of the append, its commit's wait for the disk is what SQLite's
-synchronous=NORMAL does not pay: the \`synchronous_commit = off\` row is the same chain without it (0.2–0.3 ms a
-stage). \`troupe_append\`'s checks (the task exists and has not ended, the lease's epoch, the task's row, the
+synchronous=NORMAL does not pay: the \`synchronous_commit = off\` row is the same chain without it (${fmtMs(nativeMs - asyncMs)} a
+stage less in this run). \`troupe_append\`'s checks (the task exists and has not ended, the lease's epoch, the task's row, the
 notification) cost about 0.13 ms over a bare three-row insert (\`pgbench -M prepared\`, this server), no single
 one measurable above the noise. The other trips (the task's summary, taking and releasing the lease, reading the
 events) are about 0.1 ms a stage. libpq took the thread hops out (the bridge's row: two hops and their
