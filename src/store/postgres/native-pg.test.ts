@@ -54,8 +54,17 @@ describe.skipIf(!Libpq || unreachable)('NativePg, on the real PostgreSQL', () =>
       await client.end();
     }
   }
-  const terminate = (name: string) =>
-    viaPg('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [name]);
+  /** Ends the named sessions, and waits until they are gone (the signal is sent before they end). */
+  const terminate = async (name: string) => {
+    await viaPg('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [name]);
+    for (let i = 0; i < 200; i++) {
+      const left = await viaPg('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [name]);
+      // a backend leaves pg_stat_activity just before it closes its socket: a moment more for that
+      if (left.length === 0) return new Promise<void>((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`the sessions ${name} did not end`);
+  };
 
   it('gives the rows node-postgres gives for the same statement, with and without parameters', async () => {
     const sql = `SELECT 1::int4 AS int, 9007199254740::int8 AS big, 'a b'::text AS text, true AS yes,
