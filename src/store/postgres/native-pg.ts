@@ -161,8 +161,7 @@ export class NativePg {
   }
 
   close(): void {
-    if (this.connection) finish(this.connection);
-    this.connection = null;
+    this.drop();
   }
 
   private end(command: 'COMMIT' | 'ROLLBACK') {
