@@ -4,8 +4,7 @@ import type * as Pg from 'pg';
 import type { NativePg } from './native-pg.js';
 import { PgQueryError } from './pg-query-error.js';
 import { type PgNotice, type PgReply, type PgRequest, type PgWorkerData, pgWorkerMain } from './pg-worker.js';
-
-export { PgQueryError };
+import type { PgClient } from './postgres-store.js';
 
 export interface SyncPgOptions {
   connection: Pg.ClientConfig;
@@ -20,17 +19,20 @@ export interface SyncPgOptions {
 }
 
 type Request = PgRequest extends infer R ? (R extends PgRequest ? Omit<R, 'id'> : never) : never;
-type Told = Exclude<Request, { op: Exclude<PgRequest['op'], 'hold' | 'drop'> }>;
+type Told = Extract<Request, { op: 'hold' | 'drop' }>;
 
-/**
- * PostgreSQL, synchronously: `pg` runs in a worker thread and the caller blocks (Atomics.wait on
- * a shared word) until the worker answers. The EventStore interface is synchronous, and SQLite
- * users pay nothing for the PostgreSQL store this way (docs/architecture.md, "The PostgreSQL
- * store"). The cost: this thread does nothing else during a round trip; every statement has a
- * timeout, and so does the wait, so a cut-off network cannot hang it forever.
- */
 /** How long a call looks for its answer before it sleeps: a loopback query's round trip. */
 const SPIN_MS = 0.2;
+
+/**
+ * PostgreSQL, synchronously: queries go through libpq on this thread when `native` is given
+ * (native-pg.ts), else `pg` runs them in a worker thread and the caller blocks (Atomics.wait on a
+ * shared word) until the worker answers. The worker thread renews leases and listens either way.
+ * The EventStore interface is synchronous, and SQLite users pay nothing for the PostgreSQL store
+ * this way (docs/architecture.md, "The PostgreSQL store"). The cost: this thread does nothing else
+ * during a round trip; every statement has a timeout, and so does the wait, so a cut-off network
+ * cannot hang it forever.
+ */
 
 export class SyncPg {
   private readonly worker: Worker;
@@ -71,7 +73,7 @@ export class SyncPg {
   }
 
   /** Which client sends the queries: libpq on this thread, or pg in the worker thread. */
-  get client(): 'native' | 'bridge' {
+  get client(): PgClient {
     return this.options.native ? 'native' : 'bridge';
   }
 
