@@ -34,3 +34,33 @@ export async function dropSchemas(names: Iterable<string>): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Ends the sessions of `applicationName` (as a server restart would), and waits until they are
+ * gone: the signal is sent before they end, and a client that sent a statement in between would
+ * see the connection break under it, which no client can answer safely.
+ */
+export async function endSessions(applicationName: string): Promise<number> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+      [applicationName],
+    );
+    const pids = rows.map((row) => row.pid);
+    await client.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+    for (let i = 0; i < 400; i++) {
+      const left = await client.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [pids]);
+      // a backend leaves pg_stat_activity just before it closes its socket: a moment more for that
+      if (left.rowCount === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return pids.length;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`the sessions ${applicationName} did not end`);
+  } finally {
+    await client.end();
+  }
+}

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PG_URL, postgresUnreachable } from '../../../test/support/postgres.js';
+import { endSessions, PG_URL, postgresUnreachable } from '../../../test/support/postgres.js';
 import { libpqConninfo, loadLibpq, NativePg } from './native-pg.js';
 import { PgQueryError } from './pg-query-error.js';
 
@@ -54,18 +54,6 @@ describe.skipIf(!Libpq || unreachable)('NativePg, on the real PostgreSQL', () =>
       await client.end();
     }
   }
-  /** Ends the named sessions, and waits until they are gone (the signal is sent before they end). */
-  const terminate = async (name: string) => {
-    await viaPg('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [name]);
-    for (let i = 0; i < 200; i++) {
-      const left = await viaPg('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [name]);
-      // a backend leaves pg_stat_activity just before it closes its socket: a moment more for that
-      if (left.length === 0) return new Promise<void>((resolve) => setTimeout(resolve, 50));
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`the sessions ${name} did not end`);
-  };
-
   it('gives the rows node-postgres gives for the same statement, with and without parameters', async () => {
     const sql = `SELECT 1::int4 AS int, 9007199254740::int8 AS big, 'a b'::text AS text, true AS yes,
       NULL::text AS nothing, '{"k":[1,"x"]}'::jsonb AS json, '2026-12-02T10:00:00.123Z'::timestamptz AS at,
@@ -110,7 +98,7 @@ describe.skipIf(!Libpq || unreachable)('NativePg, on the real PostgreSQL', () =>
     const name = `troupe-native-idle-${process.pid}`;
     const client = connect(name);
     const [first] = client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    await terminate(name);
+    await endSessions(name);
     const [second] = client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid', []);
     expect(second!.pid).not.toBe(first!.pid);
   });
@@ -120,7 +108,7 @@ describe.skipIf(!Libpq || unreachable)('NativePg, on the real PostgreSQL', () =>
     const client = connect(name);
     client.begin();
     client.query('SELECT 1');
-    await terminate(name);
+    await endSessions(name);
     expect(() => client.query('SELECT 2')).toThrow(PgQueryError);
     expect(() => client.query('SELECT 3')).toThrow(/lost in the middle of a transaction/);
     expect(() => client.commit()).toThrow(/lost before the transaction committed/);

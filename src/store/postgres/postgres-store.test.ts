@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   dropSchemas,
+  endSessions,
   PG_URL,
   postgresUnreachable,
   scratchSchemaName,
@@ -284,21 +285,7 @@ if (unreachable) {
             stores: [a],
           } = two({});
           const { taskId } = a.createTask(created);
-          const killed = await sql<{ done: boolean }>(
-            schema,
-            'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1',
-            [`troupe:${schema}`],
-          );
-          expect(killed.length).toBeGreaterThan(0);
-          await until(
-            async () =>
-              (
-                await sql(schema, 'SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [
-                  `troupe:${schema}`,
-                ])
-              ).length === 0,
-            'the connections to close',
-          );
+          expect(await endSessions(`troupe:${schema}`)).toBeGreaterThan(0);
           a.append(taskId, [output('after the restart')], { status: 'running' });
           expect([...a.events(taskId)]).toHaveLength(2);
         });
@@ -464,12 +451,8 @@ if (unreachable) {
           const told: (number | null)[] = [];
           b.onAppended!((seq) => told.push(seq));
           const { taskId } = a.createTask(created);
-          await sql(
-            schema,
-            'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
-            [`troupe:${schema}`],
-          );
           const cut = told.length;
+          await endSessions(`troupe:${schema}`);
           a.append(taskId, [output('perhaps while nobody listened')], { status: 'running' });
           await until(() => told.slice(cut).includes(null), 'the listener to connect again');
           const [next] = a.append(taskId, [output('once listening again')], { status: 'running' });
