@@ -204,8 +204,7 @@ answers those in the calling thread; PostgreSQL is another process, and on a 2-c
 then this one. The engine alone costs ${fmtMs(engineMs)} a stage, so 3× SQLite leaves the database ${fmtMs(budgetMs)}
 a stage, and the stage waits ${fmtMs(inCallsMs)} in its round trips alone (${fmtMs(inCallsAsyncMs)} when the commit does not wait
 for the disk): each wakes the server's process, which takes the task's write lock, checks the lease's epoch, inserts
-the events, updates the task's row, notifies and commits, with caches gone cold since the last stage (an append
-back to back in a tight loop takes half as long). A bare \`SELECT 1\`, woken the same way, is ${fmtMs(trip.nativeApart)}. What is left to take away is not work but
+the events, updates the task's row, notifies and commits. A bare \`SELECT 1\`, woken the same way, is ${fmtMs(trip.nativeApart)}. What is left to take away is not work but
 guarantees: the wait for the disk (\`synchronous_commit = off\`, a durability choice left to operators:
 docs/distributed.md, "Durability and speed"), which brings the ratio to ${fmtRatio(asyncMs / sqliteMs)}${asyncMs / sqliteMs > 3 ? ', still over 3×,' : ''} and the wait for the append
 before the next stage starts, which would give up the fencing above.
