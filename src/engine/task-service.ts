@@ -1,6 +1,6 @@
 import type { Chunk } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
-import type { EventStore } from '../core/event-store.js';
+import type { EventStore, TaskSummary } from '../core/event-store.js';
 import { awaitsPerson, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
 import { checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
@@ -108,8 +108,7 @@ export class TaskService {
     stop?: AbortSignal,
     defer?: ExecutorPorts['defer'],
   ): Promise<TaskState> {
-    this.mustExist(taskId);
-    this.takeMailReplies(taskId);
+    this.takeMailReplies(taskId, this.mustExist(taskId).status);
     const ports: ExecutorPorts = {
       store: this.store,
       files: this.adapters.files(taskId),
@@ -261,8 +260,7 @@ export class TaskService {
    * A person's reply on the task's bus thread (`approve`, `reject: reason`, or an answer) counts
    * as `troupe approve` / `reject` / `human-input` would. Returns whether one was taken.
    */
-  takeMailReplies(taskId: string): boolean {
-    const status = this.store.task(taskId)?.status;
+  takeMailReplies(taskId: string, status = this.store.task(taskId)?.status): boolean {
     if (status === 'waiting') return this.takeMailboxReplies(taskId);
     if (!status || !awaitsPerson(status)) return false;
     const state = this.state(taskId);
@@ -333,8 +331,10 @@ export class TaskService {
     return this.adapters.mail(taskId, () => this.state(taskId).definition.agents.map((a) => a.id));
   }
 
-  private mustExist(taskId: string): void {
-    if (!this.store.task(taskId)) throw new NotFoundError(`no task ${taskId}`, { hint: 'see `troupe list`' });
+  private mustExist(taskId: string): TaskSummary {
+    const summary = this.store.task(taskId);
+    if (!summary) throw new NotFoundError(`no task ${taskId}`, { hint: 'see `troupe list`' });
+    return summary;
   }
 }
 

@@ -132,10 +132,11 @@ if (unreachable) {
             [taskId],
           );
           await expect(
-            sql(schema, `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', $2)`, [
-              taskId,
-              Number(lease!.epoch) - 1,
-            ]),
+            sql(
+              schema,
+              `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', $2, NULL, NULL)`,
+              [taskId, Number(lease!.epoch) - 1],
+            ),
           ).rejects.toMatchObject({ code: 'TR423' });
         });
 
@@ -160,11 +161,10 @@ if (unreachable) {
           const [writer, taker] = [await connect(), await connect()];
           try {
             const append = (text: string) =>
-              writer.query(`SELECT troupe_append($1, ARRAY['stage_output'], ARRAY[$2], 'x', 'running', $3)`, [
-                taskId,
-                JSON.stringify(output(text)),
-                epoch,
-              ]);
+              writer.query(
+                `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY[$2], 'x', 'running', $3, NULL, NULL)`,
+                [taskId, JSON.stringify(output(text)), epoch],
+              );
             await writer.query('BEGIN');
             await append('in flight');
             let tookOver: number | null | undefined;
@@ -204,6 +204,76 @@ if (unreachable) {
           expect(b.task(taskId)?.status).toBe('cancelled');
         });
 
+        it('gives the lease back in the append that ends the task, before its holder lets go', () => {
+          const {
+            schema,
+            stores: [a, b],
+          } = two({});
+          const { taskId } = a.createTask(created);
+          expect(a.tryLease(taskId, workerA)).toBe(true);
+          a.append(taskId, [output('one')], { status: 'running' });
+          expect(b.leaseHolder(taskId)).toEqual(workerA);
+          a.append(taskId, [{ type: 'task_completed' }], { status: 'completed' });
+          expect(b.leaseHolder(taskId)).toBeNull();
+          a.releaseLease(taskId, workerA);
+          expect(b.task(taskId)?.status).toBe('completed');
+          // taken again (a restart of the ended task, say), it is let go by its holder as before
+          expect(a.tryLease(taskId, workerA)).toBe(true);
+          expect(b.leaseHolder(taskId)).toEqual(workerA);
+          a.releaseLease(taskId, workerA);
+          expect(b.leaseHolder(taskId)).toBeNull();
+          // the database keeps the refusals' reasons apart: an ended task, a lease lost, no task
+          return Promise.all([
+            expect(
+              sql(
+                schema,
+                `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', NULL, NULL, NULL)`,
+                [taskId],
+              ),
+            ).rejects.toMatchObject({ code: 'TR409' }),
+            expect(
+              sql(
+                schema,
+                `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', 0, NULL, NULL)`,
+                [taskId],
+              ),
+            ).rejects.toMatchObject({ code: 'TR423' }),
+            expect(
+              sql(
+                schema,
+                `SELECT troupe_append('T-NOSUCH', ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', NULL, NULL, NULL)`,
+              ),
+            ).rejects.toMatchObject({ code: 'TR404' }),
+          ]);
+        });
+
+        it('refuses a lease holder whose last events the database no longer has, as if its lease were lost', async () => {
+          const {
+            schema,
+            stores: [a, b],
+          } = two({});
+          const lost: string[] = [];
+          a.onLeaseLost?.((taskId) => lost.push(taskId));
+          const { taskId } = a.createTask(created);
+          expect(a.tryLease(taskId, workerA)).toBe(true);
+          a.append(taskId, [output('kept')], { status: 'running' });
+          const [gone] = a.append(taskId, [output('lost')], { status: 'running' });
+          // what a crash with synchronous_commit = off, or a failover to a standby that was behind,
+          // leaves: the database answered the last commit, and no longer has it
+          await sql(schema, 'DELETE FROM events WHERE seq = $1', [gone!.seq]);
+          expect(() => a.append(taskId, [output('built on the lost one')], { status: 'running' })).toThrow(
+            LeaseLostError,
+          );
+          expect(lost).toEqual([taskId]);
+          const texts = () => [...b.events(taskId)].map((e) => (e.type === 'stage_output' ? e.text : e.type));
+          expect(texts()).toEqual(['task_created', 'kept']);
+          // the task goes on from what the database kept, under a lease taken again
+          a.releaseLease(taskId, workerA);
+          expect(b.tryLease(taskId, workerB)).toBe(true);
+          b.append(taskId, [output('again')], { status: 'running' });
+          b.append(taskId, [output('and on')], { status: 'running' });
+          expect(texts()).toEqual(['task_created', 'kept', 'again', 'and on']);
+        });
         it('renews its leases from its worker thread, so they outlive their duration', async () => {
           const {
             schema,
@@ -417,7 +487,7 @@ if (unreachable) {
           // a transaction rolled back tells nothing (its seq is used up, and never told); a commit is, as before
           await sql(
             schema,
-            `BEGIN; SELECT troupe_append('${taskId}', ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', NULL); ROLLBACK`,
+            `BEGIN; SELECT troupe_append('${taskId}', ARRAY['stage_output'], ARRAY['{}'], 'x', 'running', NULL, NULL, NULL); ROLLBACK`,
           );
           unsubscribe();
           const after: (number | null)[] = [];

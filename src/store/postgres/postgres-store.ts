@@ -14,7 +14,7 @@ import {
   type ProviderWindow,
   type TaskFilter,
 } from '../../core/event-store.js';
-import type { StoredEvent, TaskEvent } from '../../core/events.js';
+import { isTerminal, type StoredEvent, type TaskEvent } from '../../core/events.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
 import { redactStoreUrl } from '../store-url.js';
 import { migrate } from './migrations.js';
@@ -197,6 +197,15 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
 
   /** The epoch of each lease this store took: its writes for the task carry it (fencing). */
   const epochs = new Map<string, number>();
+  /** For each task leased here, the last seq this store wrote under the lease (migration 5 checks it is still there). */
+  const lastWritten = new Map<string, number>();
+  /** Tasks whose lease this store held until the append that ended them, which gave it back. */
+  const releasedAtEnd = new Set<string>();
+  /** The lease is no longer this store's to renew or write under (released, or given back at the end). */
+  const forgetLease = (taskId: string) => {
+    lastWritten.delete(taskId);
+    if (epochs.delete(taskId)) run(() => db.drop(taskId));
+  };
   const lostListeners = new Set<(taskId: string) => void>();
   const lost = (taskId: string) => {
     for (const listener of lostListeners) listener(taskId);
@@ -320,17 +329,28 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     },
     append(taskId, events, summary, when) {
       const at = when ?? new Date().toISOString();
+      const epoch = epochs.get(taskId) ?? null;
+      const started = events.findLast((e) => e.type === 'stage_started');
       const rows = fenced(taskId, () =>
-        db.query<{ seq: number }>('SELECT troupe_append($1, $2, $3, $4, $5, $6) AS seq', [
+        db.query<{ seq: number }>('SELECT troupe_append($1, $2, $3, $4, $5, $6, $7, $8) AS seq', [
           taskId,
           events.map((e) => e.type),
           events.map((e) => JSON.stringify(e)),
           at,
           summary.status,
-          epochs.get(taskId) ?? null,
+          epoch,
+          started?.type === 'stage_started' ? started.agent : null,
+          lastWritten.get(taskId) ?? null,
         ]),
       );
       const seqs = rows.map((row) => row.seq).sort((a, b) => a - b);
+      if (epoch !== null) {
+        // the append that ends the task gave its lease back (migration 5): the holder's release is done
+        if (isTerminal(summary.status)) {
+          forgetLease(taskId);
+          releasedAtEnd.add(taskId);
+        } else lastWritten.set(taskId, seqs[seqs.length - 1]!);
+      }
       return events.map((event, i) => stored(event, seqs[i]!, taskId, at));
     },
     restart(taskId, fromSeq, event, summary) {
@@ -346,6 +366,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
           epochs.get(taskId) ?? null,
         ]),
       );
+      if (epochs.has(taskId)) lastWritten.set(taskId, row!.seq);
       return stored(event, row!.seq, taskId, at);
     },
     events(taskId, afterSeq = 0) {
@@ -395,10 +416,13 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
         if (taken === undefined) return false;
       }
       epochs.set(taskId, taken);
+      lastWritten.delete(taskId);
+      releasedAtEnd.delete(taskId);
       run(() => db.hold(taskId, taken));
       return true;
     },
     releaseLease(taskId, holder) {
+      if (releasedAtEnd.delete(taskId)) return;
       try {
         run(() =>
           db.query(
@@ -411,7 +435,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       } finally {
         // stop renewing even when the database is away: the lease then expires and another
         // process can take the task (renewed forever, it would stay held by this live process)
-        if (epochs.delete(taskId)) run(() => db.drop(taskId));
+        forgetLease(taskId);
       }
     },
     leaseHolder(taskId) {
