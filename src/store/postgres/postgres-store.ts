@@ -14,7 +14,7 @@ import {
   type ProviderWindow,
   type TaskFilter,
 } from '../../core/event-store.js';
-import { isTerminal, type StoredEvent, type TaskEvent } from '../../core/events.js';
+import { type EventOf, isTerminal, type StoredEvent, type TaskEvent } from '../../core/events.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
 import { redactStoreUrl } from '../store-url.js';
 import { migrate } from './migrations.js';
@@ -330,7 +330,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     append(taskId, events, summary, when) {
       const at = when ?? new Date().toISOString();
       const epoch = epochs.get(taskId) ?? null;
-      const started = events.findLast((e) => e.type === 'stage_started');
+      const started = events.findLast((e): e is EventOf<'stage_started'> => e.type === 'stage_started');
       const rows = fenced(taskId, () =>
         db.query<{ seq: number }>('SELECT troupe_append($1, $2, $3, $4, $5, $6, $7, $8) AS seq', [
           taskId,
@@ -339,7 +339,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
           at,
           summary.status,
           epoch,
-          started?.type === 'stage_started' ? started.agent : null,
+          started?.agent ?? null,
           lastWritten.get(taskId) ?? null,
         ]),
       );
