@@ -87,12 +87,20 @@ export function taskListSql(filter: TaskFilter): { sql: string; params: unknown[
   };
 }
 
-export function openSqliteStore(file: string): EventStore {
+export interface SqliteStoreOptions {
+  /**
+   * NORMAL (the default) in WAL mode survives any process crash (kill -9); only an OS crash can
+   * lose the last commits. FULL waits for the disk at each commit, as PostgreSQL does by default
+   * (bench/postgres.js compares the two stores at equal durability with it).
+   */
+  synchronous?: 'normal' | 'full';
+}
+
+export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): EventStore {
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
-  // NORMAL in WAL mode survives any process crash (kill -9); only an OS crash can lose the last commits.
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.exec(SCHEMA);
