@@ -107,6 +107,9 @@ for (const chain of Object.values(chains)) {
   };
 }
 const times = Object.fromEntries(Object.keys(chains).map((name) => [name, []]));
+const ONE_SHOTS = quick ? 10 : 40;
+/** Per store, open + a page of tasks + close, in ms. */
+const commandMs = { sqlite: [], native: [] };
 const tripsPerStage = [];
 const commitsPerStage = [];
 /** Per chain, the time its stages spent in the database's calls, per stage. */
@@ -127,6 +130,23 @@ try {
         commitsPerStage.push((commits - committed) / STAGES);
       }
       callMs[name]?.push((inCalls - waited) / STAGES);
+    }
+  }
+  // a store opened for a moment: open it, read, close it (`troupe db status`, a program through the API)
+  counting = false;
+  const sqliteFile = join(chains.sqlite.internals.project.root, '.troupe', 'troupe.db');
+  const oneShot = {
+    sqlite: () => openSqliteStore(sqliteFile),
+    native: () => openPostgresStore(URL_, { schema: schemas[0], client: 'native' }),
+  };
+  for (let i = 0; i < ONE_SHOTS; i++) {
+    for (const [name, open] of i % 2 ? Object.entries(oneShot).reverse() : Object.entries(oneShot)) {
+      const start = performance.now();
+      const store = open();
+      store.tasks({ limit: 20 });
+      store.close();
+      commandMs[name].push(performance.now() - start);
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 } finally {
@@ -280,6 +300,7 @@ Written by \`node bench/postgres.js\` (after \`npm run build\`); ratios from one
 | ⓘ Same, through the bridge (\`TROUPE_PG_CLIENT=bridge\`) | ${fmtMs(bridgeMs)} | same chain on SQLite: ${fmtMs(sqliteMs)} | ${fmtRatio(bridgeMs / sqliteMs)} | — | info |
 | ⓘ Same, libpq with \`synchronous_commit = off\` | ${fmtMs(asyncMs)} | same chain on SQLite: ${fmtMs(sqliteMs)} | ${fmtRatio(asyncMs / sqliteMs)} | — | info |
 | ⓘ The engine alone (the in-memory store, no database) | ${fmtMs(engineMs)} | same chain on SQLite: ${fmtMs(sqliteMs)} | ${fmtRatio(engineMs / sqliteMs)} | — | info |
+| ⓘ A store opened for a moment (\`troupe db status\`, a program through the API): opened, a page of 20 tasks read, closed (libpq) | ${fmtMs(median(commandMs.native))} | the same on SQLite: ${fmtMs(median(commandMs.sqlite))} | ${fmtRatio(median(commandMs.native) / median(commandMs.sqlite))} | — | info |
 | ⓘ Round trips to the database per stage (appends, reads, leases) | ${stageTrips.toFixed(2)} | — | — | — | info |
 | ⓘ Of those, commits (appends, the lease taken) | ${stageCommits.toFixed(2)} | — | — | — | info |
 | ⓘ The cheapest commit: one row updated, through libpq, 0.3 ms apart | ${fmtMs(trip.commitApart)} | \`SELECT 1\`, same: ${fmtMs(trip.nativeApart)} | ${fmtRatio(trip.commitApart / trip.nativeApart)} | — | info |
@@ -306,7 +327,10 @@ the disk (a crash of the server or the machine may lose the last commits, never 
 a stage; the provider windows read before each stage cost no round trip (LISTEN/NOTIFY). ${warmup} warm-up runs per
 store, then ${runs} runs per store, interleaved (the order rotates); medians; the round trips are counted on
 \`SyncPg\` (queries and transaction steps) during the libpq runs' \`continue\`, as is the time spent in them. The clients' round trips are measured apart
-(rounds of ${TRIPS} calls, interleaved, the first dropped, medians).
+(rounds of ${TRIPS} calls, interleaved, the first dropped, medians). The row of a store opened for a moment opens one on the chain's
+tasks, reads a page and closes it, ${ONE_SHOTS} times each, alternating, 20 ms apart, medians: the PostgreSQL store
+connects through libpq and checks its migrations; its worker thread (leases, LISTEN) is stopped, not waited for, when
+the store closes before the thread has started, as one this short does (sync-client.ts).
 
 **Where a stage's time goes.** About ${stageTrips.toFixed(1)} round trips a stage, ${stageCommits.toFixed(1)} of them commits: N + 1
 appends for N stages (the executor flushes a stage's completion, its handoff and the next stage's start in one

@@ -10,7 +10,8 @@ export interface PgWorkerData {
   notices: MessagePort;
   /**
    * [0] an answer is ready; [1] how many notifications came on `channel`; [2] 1 while listening
-   * (the count can be trusted), 0 while that connection is down
+   * (the count can be trusted), 0 while that connection is down; [3] STARTING until the worker
+   * runs (1) or the store closes before it does (CLOSED_FIRST: then it never connects)
    */
   state: Int32Array;
   connection: Pg.ClientConfig;
@@ -32,6 +33,10 @@ export type PgRequest =
 /** The requests the worker answers (the others are told: hold and drop). */
 type AskedRequest = Exclude<PgRequest, { op: 'hold' | 'drop' }>;
 
+/** state[3], the worker's life, which decides whether the store's close must wait for it (1: running). */
+export const STARTING = 0;
+export const CLOSED_FIRST = 2;
+
 export type PgReply = { id: number; rows: Record<string, unknown>[] } | { id: number; error: PgFailure };
 
 export type PgNotice =
@@ -48,8 +53,10 @@ export type PgNotice =
  * the TypeScript sources, dist/ and the bundle): it may use only its parameters and globals.
  */
 export function pgWorkerMain(pg: typeof Pg, data: PgWorkerData): void {
-  pg.types.setTypeParser(20, Number); // bigint: seqs and epochs stay far below 2^53
   const { port, notices, state } = data;
+  // STARTING → running, unless the store closed first (the values are repeated: see above)
+  if (Atomics.compareExchange(state, 3, 0, 1) !== 0) return;
+  pg.types.setTypeParser(20, Number); // bigint: seqs and epochs stay far below 2^53
   let main: Pg.Client | null = null;
   let renewer: Pg.Client | null = null;
   let listener: Pg.Client | null = null;

@@ -3,7 +3,15 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from '
 import type * as Pg from 'pg';
 import type { NativePg } from './native-pg.js';
 import { PgQueryError } from './pg-query-error.js';
-import { type PgNotice, type PgReply, type PgRequest, type PgWorkerData, pgWorkerMain } from './pg-worker.js';
+import {
+  CLOSED_FIRST,
+  type PgNotice,
+  type PgReply,
+  type PgRequest,
+  type PgWorkerData,
+  pgWorkerMain,
+  STARTING,
+} from './pg-worker.js';
 import type { PgClient } from './postgres-store.js';
 
 export interface SyncPgOptions {
@@ -37,7 +45,7 @@ const SPIN_MS = 0.2;
 export class SyncPg {
   private readonly worker: Worker;
   private readonly port: MessagePort;
-  private readonly state = new Int32Array(new SharedArrayBuffer(12));
+  private readonly state = new Int32Array(new SharedArrayBuffer(16));
   private readonly listeners = new Set<(notice: PgNotice) => void>();
   private nextId = 1;
   private closed = false;
@@ -128,7 +136,10 @@ export class SyncPg {
     if (this.closed) return;
     this.options.native?.close();
     try {
-      this.call({ op: 'close' });
+      // a worker still loading pg (the store was open for a moment: `troupe db status`) has opened
+      // nothing to end: it is stopped rather than waited for, which would cost most of a tenth of a second
+      if (Atomics.compareExchange(this.state, 3, STARTING, CLOSED_FIRST) !== STARTING)
+        this.call({ op: 'close' });
     } finally {
       this.closed = true;
       void this.worker.terminate();
