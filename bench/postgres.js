@@ -107,9 +107,9 @@ for (const chain of Object.values(chains)) {
   };
 }
 const times = Object.fromEntries(Object.keys(chains).map((name) => [name, []]));
-const ONE_SHOTS = quick ? 10 : 40;
+const BRIEF_OPENS = quick ? 10 : 40;
 /** Per store, open + a page of tasks + close, in ms. */
-const commandMs = { sqlite: [], native: [] };
+const briefMs = { sqlite: [], native: [] };
 const tripsPerStage = [];
 const commitsPerStage = [];
 /** Per chain, the time its stages spent in the database's calls, per stage. */
@@ -135,17 +135,18 @@ try {
   // a store opened for a moment: open it, read, close it (`troupe db status`, a program through the API)
   counting = false;
   const sqliteFile = join(chains.sqlite.internals.project.root, '.troupe', 'troupe.db');
-  const oneShot = {
+  const openBriefly = {
     sqlite: () => openSqliteStore(sqliteFile),
     native: () => openPostgresStore(URL_, { schema: schemas[0], client: 'native' }),
   };
-  for (let i = 0; i < ONE_SHOTS; i++) {
-    for (const [name, open] of i % 2 ? Object.entries(oneShot).reverse() : Object.entries(oneShot)) {
+  for (let i = 0; i < BRIEF_OPENS; i++) {
+    const order = Object.entries(openBriefly);
+    for (const [name, open] of i % 2 ? order.reverse() : order) {
       const start = performance.now();
       const store = open();
       store.tasks({ limit: 20 });
       store.close();
-      commandMs[name].push(performance.now() - start);
+      briefMs[name].push(performance.now() - start);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -300,7 +301,7 @@ Written by \`node bench/postgres.js\` (after \`npm run build\`); ratios from one
 | ⓘ Same, through the bridge (\`TROUPE_PG_CLIENT=bridge\`) | ${fmtMs(bridgeMs)} | same chain on SQLite: ${fmtMs(sqliteMs)} | ${fmtRatio(bridgeMs / sqliteMs)} | — | info |
 | ⓘ Same, libpq with \`synchronous_commit = off\` | ${fmtMs(asyncMs)} | same chain on SQLite: ${fmtMs(sqliteMs)} | ${fmtRatio(asyncMs / sqliteMs)} | — | info |
 | ⓘ The engine alone (the in-memory store, no database) | ${fmtMs(engineMs)} | same chain on SQLite: ${fmtMs(sqliteMs)} | ${fmtRatio(engineMs / sqliteMs)} | — | info |
-| ⓘ A store opened for a moment (\`troupe db status\`, a program through the API): opened, a page of 20 tasks read, closed (libpq) | ${fmtMs(median(commandMs.native))} | the same on SQLite: ${fmtMs(median(commandMs.sqlite))} | ${fmtRatio(median(commandMs.native) / median(commandMs.sqlite))} | — | info |
+| ⓘ A store opened for a moment (\`troupe db status\`, a program through the API): opened, a page of 20 tasks read, closed (libpq) | ${fmtMs(median(briefMs.native))} | the same on SQLite: ${fmtMs(median(briefMs.sqlite))} | ${fmtRatio(median(briefMs.native) / median(briefMs.sqlite))} | — | info |
 | ⓘ Round trips to the database per stage (appends, reads, leases) | ${stageTrips.toFixed(2)} | — | — | — | info |
 | ⓘ Of those, commits (appends, the lease taken) | ${stageCommits.toFixed(2)} | — | — | — | info |
 | ⓘ The cheapest commit: one row updated, through libpq, 0.3 ms apart | ${fmtMs(trip.commitApart)} | \`SELECT 1\`, same: ${fmtMs(trip.nativeApart)} | ${fmtRatio(trip.commitApart / trip.nativeApart)} | — | info |
@@ -328,7 +329,7 @@ a stage; the provider windows read before each stage cost no round trip (LISTEN/
 store, then ${runs} runs per store, interleaved (the order rotates); medians; the round trips are counted on
 \`SyncPg\` (queries and transaction steps) during the libpq runs' \`continue\`, as is the time spent in them. The clients' round trips are measured apart
 (rounds of ${TRIPS} calls, interleaved, the first dropped, medians). The row of a store opened for a moment opens one on the chain's
-tasks, reads a page and closes it, ${ONE_SHOTS} times each, alternating, 20 ms apart, medians: the PostgreSQL store
+tasks, reads a page and closes it, ${BRIEF_OPENS} times each, alternating, 20 ms apart, medians: the PostgreSQL store
 connects through libpq and checks its migrations; its worker thread (leases, LISTEN) is stopped, not waited for, when
 the store closes before the thread has started, as one this short does (sync-client.ts).
 
@@ -343,7 +344,7 @@ baseline does not wait for the disk, and the floor below shows what that wait al
 each commit at the cheapest one this server makes (one row updated) and each other trip at \`SELECT 1\`, on top of
 the engine's own cost: no store in another process that commits each stage durably before the next runtime starts
 could do better here, and that floor is
-${fmtRatio(floorMs / sqliteMs)} SQLite (${fmtRatio(floorAsyncMs / sqliteMs)} without the wait for the disk). Above the floor, ${fmtMs(nativeMs - floorMs)} a stage: what an append
+${fmtRatio(floorMs / sqliteMs)} SQLite (${fmtRatio(floorAsyncMs / sqliteMs)} without the wait for the disk). Above the floor, ${fmtMs(nativeMs - floorMs)} a stage: mostly what an append
 does besides the cheapest commit (the write lock that orders seqs, the lease's epoch checked, three indexed rows, the
 task's row, the notification). The ratio moves with the machine: the engine's share, which both stores pay, is CPU
 work that a busy or slower machine stretches, while the database's waits (the disk, waking another process) do not
