@@ -3,9 +3,11 @@ import { projectMail } from '../bus/task-mail.js';
 import type { MergeLock } from '../core/merge-lock.js';
 import type { TaskAdapters } from '../engine/ports.js';
 import type { ProjectConfig } from '../pipeline/config.js';
+import { taskProcessTag } from '../core/runtime.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
 import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript } from '../runtimes/script.js';
+import { endTagged } from '../runtimes/supervisor.js';
 import { fileDecisionLog } from '../store/decision-log.js';
 import { TaskFiles } from '../store/task-files.js';
 import { fileMergeLock } from '../workspace/merge-lock.js';
@@ -33,6 +35,7 @@ export function projectAdapters(
     decisionLog: fileDecisionLog(root),
     commandGate: runCommandGate,
     troupeMcp: projectTroupeMcp(root),
+    endLeftovers: (taskId) => endTagged(taskProcessTag(taskId)),
     env: process.env,
   };
 }

@@ -61,6 +61,12 @@ export interface SessionTurn {
   summary: boolean;
 }
 
+/** A process found running for a task whose owner had died, and ended. */
+export interface LeftoverProcess {
+  pid: number;
+  command: string;
+}
+
 export interface HandoffTarget {
   agent: string;
   input: string;
@@ -95,7 +101,12 @@ export type TaskEvent =
       parentTaskId: string | null;
       kind: 'run' | 'fix';
     }
-  | { type: 'task_resumed'; pid: number }
+  | {
+      type: 'task_resumed';
+      pid: number;
+      /** Processes a previous owner of the task left running on this machine, ended before any stage ran again. */
+      ended?: LeftoverProcess[];
+    }
   /** `entry_point: auto`: the agent the router picked, or the first agent when its answer named none. */
   | { type: 'entry_routed'; agent: string; fallback: boolean; answer: string }
   /** Everything from stage `fromStage` on was set aside; the task runs again from there. */

@@ -24,6 +24,17 @@ export interface OpenAiEndpoint {
   apiKeyEnv: string | null;
 }
 
+/**
+ * Every process troupe starts for a task (an agent and all it starts, a command gate) carries
+ * `TROUPE_AGENT_TAG=<taskProcessTag(task)>…` in its environment, so that what a dead owner left
+ * running can be found and ended before the task's stages run again (runtimes/supervisor.ts).
+ */
+export const PROCESS_TAG_ENV = 'TROUPE_AGENT_TAG';
+
+export function taskProcessTag(taskId: string): string {
+  return `${taskId}/`;
+}
+
 export interface RuntimeRequest {
   /** The agent (or, for purpose 'gate', the agent whose output is judged). */
   agentId: string;
@@ -51,6 +62,8 @@ export interface RuntimeRequest {
   command?: readonly string[] | null;
   /** runtime `openai`: where to send the request. */
   openai?: OpenAiEndpoint | null;
+  /** What the `PROCESS_TAG_ENV` of every process of the call starts with: the task's `taskProcessTag`. */
+  processTag?: string | null;
   /** When set, every raw line the runtime reads is appended here (for debugging). */
   rawLogPath?: string | null;
   /**

@@ -1,5 +1,5 @@
 import type { EventStore } from '../core/event-store.js';
-import type { StoredEvent } from '../core/events.js';
+import type { LeftoverProcess, StoredEvent } from '../core/events.js';
 import type { McpDirective, TroupeMcpCall } from '../core/mcp-call.js';
 import type { AgentNode, McpServer, RuntimeName } from '../core/pipeline.js';
 import type { Env } from '../core/provider-key.js';
@@ -29,6 +29,12 @@ export interface CommandGateResult {
   decision: 'approved' | 'rejected';
   reason: string;
 }
+
+/**
+ * Ends every process on this machine tagged with the task's `taskProcessTag` (core/runtime.ts),
+ * and resolves once each is confirmed gone, with what was ended.
+ */
+export type EndLeftovers = (taskId: string) => Promise<LeftoverProcess[]>;
 
 /** Runs a gate's shell command in the task's working directory: exit 0 approves. */
 export type CommandGate = (
@@ -86,6 +92,8 @@ export interface ExecutorPorts {
   commandGate: CommandGate;
   /** `mcp: [troupe]`: without it the server is left as written. */
   troupeMcp?: TroupeMcp;
+  /** Ends what an earlier owner of a task left running on this machine, before its stages run again. */
+  endLeftovers?: EndLeftovers;
   /**
    * Steps this process leaves to others (a worker: a runtime it does not serve, a wait the queue
    * times, anything once it drains); the run ends when only they are left.
@@ -105,6 +113,7 @@ export interface TaskAdapters {
   decisionLog: DecisionLog;
   commandGate: CommandGate;
   troupeMcp?: TroupeMcp;
+  endLeftovers?: EndLeftovers;
   /** The environment the runtimes run in (default: none, so provider keys are runtime names). */
   env?: Env;
 }

@@ -130,6 +130,7 @@ export class TaskService {
       decisionLog: this.adapters.decisionLog,
       commandGate: this.adapters.commandGate,
       ...(this.adapters.troupeMcp ? { troupeMcp: this.adapters.troupeMcp } : {}),
+      ...(this.adapters.endLeftovers ? { endLeftovers: this.adapters.endLeftovers } : {}),
       ...(defer ? { defer } : {}),
     };
     return runTask(taskId, ports);

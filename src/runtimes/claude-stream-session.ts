@@ -137,6 +137,7 @@ export class ClaudeStreamSessions {
       cwd: request.cwd,
       ...(launch.env ? { env: launch.env } : {}),
       openStdin: true,
+      ...(request.processTag ? { tagPrefix: request.processTag } : {}),
     });
     const kept: Kept = {
       key,

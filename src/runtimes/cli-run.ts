@@ -68,6 +68,7 @@ export async function* runCli(call: CliInvocation): AsyncGenerator<RuntimeEvent>
       ...(call.env ? { env: call.env } : {}),
       ...(call.input !== undefined ? { input: call.input } : {}),
       rawLogPath: request.rawLogPath ?? null,
+      ...(request.processTag ? { tagPrefix: request.processTag } : {}),
       rawHeader: {
         type: 'troupe.spawn',
         at: new Date().toISOString(),

@@ -78,7 +78,7 @@ class TaskRun implements RunContext {
   async run(): Promise<TaskState> {
     if (isTerminal(this.state.status)) return this.state;
     this.ports.files.sync(this.state);
-    this.recoverInterrupted();
+    await this.recoverInterrupted();
     const poll = setInterval(() => this.pollForeignEvents(), this.ports.pollMs ?? 200);
     const stop = () => {
       this.stopped ??= new StopRequested();
@@ -130,16 +130,24 @@ class TaskRun implements RunContext {
     }
   }
 
-  private recoverInterrupted(): void {
+  /**
+   * Taking over a task that ran before: what its last owner left running on this machine ends
+   * first (that owner may have died without its supervisors, or be a stalled process whose
+   * lease ran out), so no stage ever runs twice at once; the stages it cut off run again.
+   */
+  private async recoverInterrupted(): Promise<void> {
+    if (this.state.lastSeq === 0) return;
     // a mailbox agent's stage waits on the bus, not in a process: nothing was cut off
     const interrupted = [...this.state.activations.values()].filter(
       (a) => a.status === 'running' && !a.mailbox,
     );
-    const events: TaskEvent[] = [{ type: 'task_resumed', pid: process.pid }];
+    const ended = (await this.ports.endLeftovers?.(this.taskId)) ?? [];
+    const events: TaskEvent[] = [
+      { type: 'task_resumed', pid: process.pid, ...(ended.length ? { ended } : {}) },
+    ];
     for (const a of interrupted)
       events.push({ type: 'stage_interrupted', stage: a.stage!, activation: a.id });
-    if (this.state.lastSeq > 0 && (interrupted.length > 0 || this.state.stages.length > 0))
-      this.events.record(events);
+    if (interrupted.length > 0 || this.state.stages.length > 0) this.events.record(events);
   }
 
   private async loop(): Promise<void> {

@@ -1,7 +1,7 @@
 import type { TaskEvent } from '../../core/events.js';
 import { isTroupeServer } from '../../core/mcp-call.js';
 import type { AgentNode } from '../../core/pipeline.js';
-import type { RuntimeRequest } from '../../core/runtime.js';
+import { PROCESS_TAG_ENV, type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../../pipeline/lang/gate-decision.js';
 import type { StepOf } from '../plan/plan.js';
 import { concreteEffort, concreteModel } from '../plan/stage-route.js';
@@ -40,6 +40,7 @@ export async function judgeOutput(
         TROUPE_STAGE: String(step.stage),
         TROUPE_AGENT: node.id,
         TROUPE_OUTPUT: output.slice(0, 100_000),
+        [PROCESS_TAG_ENV]: `${taskProcessTag(ctx.taskId)}gate`,
       },
     });
     return { decision: result, by: 'command' };
@@ -60,6 +61,7 @@ export async function judgeOutput(
     resumeSessionId: null,
     previousMeta: Array.from({ length: ctx.state.gateCalls[node.id] ?? 0 }, () => ({})),
     rawLogPath: ctx.ports.rawLogPath?.(ctx.taskId, `${step.stage}-gate`) ?? null,
+    processTag: taskProcessTag(ctx.taskId),
   };
   try {
     // a verifier judges on its own runtime; otherwise the gate's (or the agent's) runtime

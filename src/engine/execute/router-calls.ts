@@ -1,7 +1,7 @@
 import { messageOf } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
-import { RuntimeError } from '../../core/runtime.js';
+import { RuntimeError, taskProcessTag } from '../../core/runtime.js';
 import { ENTRY_ROUTER_ID, TIER_ROUTER_ID } from '../../core/script.js';
 import type { RouterAdvice } from '../../scheduler/route.js';
 import { concreteModel, earlierAdvice } from '../plan/stage-route.js';
@@ -95,6 +95,7 @@ async function routerCall(
       signal: ctx.signal,
       resumeSessionId: null,
       previousMeta: [],
+      processTag: taskProcessTag(ctx.taskId),
     },
     () => {},
   );

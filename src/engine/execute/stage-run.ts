@@ -1,7 +1,7 @@
 import type { TaskEvent } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
 import { ClosedProviders, type Env } from '../../core/provider-key.js';
-import type { RuntimeError, RuntimeEvent, RuntimeRequest } from '../../core/runtime.js';
+import { type RuntimeError, type RuntimeEvent, type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
 import { parseSendDirectives } from '../../pipeline/lang/directives.js';
 import { withCost } from '../../scheduler/prices.js';
 import { noRelease } from '../../scheduler/provider-limiter.js';
@@ -222,6 +222,7 @@ class StageRun {
       command: node.command ?? null,
       openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
       rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
+      processTag: taskProcessTag(run.taskId),
       outputSchema: step.turn ? null : (node.output_schema ?? null),
       maxBudgetUsd: remainingUsd(run.state),
       keepSession: node.resume,
