@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { projectMail } from '../bus/task-mail.js';
 import type { MergeLock } from '../core/merge-lock.js';
+import { taskProcessTag } from '../core/runtime.js';
 import type { TaskAdapters } from '../engine/ports.js';
 import type { ProjectConfig } from '../pipeline/config.js';
-import { taskProcessTag } from '../core/runtime.js';
 import { runCommandGate } from '../runtimes/command-gate.js';
 import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript } from '../runtimes/script.js';

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
-import { LineSplitter } from './jsonl.js';
 import { PROCESS_TAG_ENV } from '../core/runtime.js';
+import { LineSplitter } from './jsonl.js';
 import { processTag, type SupervisorMessage, supervisedArgv } from './supervisor.js';
 
 /**
@@ -147,7 +147,13 @@ export class CliProcess {
 
   /** Whether an idle process may keep troupe alive: not while it only waits for a next turn. */
   hold(keep: boolean): void {
-    const handles = [this.child, this.child.stdin, this.child.stdout, this.child.stderr, this.lifeline] as Array<{
+    const handles = [
+      this.child,
+      this.child.stdin,
+      this.child.stdout,
+      this.child.stderr,
+      this.lifeline,
+    ] as Array<{
       ref?: () => void;
       unref?: () => void;
     } | null>;

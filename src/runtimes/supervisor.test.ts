@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliProcess } from './process.js';
 import { PROCESS_TAG_ENV, taskProcessTag } from '../core/runtime.js';
+import { CliProcess } from './process.js';
 import { endTagged, supervisedArgv } from './supervisor.js';
 
 /** A live process (a zombie waiting for its reaper has ended). */

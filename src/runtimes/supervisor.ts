@@ -17,7 +17,6 @@ import { PROCESS_TAG_ENV } from '../core/runtime.js';
  * so it needs no file of its own wherever troupe's code is bundled or loaded from.
  */
 
-
 /** What the supervisor tells troupe on the lifeline, one JSON line each. */
 export type SupervisorMessage =
   | { pid: number }

@@ -1,7 +1,12 @@
 import type { TaskEvent } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
 import { ClosedProviders, type Env } from '../../core/provider-key.js';
-import { type RuntimeError, type RuntimeEvent, type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
+import {
+  type RuntimeError,
+  type RuntimeEvent,
+  type RuntimeRequest,
+  taskProcessTag,
+} from '../../core/runtime.js';
 import { parseSendDirectives } from '../../pipeline/lang/directives.js';
 import { withCost } from '../../scheduler/prices.js';
 import { noRelease } from '../../scheduler/provider-limiter.js';
