@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { supervisedArgv } from './supervisor.js';
 
 export interface CommandGateResult {
   decision: 'approved' | 'rejected';
@@ -7,14 +8,14 @@ export interface CommandGateResult {
 
 /**
  * A `gate: {type: command}`: the pipeline author's shell command, run in the task's working
- * directory. Exit 0 approves; anything else rejects, with the tail of what it printed.
+ * directory, under the supervisor agents run under (a test run must not outlive troupe either).
+ * Exit 0 approves; anything else rejects, with the tail of what it printed.
  */
 export async function runCommandGate(
   command: string,
   options: { cwd: string; timeoutMs: number; signal: AbortSignal; env: Record<string, string> },
 ): Promise<CommandGateResult> {
-  const result = await execa(command, {
-    shell: true,
+  const result = await execa(process.execPath, supervisedArgv('/bin/sh', ['-c', command], 1500), {
     cwd: options.cwd,
     env: options.env,
     all: true,
@@ -22,7 +23,8 @@ export async function runCommandGate(
     timeout: options.timeoutMs,
     cancelSignal: options.signal,
     forceKillAfterDelay: 2000,
-    stdin: 'ignore',
+    // fd 3: the supervisor's lifeline
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   });
   if (result.exitCode === 0 && !result.timedOut && !result.isCanceled)
     return { decision: 'approved', reason: '' };

@@ -3,18 +3,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { alive } from '../../test/support/processes.js';
 import { PROCESS_TAG_ENV, taskProcessTag } from '../core/runtime.js';
 import { CliProcess } from './process.js';
 import { endTagged, supervisedArgv } from './supervisor.js';
-
-/** A live process (a zombie waiting for its reaper has ended). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 async function until(what: string, check: () => boolean, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
