@@ -39,7 +39,14 @@ export type EndLeftovers = (taskId: string) => Promise<LeftoverProcess[]>;
 /** Runs a gate's shell command in the task's working directory: exit 0 approves. */
 export type CommandGate = (
   command: string,
-  options: { cwd: string; timeoutMs: number; signal: AbortSignal; env: Record<string, string> },
+  options: {
+    cwd: string;
+    timeoutMs: number;
+    signal: AbortSignal;
+    env: Record<string, string>;
+    /** As a runtime request's `processTag`: the task's, so a takeover can find what it left. */
+    processTag?: string;
+  },
 ) => Promise<CommandGateResult>;
 
 export interface HumanResponder {

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
-import { supervisedArgv } from './supervisor.js';
+import { PROCESS_TAG_ENV } from '../core/runtime.js';
+import { processTag, supervisedArgv } from './supervisor.js';
 
 export interface CommandGateResult {
   decision: 'approved' | 'rejected';
@@ -13,11 +14,17 @@ export interface CommandGateResult {
  */
 export async function runCommandGate(
   command: string,
-  options: { cwd: string; timeoutMs: number; signal: AbortSignal; env: Record<string, string> },
+  options: {
+    cwd: string;
+    timeoutMs: number;
+    signal: AbortSignal;
+    env: Record<string, string>;
+    processTag?: string;
+  },
 ): Promise<CommandGateResult> {
   const result = await execa(process.execPath, supervisedArgv('/bin/sh', ['-c', command], 1500), {
     cwd: options.cwd,
-    env: options.env,
+    env: { ...options.env, [PROCESS_TAG_ENV]: processTag(options.processTag ?? '') },
     all: true,
     reject: false,
     timeout: options.timeoutMs,

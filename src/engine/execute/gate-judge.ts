@@ -1,7 +1,7 @@
 import type { TaskEvent } from '../../core/events.js';
 import { isTroupeServer } from '../../core/mcp-call.js';
 import type { AgentNode } from '../../core/pipeline.js';
-import { PROCESS_TAG_ENV, type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
+import { type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../../pipeline/lang/gate-decision.js';
 import type { StepOf } from '../plan/plan.js';
 import { concreteEffort, concreteModel } from '../plan/stage-route.js';
@@ -35,12 +35,12 @@ export async function judgeOutput(
       cwd,
       timeoutMs,
       signal: ctx.signal,
+      processTag: taskProcessTag(ctx.taskId),
       env: {
         TROUPE_TASK_ID: ctx.taskId,
         TROUPE_STAGE: String(step.stage),
         TROUPE_AGENT: node.id,
         TROUPE_OUTPUT: output.slice(0, 100_000),
-        [PROCESS_TAG_ENV]: `${taskProcessTag(ctx.taskId)}gate`,
       },
     });
     return { decision: result, by: 'command' };
