@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectText, launchBrowser, noBrowser } from './support/browser.js';
-import { type Served, serve } from './support/serve.js';
+import { readSse, type Served, serve } from './support/serve.js';
 import { example, project } from './support/troupe.js';
 
 /** The dashboard in Debian's Chromium (never a downloaded browser), against a real server. */
@@ -45,6 +45,17 @@ const chunkyPipeline = `agents:
     gate: { type: human }
 `;
 
+// a person approves the draft; then the sender's provider turns out to be closed (on its own
+// provider, gemini, so no other task of this file waits for it)
+const gatedPipeline = `agents:
+  - id: drafter
+    runtime: claude
+    gate: { type: human }
+    handoffs: [{ to: sender }]
+  - id: sender
+    runtime: gemini
+`;
+
 let dir: string;
 let server: Served;
 let browser: Browser;
@@ -71,6 +82,8 @@ beforeAll(async () => {
     '.troupe/pipelines/limited.yaml': 'agents:\n  - id: solo\n    runtime: codex\n',
     '.troupe/pipelines/design.yaml': readFileSync(example('design-session'), 'utf8'),
     'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
+    '.troupe/pipelines/gated.yaml': gatedPipeline,
+    '.troupe/pipelines/talk.yaml': 'agents:\n  - id: talker\n    runtime: claude\n',
   });
   [server, browser] = await Promise.all([serve(dir), launchBrowser()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -80,6 +93,24 @@ afterAll(async () => {
   await browser?.close();
   await server?.stop();
 });
+
+/** Starts a task through the API; its id. */
+async function run(body: Record<string, unknown>): Promise<string> {
+  const started = await fetch(new URL('/api/run', server.url), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return ((await started.json()) as { task_id: string }).task_id;
+}
+
+function post(path: string, body: Record<string, unknown> = {}): Promise<Response> {
+  return fetch(new URL(path, server.url), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
 
 const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 
@@ -161,15 +192,6 @@ describe.skipIf(noBrowser)('the dashboard', () => {
 });
 
 describe.skipIf(noBrowser)('the dashboard: sessions, chunks and the agent form', () => {
-  const run = async (body: Record<string, unknown>) => {
-    const started = await fetch(new URL('/api/run', server.url), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return ((await started.json()) as { task_id: string }).task_id;
-  };
-
   it('labels a task waiting for a provider to reset, in its detail and in the list', async () => {
     const id = await run({
       input: 'limited',
@@ -294,6 +316,78 @@ describe.skipIf(noBrowser)('the dashboard: sessions, chunks and the agent form',
     await page.getByTestId('agent-remove-reviewer').click();
     await page.getByTestId('agent-row-reviewer').waitFor({ state: 'detached' });
     expect(readFileSync(path.join(dir, '.troupe/pipelines/write.yaml'), 'utf8')).toBe(writerPipeline);
+  });
+});
+
+describe.skipIf(noBrowser)('the dashboard shows everything', () => {
+  let gated: string;
+
+  it('lists a task waiting at a human gate under All and under Active', async () => {
+    gated = await run({
+      input: 'draft and send',
+      pipeline: 'gated',
+      script: {
+        agents: {
+          drafter: ['a draft'],
+          sender: [{ error: 'rate_limit', reset_after_s: 600, delay_ms: 1500 }],
+        },
+      },
+    });
+    await page.goto(server.url);
+    await page.getByTestId(`waiting-${gated}`).waitFor({ timeout: 8000 });
+    const row = page.getByTestId(`task-row-${gated}`);
+    await expectText(row.getByTestId('task-status'), 'needs approval');
+    await page.getByRole('button', { name: 'Active', exact: true }).click();
+    await expectText(row.getByTestId('task-status'), 'needs approval');
+    await shot('task-list-active-waiting');
+  });
+
+  it('shows a task that becomes rate-limited without a reload', async () => {
+    await page.goto(new URL(`/tasks/${gated}`, server.url).toString());
+    await expectText(page.getByTestId('detail-status'), 'needs approval');
+    expect((await post(`/api/tasks/${gated}/approve`)).status).toBe(202);
+    // the sender starts (an event the page always followed), then, later, its provider is closed
+    await expectText(page.getByTestId('detail-status'), 'rate-limited');
+    await expectText(page.getByTestId('stage-2'), 'interrupted');
+    await post(`/api/tasks/${gated}/cancel`);
+  });
+
+  it('shows the output a running stage wrote before the page opened, then what follows', async () => {
+    const first = 'the first line, written before the page opened';
+    // a line a second, for 40 s: the stage runs on while the page is looked at
+    const id = await run({
+      input: 'talk',
+      pipeline: 'talk',
+      script: { agents: { talker: [{ reply: `${first}\n${'.\n'.repeat(39)}`, delay_ms: 40_000 }] } },
+    });
+    await readSse(new URL(`/api/tasks/${id}/events`, server.url).toString(), {
+      until: (f) => f.event === 'stage_output' && JSON.stringify(f.data).includes('first line'),
+    });
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    const output = page.locator('[data-testid="stage-1"].running [data-testid="stage-output"]');
+    await output.filter({ hasText: first }).waitFor({ timeout: 8000 });
+    // what streams in afterwards is added to it, once
+    const dots = (text: string) => text.split('\n.').length - 1;
+    const opened = dots((await output.textContent()) ?? '');
+    await page.waitForFunction(
+      ({ before }) => {
+        const doc = (
+          globalThis as unknown as {
+            document: { querySelector(s: string): { textContent: string | null } | null };
+          }
+        ).document;
+        const text =
+          doc.querySelector('[data-testid="stage-1"] [data-testid="stage-output"]')?.textContent ?? '';
+        return text.split('\n.').length - 1 > before;
+      },
+      { before: opened },
+      { timeout: 8000, polling: 50 },
+    );
+    const text = (await output.textContent()) ?? '';
+    expect(text.split(first).length - 1).toBe(1);
+    expect(text).toMatch(new RegExp(`^${first}\n(\\.\n)+$`));
+    await shot('task-output-replayed');
+    await post(`/api/tasks/${id}/cancel`);
   });
 });
 

@@ -333,6 +333,60 @@ export type TaskEvent =
 export type TaskEventType = TaskEvent['type'];
 export type EventOf<T extends TaskEventType> = Extract<TaskEvent, { type: T }>;
 
+/** Every event type, once: `satisfies` refuses a name the union lacks, and the keys must cover it. */
+const EVENT_TYPE_SET = {
+  task_created: true,
+  task_resumed: true,
+  entry_routed: true,
+  task_restarted: true,
+  stage_started: true,
+  stage_output: true,
+  stage_completed: true,
+  stage_attempt_failed: true,
+  stage_interrupted: true,
+  stage_warning: true,
+  rate_limited: true,
+  gate_waiting: true,
+  mailbox_asked: true,
+  mailbox_replied: true,
+  gate_decided: true,
+  human_input_requested: true,
+  human_input_given: true,
+  handoff: true,
+  join: true,
+  session_started: true,
+  session_round_ended: true,
+  session_ended: true,
+  chunk_added: true,
+  chunk_updated: true,
+  chunk_removed: true,
+  isolation_chosen: true,
+  workspace_ready: true,
+  workspace_committed: true,
+  branch_workspace_ready: true,
+  branches_merged: true,
+  branch_conflict: true,
+  conflict_handled: true,
+  workspace_merged: true,
+  workspace_conflict: true,
+  workspace_merge_failed: true,
+  decision: true,
+  verified: true,
+  task_sized: true,
+  spec_recorded: true,
+  output_rejected: true,
+  budget_warning: true,
+  task_completed: true,
+  task_failed: true,
+  task_cancelled: true,
+} as const satisfies Record<TaskEventType, true>;
+
+/**
+ * The names of all event types, at run time: the live streams' SSE `event:` names and what the
+ * dashboard subscribes to. A name missing here, or one the union lacks, does not compile.
+ */
+export const TASK_EVENT_TYPES = Object.keys(EVENT_TYPE_SET) as readonly TaskEventType[];
+
 /** An event as stored: a global sequence number (SSE id), its task and when it was written. */
 export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string };
 

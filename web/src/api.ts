@@ -3,6 +3,7 @@
  * (src/server/api/), imported as types only: nothing of zod reaches the bundle.
  */
 import type { z } from 'zod';
+import type { StoredEvent } from '../../src/core/events';
 import type * as B from '../../src/server/api/bus';
 import type { Answer } from '../../src/server/api/define';
 import type * as P from '../../src/server/api/pipelines';
@@ -137,38 +138,5 @@ function inSession(session: string): string {
   return session ? `?session=${encodeURIComponent(session)}` : '';
 }
 
-/** troupe's event types, for EventSource listeners (named events only reach named listeners). */
-export const EVENT_TYPES = [
-  'task_created',
-  'task_resumed',
-  'task_restarted',
-  'stage_started',
-  'stage_output',
-  'stage_completed',
-  'stage_attempt_failed',
-  'stage_interrupted',
-  'gate_waiting',
-  'gate_decided',
-  'human_input_requested',
-  'human_input_given',
-  'handoff',
-  'join',
-  'session_started',
-  'session_round_ended',
-  'session_ended',
-  'chunk_added',
-  'chunk_updated',
-  'chunk_removed',
-  'task_completed',
-  'task_failed',
-  'task_cancelled',
-] as const;
-
-export interface LiveEvent {
-  type: string;
-  seq: number;
-  taskId: string;
-  at: string;
-  stage?: number;
-  text?: string;
-}
+/** An event of the live streams: the stored event (core/events.ts). */
+export type LiveEvent = StoredEvent;

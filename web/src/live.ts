@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
-import { EVENT_TYPES, type LiveEvent } from './api';
+import { TASK_EVENT_TYPES } from '../../src/core/events';
+import type { LiveEvent } from './api';
 
 /**
  * Follows an SSE stream of the event log. The browser reconnects by itself with Last-Event-ID,
@@ -18,7 +19,8 @@ export function useEventStream(url: string | null, onEvent: (event: LiveEvent) =
         // a frame we cannot read is skipped; the next refresh shows the state anyway
       }
     };
-    for (const type of EVENT_TYPES) source.addEventListener(type, listener);
+    // named events only reach named listeners: one for every type there is
+    for (const type of TASK_EVENT_TYPES) source.addEventListener(type, listener);
     return () => source.close();
   }, [url]);
 }

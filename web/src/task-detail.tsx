@@ -12,8 +12,8 @@ export function TaskDetailPage(props: { id: string }) {
   const { id } = props;
   const [task, setTask] = useState<TaskDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
-  /** Output streamed so far per stage, until the stage's completion brings the whole of it. */
-  const [live, setLive] = useState<Record<number, string>>({});
+  /** Output streamed since the task was last loaded (which brings each running stage's output so far). */
+  const [streamed, setStreamed] = useState<Streamed[]>([]);
   const [streamFrom, setStreamFrom] = useState<number | null>(null);
   const now = useNow();
 
@@ -22,6 +22,7 @@ export function TaskDetailPage(props: { id: string }) {
       .task(id)
       .then((t) => {
         setTask(t);
+        setStreamed((chunks) => chunks.filter((c) => c.seq > t.last_seq));
         setError(null);
         setStreamFrom((s) => s ?? t.last_seq);
       })
@@ -29,7 +30,7 @@ export function TaskDetailPage(props: { id: string }) {
   }, [id]);
   useEffect(() => {
     setTask(null);
-    setLive({});
+    setStreamed([]);
     setStreamFrom(null);
     load();
   }, [load]);
@@ -37,15 +38,15 @@ export function TaskDetailPage(props: { id: string }) {
   useEventStream(
     streamFrom === null ? null : `/api/tasks/${encodeURIComponent(id)}/events?after=${streamFrom}`,
     (event) => {
-      if (event.type === 'stage_output' && event.stage !== undefined) {
-        const n = event.stage;
-        setLive((l) => ({ ...l, [n]: (l[n] ?? '') + (event.text ?? '') }));
+      if (event.type === 'stage_output') {
+        const { seq, stage, text } = event;
+        setStreamed((chunks) => [...chunks, { seq, stage, text }]);
         return;
       }
-      if (event.type === 'stage_started' && event.stage !== undefined) {
-        const n = event.stage;
-        setLive((l) => ({ ...l, [n]: '' }));
-      }
+      // a new attempt under the same number starts from nothing
+      if (event.type === 'stage_started')
+        setStreamed((chunks) => chunks.filter((c) => c.stage !== event.stage));
+      // the task's view says what the event means (status, stages, waits): load it again
       refresh();
     },
   );
@@ -64,6 +65,7 @@ export function TaskDetailPage(props: { id: string }) {
     );
 
   const stages = task.stages.filter((s): s is Stage => s !== null);
+  const live = liveOutputs(stages, streamed, task.last_seq);
   const states = nodeStates(task, stages);
   const ended = ENDED.includes(task.status);
 
@@ -366,6 +368,22 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
       {error && <p className="error-text">{error}</p>}
     </div>
   );
+}
+
+interface Streamed {
+  seq: number;
+  stage: number;
+  text: string;
+}
+
+/** Each running stage's output: what the task view brought, and what streamed in after it. */
+function liveOutputs(stages: Stage[], streamed: Streamed[], loadedAt: number): Record<number, string> {
+  const outputs: Record<number, string> = {};
+  for (const s of stages) if (s.status === 'running') outputs[s.n] = s.output;
+  for (const c of streamed) {
+    if (c.seq > loadedAt && outputs[c.stage] !== undefined) outputs[c.stage] += c.text;
+  }
+  return outputs;
 }
 
 function nodeStates(task: TaskDetail, stages: Stage[]): Record<string, NodeState> {

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
+import { isTerminal, TASK_STATUSES } from '../../src/core/events';
 import { api, type Status, type TaskRow } from './api';
 import { useNow } from './app';
 import { ago, cost, elapsed, STATUS_LABEL, tokens } from './format';
@@ -8,7 +9,8 @@ import { RunForm } from './run-form';
 
 const FILTERS: { label: string; status: Status[] | null }[] = [
   { label: 'All', status: null },
-  { label: 'Active', status: ['pending', 'running', 'waiting'] },
+  // every status but an end: a task waiting for a person or a provider is active too
+  { label: 'Active', status: TASK_STATUSES.filter((s) => !isTerminal(s)) },
   { label: 'Completed', status: ['completed'] },
   { label: 'Failed', status: ['failed'] },
   { label: 'Cancelled', status: ['cancelled'] },
@@ -38,12 +40,14 @@ export function TaskListPage() {
   }, [filter, pipeline]);
   useEffect(load, [load]);
   const refresh = useThrottled(load, 300);
+  // any event but streamed text may change a row: the rows come from the server's view of each task
   useEventStream('/api/events', (event) => {
     if (event.type !== 'stage_output') refresh();
   });
 
   const pipelines = [...new Set((tasks ?? []).map((t) => t.pipeline))].sort();
-  const rows = (tasks ?? []).filter((t) => !t.waiting);
+  // a task waiting for a person is in the cards above and in its place in the table
+  const rows = tasks ?? [];
 
   return (
     <div className="page">

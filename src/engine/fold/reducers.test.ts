@@ -1,30 +1,13 @@
-import { readFileSync } from 'node:fs';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import type { EventOf } from '../../core/events.js';
+import { type EventOf, TASK_EVENT_TYPES } from '../../core/events.js';
 import { agent, Log, pipeline } from '../test-pipelines.js';
 import { reducers } from './reducers.js';
 import { applyEvent } from './task-state.js';
 import type { Reducers } from './types.js';
 
-/** The `type` of every member of the `TaskEvent` union, read from core/events.ts itself. */
-function eventTypes(): string[] {
-  const file = new URL('../../core/events.ts', import.meta.url);
-  const source = ts.createSourceFile('events.ts', readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
-  const union = source.statements.find(
-    (s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === 'TaskEvent',
-  )!.type as ts.UnionTypeNode;
-  return union.types.map((member) => {
-    const type = (member as ts.TypeLiteralNode).members.find(
-      (m): m is ts.PropertySignature => ts.isPropertySignature(m) && m.name.getText(source) === 'type',
-    )!.type as ts.LiteralTypeNode;
-    return (type.literal as ts.StringLiteral).text;
-  });
-}
-
 describe('the fold', () => {
   it('has a reducer for every event type but task_created (which makes the state), and no other', () => {
-    const types = new Set(eventTypes());
+    const types = new Set<string>(TASK_EVENT_TYPES);
     expect(types.size).toBeGreaterThan(40);
     types.delete('task_created');
     expect(new Set(Object.keys(reducers))).toEqual(types);
@@ -45,6 +28,26 @@ describe('the fold', () => {
     expect(log.state.status).toBe('running');
     expect(log.state.failure?.reason).toBe('boom');
   });
+});
+
+it('a running stage holds the output streamed so far; its completion brings the whole', () => {
+  const log = new Log(pipeline(agent('a'))).add(
+    { type: 'stage_started', stage: 1, activation: 'a1', agent: 'a', input: 'x', attempt: 1 },
+    { type: 'stage_output', stage: 1, text: 'one\n' },
+    { type: 'stage_output', stage: 1, text: 'two\n' },
+  );
+  expect(log.state.stages[0]!.output).toBe('one\ntwo\n');
+  log.add({
+    type: 'stage_completed',
+    stage: 1,
+    activation: 'a1',
+    agent: 'a',
+    output: 'one\ntwo\nthree\n',
+    usage: { input_tokens: 1, output_tokens: 1 },
+    durationMs: 1,
+  });
+  log.add({ type: 'stage_output', stage: 1, text: 'late' });
+  expect(log.state.stages[0]!.output).toBe('one\ntwo\nthree\n');
 });
 
 describe('a failed stage', () => {

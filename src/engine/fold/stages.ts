@@ -29,8 +29,11 @@ export const stageReducers = {
     });
   },
 
-  // live text for the streams: the stage's output comes whole with stage_completed
-  stage_output() {},
+  // the output so far, for whoever looks while the stage runs; stage_completed brings it whole
+  stage_output(state, event) {
+    const stage = state.stages[event.stage - 1];
+    if (stage?.status === 'running') stage.output += event.text;
+  },
 
   stage_completed(state, event) {
     const stage = stageOf(state, event.stage);

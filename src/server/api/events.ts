@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TASK_EVENT_TYPES } from '../../core/events.js';
 import { json, queryInt, route } from './define.js';
 
 /** The event log of every task, live; the server's own state; this contract. */
@@ -11,8 +12,7 @@ export const resumeQuery = z.object({
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional().describe('resume after this seq'),
 });
 
-export const sseDescription =
-  "Server-Sent Events. Each event is sent under troupe's type with `id: <seq>` (its data is the stored event), preceded by aqm's name for the events aqm has (stage_start, stage_output, stage_complete, gate_waiting, human_input_request, pipeline_resuming, task_complete, task_failed, task_cancelled). `: keepalive` comments every 15 s.";
+export const sseDescription = `Server-Sent Events. Each event is sent under troupe's type with \`id: <seq>\` (its data is the stored event), preceded by aqm's name for the events aqm has (stage_start, stage_output, stage_complete, gate_waiting, human_input_request, pipeline_resuming, task_complete, task_failed, task_cancelled). \`: keepalive\` comments every 15 s. troupe's types (the \`event:\` names): ${TASK_EVENT_TYPES.join(', ')}.`;
 
 export const serverApi = {
   events: route({
