@@ -79,7 +79,7 @@ export const Stage = named(
   z.strictObject({
     n: z.int(),
     agent: z.string(),
-    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'awaiting_gate']),
+    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'cancelled', 'awaiting_gate']),
     input: z.string(),
     output: z.string(),
     gate: z
