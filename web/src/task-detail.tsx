@@ -267,8 +267,25 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
     void act(() => api.answer(task.id, text));
   };
   const waiting = task.waiting;
+  const gone = task.owner && !task.owner.alive ? task.owner : null;
   return (
     <div className="actions">
+      {gone && (
+        <div className="ask" data-testid="owner-gone">
+          <p>
+            Process {gone.pid} on host {gone.host} is gone: nothing runs this task.
+          </p>
+          <button
+            type="button"
+            className="primary"
+            disabled={busy}
+            onClick={() => act(() => api.resume(task.id))}
+            data-testid="resume"
+          >
+            Resume
+          </button>
+        </div>
+      )}
       {waiting?.kind === 'gate' && (
         <div className="ask" data-testid="gate-actions">
           <p>
