@@ -115,7 +115,7 @@ describe('an owner that is gone', () => {
     const done = await waitFor(async () => {
       const status = await troupeJson<OwnerJson & { stages: Array<{ output: string }> }>(dir, ['status', id]);
       return status.json.status === 'completed' ? status.json : undefined;
-    }, 30_000);
+    }, 20_000);
     expect(done.stages.map((s) => s.output.trim())).toEqual(['again', 'done']);
     const resumes = eventLog(dir, id).filter((e) => e.type === 'task_resumed');
     expect(resumes.map((e) => e.data.pid)).toEqual([server.process.pid]);
