@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { expectText, launchBrowser, noBrowser } from './support/browser.js';
 import { serve } from './support/serve.js';
 import { project, spawnTroupe, troupe, troupeJson, waitFor } from './support/troupe.js';
 
@@ -56,9 +57,9 @@ describe('cancel tells the truth', () => {
         new RegExp(`^troupe: ${id} was cancelled at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z; nothing to ${what}$`),
       );
     }
-  });
+  }, 60_000);
 
-  it('the API answers an approve after cancel with 409 and the same message, and lists the task under cancelled', async () => {
+  it('the API answers an approve after cancel with 409 and the same message; the Tasks page lists it under Cancelled', async () => {
     const dir = project(gated);
     const first = await troupeJson(dir, ['run', 'write', '--file', 'p.yaml', '--script', 's.yaml']);
     const id = first.json.id;
@@ -86,10 +87,24 @@ describe('cancel tells the truth', () => {
         tasks: Array<{ id: string; waiting: unknown }>;
       };
       expect(page.tasks).toEqual([expect.objectContaining({ id, waiting: null })]);
+      if (!noBrowser) {
+        const browser = await launchBrowser();
+        try {
+          const tab = await browser.newPage();
+          await tab.goto(server.url);
+          await tab.getByRole('button', { name: 'Cancelled', exact: true }).click();
+          await expectText(tab.getByTestId(`task-row-${id}`), 'cancelled');
+          await tab.getByTestId(`task-row-${id}`).click();
+          await expectText(tab.getByTestId('stage-1'), 'completed');
+          expect(await tab.getByTestId('gate-actions').count()).toBe(0);
+        } finally {
+          await browser.close();
+        }
+      }
     } finally {
       await server.stop();
     }
-  });
+  }, 60_000);
 
   it('cancelling a running command stage ends its process and the stage, at the cancel', async () => {
     const dir = project();
@@ -122,5 +137,5 @@ describe('cancel tells the truth', () => {
     expect(status.json.stages[0]!.duration_ms).toBeGreaterThan(0);
     const text = await troupe(dir, ['status', id]);
     expect(text.stdout).toMatch(/\[1\] slow\s+cancelled/);
-  });
+  }, 60_000);
 });

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectText, launchBrowser, noBrowser } from './support/browser.js';
 import { type Served, serve } from './support/serve.js';
 import { bin, eventLog, project, troupe, troupeJson, waitFor } from './support/troupe.js';
 
@@ -70,7 +71,7 @@ async function runKilledInStageOne(dir: string, pipeline: string): Promise<{ id:
 }
 
 describe('an owner that is gone', () => {
-  it('is shown by status, list and the API, and the API resumes the task', async () => {
+  it('is shown by status, list, the API and the task page, whose Resume button carries the task on', async () => {
     const { dir, pipeline } = killable();
     const { id, pid } = await runKilledInStageOne(dir, pipeline);
     const gone = `process ${pid} on host ${hostname()} is gone — troupe resume ${id}`;
@@ -96,8 +97,18 @@ describe('an owner that is gone', () => {
       expect.objectContaining({ id, owner: { pid, host: hostname(), alive: false } }),
     ]);
 
-    const resumed = await fetch(api(`/api/tasks/${id}/resume`), { method: 'POST' });
-    expect(resumed.status).toBe(202);
+    if (noBrowser) {
+      expect((await fetch(api(`/api/tasks/${id}/resume`), { method: 'POST' })).status).toBe(202);
+    } else {
+      // the task page says so, and its Resume button carries the task on
+      const browser = await launchBrowser();
+      cleanups.push(() => browser.close());
+      const page = await browser.newPage();
+      await page.goto(api(`/tasks/${id}`).toString());
+      await expectText(page.getByTestId('owner-gone'), `Process ${pid} on host ${hostname()} is gone`);
+      await page.getByTestId('resume').click();
+      await expectText(page.getByTestId('detail-status'), 'completed');
+    }
     await waitFor(async () => {
       const task = (await (await fetch(api(`/api/tasks/${id}`))).json()) as OwnerJson;
       return task.status === 'completed' ? task : undefined;
@@ -105,7 +116,7 @@ describe('an owner that is gone', () => {
     const done = await troupeJson<OwnerJson>(dir, ['status', id]);
     expect([done.json.owner, done.json.hint]).toEqual([null, null]);
     expect((await fetch(api(`/api/tasks/${id}/resume`), { method: 'POST' })).status).toBe(409);
-  });
+  }, 60_000);
 
   it('is adopted by a running `troupe serve`, which completes the task', async () => {
     const { dir, pipeline } = killable();
@@ -119,5 +130,5 @@ describe('an owner that is gone', () => {
     expect(done.stages.map((s) => s.output.trim())).toEqual(['again', 'done']);
     const resumes = eventLog(dir, id).filter((e) => e.type === 'task_resumed');
     expect(resumes.map((e) => e.data.pid)).toEqual([server.process.pid]);
-  });
+  }, 60_000);
 });
