@@ -388,7 +388,15 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
 function nodeStates(task: TaskDetail, stages: Stage[]): Record<string, NodeState> {
   const states: Record<string, NodeState> = {};
   for (const s of stages) {
-    states[s.agent] = s.status === 'failed' ? 'failed' : s.status === 'running' ? 'running' : 'done';
+    // a stage cut off by a cancel did not get done: its node is left as if it never ran
+    states[s.agent] =
+      s.status === 'failed'
+        ? 'failed'
+        : s.status === 'running'
+          ? 'running'
+          : s.status === 'cancelled'
+            ? 'idle'
+            : 'done';
   }
   for (const agent of task.running_agents) states[agent] = 'running';
   if (task.waiting) states[task.waiting.agent] = 'waiting';
