@@ -341,7 +341,10 @@ export class TaskService {
 }
 
 /** A person's word on a task that has ended says why there is nothing to do (StateError). */
-function mustNotHaveEnded(state: Readonly<TaskState>, what: 'approve' | 'reject' | 'answer'): void {
+export function mustNotHaveEnded(
+  state: Readonly<TaskState>,
+  what: 'approve' | 'reject' | 'answer' | 'resume',
+): void {
   if (state.status === 'cancelled' && state.cancelledAt) {
     throw new StateError(`${state.id} was cancelled at ${state.cancelledAt}; nothing to ${what}`);
   }

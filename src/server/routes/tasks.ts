@@ -1,8 +1,9 @@
 import { Hono } from 'hono';
 import { taskOwner } from '../../app/task-view.js';
-import { StateError, TaskBusyError } from '../../core/errors.js';
-import { AWAITING_PERSON_STATUSES, isTerminal } from '../../core/events.js';
+import { TaskBusyError } from '../../core/errors.js';
+import { AWAITING_PERSON_STATUSES } from '../../core/events.js';
 import { usesChunks } from '../../engine/plan/chunks.js';
+import { mustNotHaveEnded } from '../../engine/task-service.js';
 import { taskApi } from '../api/tasks.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -87,8 +88,7 @@ export function taskRoutes(ctx: ServerContext): Hono {
 
   handle(app, taskApi.resume, ({ params, reply }) => {
     const id = mustExist(ctx, params.id);
-    const { status } = ctx.cache.state(id);
-    if (isTerminal(status)) throw new StateError(`task ${id} has already ${status}; nothing to resume`);
+    mustNotHaveEnded(ctx.cache.state(id), 'resume');
     const holder = ctx.store.leaseHolder(id);
     if (holder && !ctx.runner.active.includes(id))
       throw new TaskBusyError(`task ${id} is being run by process ${holder.pid} on ${holder.host}`);
