@@ -1,7 +1,32 @@
+import type { EventStore } from '../core/event-store.js';
+import { isTerminal, type TaskStatus } from '../core/events.js';
 import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 
-/** The one JSON shape of a task that `run --json` and `status --json` print. */
-export function taskJson(state: TaskState) {
+/** The process that runs a task under its lease; `alive: false` when it is gone (killed, or its lease expired). */
+export interface TaskOwner {
+  pid: number;
+  host: string;
+  alive: boolean;
+}
+
+/** Who runs a task that has not ended: its lease's holder, dead or alive; null when none holds it. */
+export function taskOwner(store: EventStore, taskId: string, status: TaskStatus): TaskOwner | null {
+  if (isTerminal(status)) return null;
+  const lease = store.lease(taskId);
+  return lease && { pid: lease.holder.pid, host: lease.holder.host, alive: lease.alive };
+}
+
+/** What to do about a task whose owner is gone; null while it lives, or when none owns it. */
+export function ownerGoneHint(taskId: string, owner: TaskOwner | null): string | null {
+  if (!owner || owner.alive) return null;
+  return `process ${owner.pid} on host ${owner.host} is gone — troupe resume ${taskId}`;
+}
+
+/**
+ * The one JSON shape of a task that `run --json` and `status --json` print; `owner` as
+ * `taskOwner` reads it (a task's hint says what to do when its owner is gone).
+ */
+export function taskJson(state: TaskState, owner: TaskOwner | null = null) {
   return {
     id: state.id,
     status: state.status,
@@ -37,7 +62,8 @@ export function taskJson(state: TaskState) {
       deadline: w.deadline,
     })),
     error: state.failure?.reason ?? null,
-    hint: state.failure?.hint ?? null,
+    hint: state.failure?.hint ?? ownerGoneHint(state.id, owner),
+    owner,
     parent: state.parentTaskId,
     usage: state.usage,
   };

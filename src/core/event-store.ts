@@ -36,6 +36,12 @@ export interface LeaseHolder {
   worker?: string;
 }
 
+/** A task's lease as recorded, and whether its holder still runs (one that died, or whose lease expired, does not). */
+export interface Lease {
+  holder: LeaseHolder;
+  alive: boolean;
+}
+
 export interface SummaryUpdate {
   status: TaskStatus;
 }
@@ -73,6 +79,8 @@ export interface EventStore {
   tryLease(taskId: string, holder: LeaseHolder): boolean;
   releaseLease(taskId: string, holder: LeaseHolder): void;
   leaseHolder(taskId: string): LeaseHolder | null;
+  /** The task's lease as recorded, even when its holder is gone (a `kill -9`); null when none is held. */
+  lease(taskId: string): Lease | null;
   /** Closes a provider (a runtime, for every task) until `resetAt`; a later reset wins. */
   closeProvider(provider: string, resetAt: string): void;
   /**

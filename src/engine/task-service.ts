@@ -144,6 +144,7 @@ export class TaskService {
   /** A person's verdict on a task waiting at a human gate. */
   decideGate(taskId: string, decision: 'approved' | 'rejected', reason: string): void {
     const state = this.state(taskId);
+    mustNotHaveEnded(state, decision === 'approved' ? 'approve' : 'reject');
     const waiting = state.stages.find((s) => s.gateWaiting);
     if (!waiting) throw new StateError(`task ${taskId} is not waiting at a gate (status: ${state.status})`);
     if (decision === 'rejected' && !reason.trim())
@@ -158,6 +159,7 @@ export class TaskService {
   /** A person's answer to a question an agent (or `human_input: before`) asked. */
   answer(taskId: string, answer: string): void {
     const state = this.state(taskId);
+    mustNotHaveEnded(state, 'answer');
     const asking = [...state.activations.values()].find((a) => a.pendingQuestion !== null);
     if (!asking)
       throw new StateError(`task ${taskId} is not waiting for an answer (status: ${state.status})`);
@@ -337,6 +339,18 @@ export class TaskService {
     if (!summary) throw new NotFoundError(`no task ${taskId}`, { hint: 'see `troupe list`' });
     return summary;
   }
+}
+
+/** A person's word on a task that has ended says why there is nothing to do (StateError). */
+export function mustNotHaveEnded(
+  state: Readonly<TaskState>,
+  what: 'approve' | 'reject' | 'answer' | 'resume',
+): void {
+  if (state.status === 'cancelled' && state.cancelledAt) {
+    throw new StateError(`${state.id} was cancelled at ${state.cancelledAt}; nothing to ${what}`);
+  }
+  if (isTerminal(state.status))
+    throw new StateError(`${state.id} has already ${state.status}; nothing to ${what}`);
 }
 
 /** Answers from the task's own script (`human:`), in order; none without a script. */

@@ -185,6 +185,9 @@ describe('every route answers what it declares', () => {
     await until(gated, 'awaiting_human_input');
     await call('POST', `/api/tasks/${gated}/human-input`, { answer: 'as is' });
     await until(gated, 'awaiting_gate');
+    // nothing runs it (the gate waits for a person): resuming it looks again and leaves it waiting
+    expect((await call('POST', `/api/tasks/${gated}/resume`)).status).toBe(202);
+    await until(gated, 'awaiting_gate');
     expect((await call('POST', `/api/tasks/${gated}/approve`, { reason: 'LGTM' })).status).toBe(202);
     await until(gated, 'completed');
   });
@@ -202,6 +205,7 @@ describe('every route answers what it declares', () => {
     expect((await call('PATCH', `/api/tasks/${id}/chunks/C-001`, { status: 'pending' })).status).toBe(400);
     expect((await call('DELETE', `/api/tasks/${id}/chunks/C-002`)).status).toBe(200);
     expect((await call('POST', `/api/tasks/${id}/cancel`, {})).status).toBe(200);
+    expect((await call('POST', `/api/tasks/${id}/resume`)).status).toBe(409);
   });
 
   it('a session, round by round', async () => {

@@ -65,6 +65,34 @@ export class Runner {
     return orphans;
   }
 
+  /**
+   * Every `ms` (a lease period), unfinished tasks whose owner is gone — the process that holds
+   * their lease died, or its lease expired — are carried on here, as `troupe resume` would.
+   * Tasks no process has taken (a queue's backlog) are left to the workers.
+   */
+  adoptOrphans(ms: number): () => void {
+    const timer = setInterval(() => {
+      if (this.#closing) return;
+      try {
+        for (const id of this.#abandoned()) {
+          this.log(`${id}: its process is gone; carrying it on here`);
+          this.run(id);
+        }
+      } catch (error) {
+        this.log(`orphaned tasks not looked for: ${messageOf(error)}`);
+      }
+    }, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  #abandoned(): string[] {
+    return this.store
+      .tasks({ status: ['running', 'pending', 'waiting'] })
+      .filter((t) => !this.#running.has(t.id) && this.store.lease(t.id)?.alive === false)
+      .map((t) => t.id);
+  }
+
   /** Stops taking work and stops the runs in progress; resolves when they have ended, or after `ms`. */
   async drain(ms: number): Promise<boolean> {
     this.#closing = true;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Project } from '../app/project.js';
+import { checkSeconds } from '../app/queue-config.js';
 import { createApp } from './app.js';
 
 export interface ServeOptions {
@@ -10,18 +11,20 @@ export interface ServeOptions {
   token: string | null;
   log?: (line: string) => void;
   webRoot?: string;
+  /** Carry on the tasks whose process is gone, at start and every lease period (default true; `--no-adopt`). */
+  adopt?: boolean;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
-  /** Tasks resumed at start (left running by a process that is gone). */
+  /** Tasks resumed at start (left running by a process that is gone); none with `adopt: false`. */
   resumed: string[];
   /** Stops taking requests and ends the live streams; waits up to `graceMs` for running tasks. */
   close(graceMs?: number): Promise<{ idle: boolean }>;
 }
 
-/** Starts the API and dashboard on host:port and carries on the tasks left running by a dead process. */
+/** Starts the API and dashboard on host:port and carries on the tasks left running by a dead process (unless `adopt: false`). */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const troupe = createApp({
     project: options.project,
@@ -37,7 +40,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   });
   const { port } = server.address() as AddressInfo;
   troupe.start();
-  const resumed = troupe.ctx.runner.resumeOrphans();
+  const adopt = options.adopt !== false;
+  const resumed = adopt ? troupe.ctx.runner.resumeOrphans() : [];
+  const stopAdopting = adopt ? troupe.ctx.runner.adoptOrphans(checkSeconds() * 1000) : () => {};
   const stopWatchingMail = troupe.ctx.runner.watchMail();
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
@@ -47,6 +52,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     async close(graceMs = 2000) {
       troupe.stop();
       stopWatchingMail();
+      stopAdopting();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       if ('closeIdleConnections' in server) server.closeIdleConnections();
       const idle = await troupe.ctx.runner.drain(graceMs);

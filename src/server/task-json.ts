@@ -1,4 +1,4 @@
-import { taskJson } from '../app/task-view.js';
+import { type TaskOwner, taskJson } from '../app/task-view.js';
 import type { TaskSummary } from '../core/event-store.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import { waitingFor } from '../engine/fold/task-state.js';
@@ -7,7 +7,7 @@ import type { Session, TaskDetail, TaskRow } from './api/tasks.js';
 import { pipelineGraph } from './pipeline-files.js';
 
 /** A row of the task list: the summary plus what the dashboard shows live (usage, waiting, elapsed). */
-export function taskRow(summary: TaskSummary, state: TaskState): TaskRow {
+export function taskRow(summary: TaskSummary, state: TaskState, owner: TaskOwner | null): TaskRow {
   const running = [...state.activations.values()].filter((a) => a.status === 'running').map((a) => a.agent);
   return {
     id: summary.id,
@@ -23,12 +23,17 @@ export function taskRow(summary: TaskSummary, state: TaskState): TaskRow {
     waiting: waitingFor(state),
     error: state.failure?.reason ?? null,
     parent_task_id: state.parentTaskId,
+    owner,
   };
 }
 
-/** The task as the CLI's `--json` shows it, plus the graph, transcript and what runs right now. */
-export function taskDetail(state: TaskState, sessions: Session[] = []): TaskDetail {
-  const base = taskJson(state);
+/** The task as the CLI's `--json` shows it (`owner`: as `taskOwner` reads it), plus the graph, transcript and what runs right now. */
+export function taskDetail(
+  state: TaskState,
+  sessions: Session[] = [],
+  owner: TaskOwner | null = null,
+): TaskDetail {
+  const base = taskJson(state, owner);
   return {
     ...base,
     stages: base.stages.map((s, i) => {

@@ -232,5 +232,21 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.tryLease(taskId, { pid: process.pid, host: 'another-host' })).toBe(false);
       expect(() => store.tryLease('T-000000', me)).toThrow(NotFoundError);
     });
+
+    it("keeps a dead holder's lease on record, marked not alive, until it is released or taken", () => {
+      store = open();
+      const { taskId } = store.createTask(created);
+      expect(store.lease(taskId)).toBeNull();
+      const me = { pid: process.pid, host: hostname() };
+      expect(store.tryLease(taskId, me)).toBe(true);
+      expect(store.lease(taskId)).toEqual({ holder: me, alive: true });
+      store.releaseLease(taskId, me);
+      expect(store.lease(taskId)).toBeNull();
+      const dead = { pid: 999_999_997, host: hostname() };
+      expect(store.tryLease(taskId, dead)).toBe(true);
+      expect(store.lease(taskId)).toEqual({ holder: dead, alive: false });
+      expect(store.tryLease(taskId, me)).toBe(true);
+      expect(store.lease(taskId)).toEqual({ holder: me, alive: true });
+    });
   });
 }

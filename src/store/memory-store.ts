@@ -166,6 +166,10 @@ export function openMemoryStore(): EventStore {
       const lease = tasks.get(taskId)?.lease ?? null;
       return lease && isHolderAlive(lease) ? { ...lease } : null;
     },
+    lease(taskId) {
+      const lease = tasks.get(taskId)?.lease ?? null;
+      return lease && { holder: { ...lease }, alive: isHolderAlive(lease) };
+    },
     closeProvider(provider, resetAt) {
       const known = windows.get(provider);
       if (!known || resetAt > known) windows.set(provider, resetAt);

@@ -9,11 +9,15 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<number | undefined>;
 }
 
-export async function serve(cwd: string, args: string[] = []): Promise<Served> {
+export async function serve(
+  cwd: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Served> {
   const child = execa('node', [bin, 'serve', '--port', '0', ...args], {
     cwd,
     reject: false,
-    env: { NO_COLOR: '1' },
+    env: { NO_COLOR: '1', ...env },
     stdin: 'ignore',
     buffer: true,
   });

@@ -87,6 +87,7 @@ export const api = {
   reject: (id: string, reason: string) => call('POST', `/api/tasks/${id}/reject`, { reason }),
   answer: (id: string, response: string) => call('POST', `/api/tasks/${id}/human-input`, { response }),
   cancel: (id: string, reason: string) => call('POST', `/api/tasks/${id}/cancel`, { reason }),
+  resume: (id: string) => call('POST', `/api/tasks/${id}/resume`, {}),
   restart: (id: string, fromStage: number) =>
     call('POST', `/api/tasks/${id}/restart`, { from_stage: fromStage }),
   pipelines: () => call<Answer<typeof P.pipelineApi.list, 200>>('GET', '/api/pipelines'),

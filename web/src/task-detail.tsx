@@ -269,8 +269,25 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
     void act(() => api.answer(task.id, text));
   };
   const waiting = task.waiting;
+  const gone = task.owner && !task.owner.alive ? task.owner : null;
   return (
     <div className="actions">
+      {gone && (
+        <div className="ask" data-testid="owner-gone">
+          <p>
+            Process {gone.pid} on host {gone.host} is gone: nothing runs this task.
+          </p>
+          <button
+            type="button"
+            className="primary"
+            disabled={busy}
+            onClick={() => act(() => api.resume(task.id))}
+            data-testid="resume"
+          >
+            Resume
+          </button>
+        </div>
+      )}
       {waiting?.kind === 'gate' && (
         <div className="ask" data-testid="gate-actions">
           <p>
@@ -389,7 +406,15 @@ function liveOutputs(stages: Stage[], streamed: Streamed[], loadedAt: number): R
 function nodeStates(task: TaskDetail, stages: Stage[]): Record<string, NodeState> {
   const states: Record<string, NodeState> = {};
   for (const s of stages) {
-    states[s.agent] = s.status === 'failed' ? 'failed' : s.status === 'running' ? 'running' : 'done';
+    // a stage cut off by a cancel did not get done: its node is left as if it never ran
+    states[s.agent] =
+      s.status === 'failed'
+        ? 'failed'
+        : s.status === 'running'
+          ? 'running'
+          : s.status === 'cancelled'
+            ? 'idle'
+            : 'done';
   }
   for (const agent of task.running_agents) states[agent] = 'running';
   if (task.waiting) states[task.waiting.agent] = 'waiting';

@@ -12,7 +12,7 @@ export function registerList(program: Command): void {
     .option('--waiting', 'only tasks waiting for a person, with what they ask')
     .option('--dead', "only tasks in the work queue's dead-letter queue, with their last error")
     .option('-n, --limit <n>', 'at most n tasks', '50')
-    .option('--json', 'print JSON: [{id, status, pipeline, input, created}]')
+    .option('--json', 'print JSON: [{id, status, pipeline, input, created, owner (while it has not ended)}]')
     .action(
       action(
         async (options: {
@@ -25,6 +25,7 @@ export function registerList(program: Command): void {
           const { openProject } = await import('../../app/project.js');
           const { printJson } = await import('../options.js');
           const { waitingFor } = await import('../../engine/fold/task-state.js');
+          const { ownerGoneHint, taskOwner } = await import('../../app/task-view.js');
           const status = options.waiting ? [...AWAITING_PERSON_STATUSES] : statuses(options.status);
           const project = openProject();
           const dead = options.dead ? await deadTasks(project) : null;
@@ -34,12 +35,18 @@ export function registerList(program: Command): void {
                 ...(status ? { status } : {}),
                 limit: Number(options.limit) || 50,
               });
+          // only a task that has not ended has one
+          const ownerOf = (t: { id: string; status: TaskStatus }) => {
+            const owner = taskOwner(project.store, t.id, t.status);
+            return owner ? { owner } : {};
+          };
           const rows = tasks.map((t) => ({
             id: t.id,
             status: t.status,
             pipeline: t.pipeline,
             input: t.input,
             created: t.created,
+            ...ownerOf(t),
             ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
             ...(dead ? { error: dead.find((d) => d.taskId === t.id)!.error } : {}),
           }));
@@ -54,6 +61,8 @@ export function registerList(program: Command): void {
               `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
             );
             if (row.error) process.stdout.write(`           dead: ${row.error}\n`);
+            const gone = ownerGoneHint(row.id, row.owner ?? null);
+            if (gone) process.stdout.write(`           ${gone}\n`);
             if (row.waiting) {
               const asks = row.waiting.kind === 'gate' ? 'approval' : row.waiting.questions.join(' / ');
               process.stdout.write(`           ${row.waiting.agent} asks: ${asks}\n`);

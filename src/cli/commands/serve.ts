@@ -7,6 +7,7 @@ interface ServeFlags {
   host: string;
   open?: boolean;
   token?: string | boolean;
+  adopt: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -20,6 +21,7 @@ export function registerServe(program: Command): void {
       'require this token on every request (generated when no value; also TROUPE_TOKEN)',
     )
     .option('--open', 'open the dashboard in a browser')
+    .option('--no-adopt', 'do not carry on the tasks whose process is gone (killed, or its lease expired)')
     .action(
       action(async (flags: ServeFlags) => {
         const { openProject } = await import('../../app/project.js');
@@ -35,7 +37,7 @@ export function registerServe(program: Command): void {
         const { projectStoreLocation } = await import('../../app/project.js');
         const log = (line: string) =>
           process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-        const server = await startServer({ project, port, host: flags.host, token, log });
+        const server = await startServer({ project, port, host: flags.host, token, log, adopt: flags.adopt });
         const link = token ? `${server.url}?token=${encodeURIComponent(token)}` : server.url;
         process.stdout.write(`troupe serve: listening on ${server.url}\n`);
         process.stdout.write(`store: ${describeStore(projectStoreLocation(project.root, project.config))}\n`);

@@ -11,16 +11,25 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, taskOwnHint, workspaceLines } =
-          await import('../../app/task-view.js');
+        const {
+          taskJson,
+          formatDuration,
+          formatTokens,
+          ownerGoneHint,
+          sizeAndSpecLines,
+          taskOwner,
+          taskOwnHint,
+          workspaceLines,
+        } = await import('../../app/task-view.js');
         const { mailboxWaits, waitingFor } = await import('../../engine/fold/task-state.js');
         const { deadLetters } = await import('../../app/queue-config.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
         const dead = await deadLetters(project);
         const deadLetter = dead?.find((d) => d.taskId === taskId);
+        const owner = taskOwner(project.store, taskId, state.status);
         if (options.json) {
-          printJson({ ...taskJson(state), ...(deadLetter ? { deadLetter } : {}) });
+          printJson({ ...taskJson(state, owner), ...(deadLetter ? { deadLetter } : {}) });
           return 0;
         }
         const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
@@ -50,6 +59,8 @@ export function registerStatus(program: Command): void {
         if (state.failure) out.push(`  error: ${state.failure.reason}`);
         const hint = taskOwnHint(state);
         if (hint) out.push(`  hint: ${hint}`);
+        const gone = ownerGoneHint(taskId, owner);
+        if (gone) out.push(`  ${gone}`);
         const waiting = waitingFor(state);
         if (waiting)
           out.push(

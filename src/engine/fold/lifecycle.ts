@@ -51,6 +51,7 @@ export function initialState(event: Stored<'task_created'>): TaskState {
     usage: { input_tokens: 0, output_tokens: 0 },
     failure: null,
     cancelReason: null,
+    cancelledAt: null,
   };
   if (event.startAgent !== null) startWith(state, event.startAgent);
   return state;
@@ -90,9 +91,28 @@ export const lifecycleReducers = {
     };
   },
 
+  // nothing runs or waits after a cancel: the stages in flight end at it, and every wait is dropped
   task_cancelled(state, event) {
     state.status = 'cancelled';
     state.cancelReason = event.reason;
+    state.cancelledAt = event.at;
+    for (const stage of state.stages) {
+      if (!stage) continue;
+      stage.gateWaiting = false;
+      if (stage.status !== 'running') continue;
+      stage.status = 'cancelled';
+      stage.finishedAt = event.at;
+      stage.durationMs = Math.max(0, Date.parse(event.at) - Date.parse(stage.startedAt));
+    }
+    for (const activation of state.activations.values()) {
+      if (activation.status === 'done') continue;
+      if (activation.status === 'running' || activation.status === 'awaiting_human')
+        activation.status = 'ready';
+      activation.pendingQuestion = null;
+      activation.waitingFor = null;
+      activation.retryAt = null;
+      activation.mailbox = null;
+    }
   },
 } satisfies Partial<Reducers>;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type EventOf, TASK_EVENT_TYPES } from '../../core/events.js';
 import { agent, Log, pipeline } from '../test-pipelines.js';
 import { reducers } from './reducers.js';
-import { applyEvent } from './task-state.js';
+import { applyEvent, mailboxWaits, waitingFor } from './task-state.js';
 import type { Reducers } from './types.js';
 
 describe('the fold', () => {
@@ -122,4 +122,80 @@ it("a task's usage totals what its stages read from the cache", () => {
     );
   }
   expect(log.state.usage).toEqual({ input_tokens: 20, output_tokens: 10, cache_read_tokens: 700 });
+});
+
+describe('a cancel', () => {
+  const start = (n: number, activation: string, agentId: string): EventOf<'stage_started'> => ({
+    type: 'stage_started',
+    stage: n,
+    activation,
+    agent: agentId,
+    input: 'x',
+    attempt: 1,
+  });
+
+  it('ends the stages in flight at its time and drops every wait: a question, a mailbox, a rate limit', () => {
+    const targets = ['b', 'c', 'd', 'e'];
+    const log = new Log(pipeline(agent('a'), ...targets.map((id) => agent(id))));
+    log.stage(1, 'a1', 'a', 'plan');
+    log.add({
+      type: 'handoff',
+      stage: 1,
+      activation: 'a1',
+      targets: targets.map((id) => ({ agent: id, input: 'go', condition: '' })),
+    });
+    log.add(
+      {
+        type: 'human_input_requested',
+        activation: 'a2',
+        agent: 'b',
+        stage: null,
+        mode: 'before',
+        questions: ['why?'],
+      },
+      start(2, 'a3', 'c'),
+      {
+        type: 'mailbox_asked',
+        stage: 2,
+        activation: 'a3',
+        agent: 'c',
+        handle: 'codex',
+        thread: 't',
+        deadline: null,
+      },
+      start(3, 'a4', 'd'),
+      {
+        type: 'rate_limited',
+        stage: 3,
+        activation: 'a4',
+        agent: 'd',
+        provider: 'claude',
+        resetAt: '2026-01-01T01:00:00.000Z',
+        message: '429',
+      },
+      start(4, 'a5', 'e'),
+    );
+    expect([waitingFor(log.state), mailboxWaits(log.state)]).not.toEqual([null, []]);
+
+    const state = applyEvent(log.state, {
+      type: 'task_cancelled',
+      reason: 'enough',
+      seq: 99,
+      taskId: 'T-TEST',
+      at: '2026-01-01T00:00:31.000Z',
+    });
+    expect([state.status, state.cancelReason, state.cancelledAt]).toEqual([
+      'cancelled',
+      'enough',
+      '2026-01-01T00:00:31.000Z',
+    ]);
+    expect(waitingFor(state)).toBeNull();
+    expect(mailboxWaits(state)).toEqual([]);
+    const open = [...state.activations.values()].filter(
+      (a) => a.status === 'running' || a.status === 'awaiting_human' || a.waitingFor || a.pendingQuestion,
+    );
+    expect(open).toEqual([]);
+    expect(state.stages.map((s) => s.status)).toEqual(['completed', 'cancelled', 'interrupted', 'cancelled']);
+    expect(state.stages[3]).toMatchObject({ finishedAt: '2026-01-01T00:00:31.000Z', durationMs: 30_000 });
+  });
 });

@@ -109,7 +109,8 @@ export interface StageRecord {
   agent: string;
   activation: string;
   input: string;
-  status: 'running' | 'completed' | 'failed' | 'interrupted';
+  /** `cancelled`: the task was cancelled while the stage ran (it ends at the cancel). */
+  status: 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
   attempt: number;
   output: string;
   usage: Usage;
@@ -211,6 +212,8 @@ export interface TaskState {
   /** `hint`: what the user can do about it (the failed stage's error hint, or the task's own). */
   failure: { reason: string; stage: number | null; errorKind: string | null; hint: string | null } | null;
   cancelReason: string | null;
+  /** When the task was cancelled (its `task_cancelled` event's time). */
+  cancelledAt: string | null;
 }
 
 /** A stored event of type `T`, as the fold receives it. */

@@ -45,6 +45,16 @@ export const Waiting = named(
   }),
 );
 
+/** The process that runs a task under its lease (null when none does). */
+export const TaskOwner = named(
+  'TaskOwner',
+  z
+    .strictObject({ pid: z.int(), host: z.string(), alive: z.boolean() })
+    .describe(
+      'alive false: the process is gone (killed, or its lease expired); `troupe resume` or POST …/resume carries the task on',
+    ),
+);
+
 export const TaskRow = named(
   'TaskRow',
   z.strictObject({
@@ -61,6 +71,7 @@ export const TaskRow = named(
     waiting: Waiting.nullable(),
     error: z.string().nullable(),
     parent_task_id: z.string().nullable(),
+    owner: TaskOwner.nullable(),
   }),
 );
 
@@ -79,7 +90,7 @@ export const Stage = named(
   z.strictObject({
     n: z.int(),
     agent: z.string(),
-    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'awaiting_gate']),
+    status: z.enum(['running', 'completed', 'failed', 'interrupted', 'cancelled', 'awaiting_gate']),
     input: z.string(),
     output: z.string(),
     gate: z
@@ -206,7 +217,11 @@ export const TaskDetail = named(
     waiting: Waiting.nullable(),
     mailbox: z.array(MailboxWaiting),
     error: z.string().nullable(),
-    hint: z.string().nullable().describe('what the user can do about the failure, where troupe knows'),
+    hint: z
+      .string()
+      .nullable()
+      .describe('what the user can do about the failure, or about an owner that is gone, where troupe knows'),
+    owner: TaskOwner.nullable(),
     parent: z.string().nullable().describe("the CLI's name (`status --json`) for parent_task_id"),
     usage: Usage,
     parent_task_id: z.string().nullable(),
@@ -315,6 +330,14 @@ export const taskApi = {
     body: reason,
     responses: { 200: json('cancelled', z.strictObject({ id: z.string(), status: z.literal('cancelled') })) },
     errors: [400, 404, 409],
+  }),
+  resume: route({
+    method: 'post',
+    path: '/api/tasks/:id/resume',
+    summary: 'carry on a task whose process is gone (or that was stopped), here in the background',
+    params: task,
+    responses: { 202: json('accepted: the task runs on in the background', Resumed) },
+    errors: [404, 409],
   }),
   restart: route({
     method: 'post',

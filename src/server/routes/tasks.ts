@@ -1,6 +1,9 @@
 import { Hono } from 'hono';
+import { taskOwner } from '../../app/task-view.js';
+import { TaskBusyError } from '../../core/errors.js';
 import { AWAITING_PERSON_STATUSES } from '../../core/events.js';
 import { usesChunks } from '../../engine/plan/chunks.js';
+import { mustNotHaveEnded } from '../../engine/task-service.js';
 import { taskApi } from '../api/tasks.js';
 import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -24,7 +27,9 @@ export function taskRoutes(ctx: ServerContext): Hono {
       offset,
     });
     return reply(200, {
-      tasks: page.slice(0, limit).map((t) => taskRow(t, ctx.cache.state(t.id))),
+      tasks: page
+        .slice(0, limit)
+        .map((t) => taskRow(t, ctx.cache.state(t.id), taskOwner(ctx.store, t.id, t.status))),
       limit,
       offset,
       next_offset: page.length > limit ? offset + limit : null,
@@ -37,7 +42,7 @@ export function taskRoutes(ctx: ServerContext): Hono {
     const sessions = state.definition.agents.some((a) => a.type === 'session')
       ? sessionsOf(ctx.store.events(state.id))
       : [];
-    return reply(200, taskDetail(state, sessions));
+    return reply(200, taskDetail(state, sessions, taskOwner(ctx.store, state.id, state.status)));
   });
 
   handle(app, taskApi.context, ({ params }, c) => {
@@ -79,6 +84,16 @@ export function taskRoutes(ctx: ServerContext): Hono {
     const id = mustExist(ctx, params.id);
     ctx.tasks.cancel(id, body.reason || 'cancelled from the API');
     return reply(200, { id, status: 'cancelled' });
+  });
+
+  handle(app, taskApi.resume, ({ params, reply }) => {
+    const id = mustExist(ctx, params.id);
+    mustNotHaveEnded(ctx.cache.state(id), 'resume');
+    const holder = ctx.store.leaseHolder(id);
+    if (holder && !ctx.runner.active.includes(id))
+      throw new TaskBusyError(`task ${id} is being run by process ${holder.pid} on ${holder.host}`);
+    ctx.runner.run(id);
+    return reply(202, { id, status: 'running' });
   });
 
   handle(app, taskApi.restart, ({ params, body, reply }) => {

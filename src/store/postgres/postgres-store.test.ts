@@ -93,7 +93,10 @@ if (unreachable) {
           expect(a.tryLease(taskId, workerA)).toBe(true);
           expect(b.tryLease(taskId, workerB)).toBe(false);
           expect(b.leaseHolder(taskId)).toEqual(workerA);
+          expect(b.lease(taskId)).toEqual({ holder: workerA, alive: true });
           await until(() => b.leaseHolder(taskId) === null, "A's lease to expire");
+          // expired, it is still on record: its owner shows as gone until someone takes it
+          expect(b.lease(taskId)).toEqual({ holder: workerA, alive: false });
           expect(b.tryLease(taskId, workerB)).toBe(true);
           expect(a.tryLease(taskId, workerA)).toBe(false);
           expect(a.leaseHolder(taskId)).toEqual(workerB);

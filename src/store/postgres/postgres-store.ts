@@ -444,6 +444,12 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       const holder = holderOf(row);
       return isHolderAlive(holder) ? holder : null;
     },
+    lease(taskId) {
+      const row = readLease(taskId);
+      if (!row || row.pid === null) return null;
+      const holder = holderOf(row);
+      return { holder, alive: !row.expired && isHolderAlive(holder) };
+    },
     closeProvider(provider, resetAt) {
       run(() =>
         db.query(

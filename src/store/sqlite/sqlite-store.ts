@@ -5,6 +5,7 @@ import { NotFoundError, StateError } from '../../core/errors.js';
 import {
   type EventStore,
   isHolderAlive,
+  type Lease,
   type LeaseHolder,
   newTaskId,
   type ProviderWindow,
@@ -122,6 +123,12 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   const selectLease = db.prepare<[string], { lease_pid: number | null; lease_host: string | null }>(
     'SELECT lease_pid, lease_host FROM tasks WHERE id = ?',
   );
+  const leaseOf = (taskId: string): Lease | null => {
+    const row = selectLease.get(taskId);
+    if (!row || row.lease_pid === null) return null;
+    const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
+    return { holder, alive: isHolderAlive(holder) };
+  };
   const setLease = db.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?');
   const clearLease = db.prepare(
     'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
@@ -244,11 +251,10 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
       clearLease.run(taskId, holder.pid, holder.host);
     },
     leaseHolder(taskId) {
-      const row = selectLease.get(taskId);
-      if (!row || row.lease_pid === null) return null;
-      const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
-      return isHolderAlive(holder) ? holder : null;
+      const lease = leaseOf(taskId);
+      return lease?.alive ? lease.holder : null;
     },
+    lease: leaseOf,
     closeProvider(provider, resetAt) {
       upsertWindow.run(provider, resetAt);
       windows = null;
