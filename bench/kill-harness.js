@@ -190,6 +190,28 @@ async function queueDatabase() {
   };
 }
 
+/** What the supervisor costs an agent start: `true` run as troupe runs an agent, and run bare. */
+async function supervisorCost(runs = 30) {
+  const { CliProcess } = await import('../dist/runtimes/process.js');
+  const supervised = async () => {
+    const proc = new CliProcess({ bin: 'true', args: [], cwd: process.cwd() });
+    for await (const _ of proc.lines());
+    await proc.wait();
+  };
+  const bare = () => execa('true');
+  const times = { supervised: [], bare: [] };
+  for (let i = 0; i < runs + 3; i++) {
+    for (const [name, run] of Object.entries({ supervised, bare })) {
+      const t0 = nowMs();
+      await run();
+      if (i >= 3) times[name].push(nowMs() - t0);
+    }
+  }
+  return { supervised: median(times.supervised), bare: median(times.bare) };
+}
+
+const cost = await supervisorCost();
+log(`an agent start: ${cost.supervised.toFixed(1)} ms supervised, ${cost.bare.toFixed(1)} ms bare`);
 const rows = [];
 const db = await queueDatabase();
 try {
@@ -224,7 +246,8 @@ log(table.join('\n'));
 const BEGIN = '<!-- kill-harness:begin -->';
 const END = '<!-- kill-harness:end -->';
 const doc = readFileSync(DOC, 'utf8');
-const block = `${BEGIN}\n${table.join('\n')}\n\nMeasured ${new Date().toISOString().slice(0, 10)} by \`node bench/kill-harness.js --trials ${TRIALS}\` (Node ${process.version}).\n${END}`;
+const costLine = `What the supervisor costs: starting and ending \`true\` as troupe starts an agent takes ${cost.supervised.toFixed(1)} ms (median of 30), against ${cost.bare.toFixed(1)} ms for the bare spawn in the same run (${(cost.supervised / cost.bare).toFixed(1)}×): a Node process's start and a look through \`/proc\` at the end, once per agent call.`;
+const block = `${BEGIN}\n${table.join('\n')}\n\n${costLine}\n\nMeasured ${new Date().toISOString().slice(0, 10)} by \`node bench/kill-harness.js --trials ${TRIALS}\` (Node ${process.version}).\n${END}`;
 if (doc.includes(BEGIN)) {
   writeFileSync(DOC, doc.replace(new RegExp(`${BEGIN}[\\s\\S]*${END}`), block));
 } else {

@@ -188,7 +188,7 @@ function supervise(require: NodeJS.Require): void {
       .then(() => finish(code, sig));
   });
   // troupe ended, however it ended: the kernel closed its end of the lifeline
-  const ownerGone = () => void teardown(Math.min(graceMs, 1000));
+  const ownerGone = () => void teardown(Math.min(graceMs, 500));
   lifeline.on('end', ownerGone);
   lifeline.on('error', ownerGone);
   lifeline.on('close', ownerGone);
