@@ -141,7 +141,8 @@ class TaskRun implements RunContext {
     const interrupted = [...this.state.activations.values()].filter(
       (a) => a.status === 'running' && !a.mailbox,
     );
-    const ended = (await this.ports.endLeftovers?.(this.taskId)) ?? [];
+    // a task none of whose stages has started yet has nothing left running
+    const ended = this.state.stages.length > 0 ? ((await this.ports.endLeftovers?.(this.taskId)) ?? []) : [];
     const events: TaskEvent[] = [
       { type: 'task_resumed', pid: process.pid, ...(ended.length ? { ended } : {}) },
     ];
