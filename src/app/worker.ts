@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { TaskBusyError } from '../core/errors.js';
+import { LeaseLostError, TaskBusyError } from '../core/errors.js';
 import { isTerminal } from '../core/events.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { Step } from '../engine/plan/plan.js';
@@ -34,6 +34,9 @@ export interface WorkerSettings {
   graceSeconds: number;
   log: (line: string) => void;
 }
+
+/** Why a run is aborted when its lease was taken over: told apart from a cancel or a drain. */
+const LEASE_LOST = new LeaseLostError('', 'lease lost');
 
 export function laneOf(runtime: string | null, labels: readonly string[] = []): string {
   return labelledLane(runtime ?? ANY_LANE, labels);
@@ -74,7 +77,7 @@ export class Worker {
 
   async start(): Promise<void> {
     // a lease lost (taken over after this worker was cut off): stop the run, record nothing more
-    this.project.store.onLeaseLost?.((taskId) => this.running.get(taskId)?.abort());
+    this.project.store.onLeaseLost?.((taskId) => this.running.get(taskId)?.abort(LEASE_LOST));
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), 5000);
     const lanes = [...this.settings.runtimes, ANY_LANE];
@@ -133,15 +136,25 @@ export class Worker {
       const state = await this.project.tasks.continue(taskId, undefined, stop.signal, (step, s) =>
         this.leaves(step, s),
       );
+      if (stop.signal.reason === LEASE_LOST) return this.lostLease(taskId);
       this.settings.log(`${taskId}: left ${state.status}`);
     } catch (error) {
       if (error instanceof TaskBusyError) return; // its holder schedules what follows
+      // the run stopped because another process holds the task now, which schedules what follows
+      if (stop.signal.reason === LEASE_LOST || error instanceof LeaseLostError) return this.lostLease(taskId);
       this.settings.log(`${taskId}: ${(error as Error).message}`);
       throw error;
     } finally {
       this.running.delete(taskId);
     }
     await this.scheduleNext(taskId);
+  }
+
+  /** Said as it is: the task was not cancelled, another worker took it over. */
+  private lostLease(taskId: string): void {
+    const holder = this.project.store.leaseHolder(taskId);
+    const who = holder ? (holder.worker ?? `process ${holder.pid} on ${holder.host}`) : 'another worker';
+    this.settings.log(`${taskId}: lease lost to ${who} — stopped`);
   }
 
   /** A task's holder may have died: when nobody holds it, it is woken where it can go on. */
