@@ -21,6 +21,18 @@ function handQueue() {
 
 const registry = { seen: async () => {}, remove: async () => {} } as unknown as WorkerRegistry;
 
+function scriptedWorker(project: Project, queue: WorkQueue, lines: string[]): Worker {
+  return new Worker(project, queue, registry, {
+    id: 'w1',
+    runtimes: ['scripted'],
+    labels: [],
+    concurrency: 1,
+    checkSeconds: 60,
+    graceSeconds: 1,
+    log: (line) => lines.push(line),
+  });
+}
+
 describe('Worker', () => {
   it('says a run stopped by a lease taken over was lost to its new holder, not cancelled', async () => {
     let leaseLost: (taskId: string) => void = () => {};
@@ -49,15 +61,7 @@ describe('Worker', () => {
     } as unknown as Project;
     const { queue, handlers } = handQueue();
     const lines: string[] = [];
-    const worker = new Worker(project, queue, registry, {
-      id: 'w1',
-      runtimes: ['scripted'],
-      labels: [],
-      concurrency: 1,
-      checkSeconds: 60,
-      graceSeconds: 1,
-      log: (line) => lines.push(line),
-    });
+    const worker = scriptedWorker(project, queue, lines);
     await worker.start();
     const job = handlers[0]!({ id: 'j1', taskId: 'T-AAAAAA', lane: 'scripted', retries: 0 });
     await running;
@@ -66,5 +70,24 @@ describe('Worker', () => {
     await worker.drain();
     expect(lines).toContain('T-AAAAAA: lease lost to process 4242 on other-host — stopped');
     expect(lines.join('\n')).not.toMatch(/cancelled/);
+  });
+
+  it("fails a wake-up for a task its project's store does not have, saying so, rather than dropping it", async () => {
+    const project = {
+      root: '/elsewhere',
+      config: {},
+      store: { task: () => undefined, leaseHolder: () => null },
+      tasks: {},
+    } as unknown as Project;
+    const { queue, handlers } = handQueue();
+    const lines: string[] = [];
+    const worker = scriptedWorker(project, queue, lines);
+    await worker.start();
+    const said = "T-BBBBBB: not in this project's store (/elsewhere/.troupe/troupe.db); left for its owner";
+    await expect(
+      handlers[0]!({ id: 'j1', taskId: 'T-BBBBBB', lane: 'scripted', retries: 0 }),
+    ).rejects.toThrow(said);
+    await worker.drain();
+    expect(lines).toEqual([said]);
   });
 });

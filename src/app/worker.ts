@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { LeaseLostError, TaskBusyError } from '../core/errors.js';
+import { LeaseLostError, NotFoundError, TaskBusyError } from '../core/errors.js';
 import { isTerminal } from '../core/events.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { Step } from '../engine/plan/plan.js';
 import { stepLabels, stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
 import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
 import type { WorkerRegistry } from '../store/queue/worker-registry.js';
-import type { Project } from './project.js';
+import { describeStore } from '../store/store-url.js';
+import { type Project, projectStoreLocation } from './project.js';
 
 /**
  * `troupe worker`: takes wake-ups from the queue for the runtimes it serves and runs their tasks
@@ -123,8 +124,9 @@ export class Worker {
     const { taskId } = job;
     if (this.draining) return this.queue.enqueue({ taskId, lane: job.lane });
     const summary = this.project.store.task(taskId);
+    if (!summary) throw this.notHere(taskId);
     // a task running here already schedules what it needs when its run ends
-    if (!summary || isTerminal(summary.status) || this.running.has(taskId)) return;
+    if (isTerminal(summary.status) || this.running.has(taskId)) return;
     const stop = new AbortController();
     this.running.set(taskId, stop);
     try {
@@ -150,6 +152,18 @@ export class Worker {
     await this.scheduleNext(taskId);
   }
 
+  /**
+   * A wake-up for a task this project's store does not have (another project's, should queues
+   * ever be shared): said, and failed rather than done, so it is retried and in the end lands
+   * among the dead letters instead of vanishing.
+   */
+  private notHere(taskId: string): Error {
+    const where = describeStore(projectStoreLocation(this.project.root, this.project.config));
+    const message = `${taskId}: not in this project's store (${where}); left for its owner`;
+    this.settings.log(message);
+    return new NotFoundError(message);
+  }
+
   /** Said as it is: the task was not cancelled, another worker took it over. */
   private lostLease(taskId: string): void {
     const holder = this.project.store.leaseHolder(taskId);
@@ -161,7 +175,8 @@ export class Worker {
   private async check(job: WakeJob): Promise<void> {
     const { taskId } = job;
     const summary = this.project.store.task(taskId);
-    if (!summary || isTerminal(summary.status)) return;
+    if (!summary) throw this.notHere(taskId);
+    if (isTerminal(summary.status)) return;
     if (this.running.has(taskId) || this.project.store.leaseHolder(taskId)) {
       await this.queue.enqueue(
         { taskId, lane: CHECK_LANE },
