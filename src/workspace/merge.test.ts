@@ -239,6 +239,26 @@ describe('mergeIntoBase', () => {
     expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
   });
 
+  it("a conflict with a checked-out base happens aside: the user's checkout and files stay as they were", async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n', 'other.txt': 'other\n' });
+    await taskWithCommit(repo, 'README.md', 'task version\n');
+    writeFiles(repo, { 'README.md': 'main version\n' });
+    await sh(repo, 'commit', '-qam', 'main edit');
+    writeFiles(repo, { 'notes.txt': 'my notes\n', 'other.txt': 'my edit\n' });
+    const [head, before] = [await rev(repo, 'main'), await status(repo)];
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toEqual({
+      conflict: { branch: 'troupe/T-1', files: ['README.md'], merged: [], base: 'main' },
+    });
+    expect(await rev(repo, 'main')).toBe(head);
+    expect(await status(repo)).toBe(before);
+    expect([read(repo, 'README.md'), read(repo, 'notes.txt'), read(repo, 'other.txt')]).toEqual([
+      'main version\n',
+      'my notes\n',
+      'my edit\n',
+    ]);
+    expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
+  });
+
   it('a base that is not a local branch is a usage error', async () => {
     const repo = await tmpRepo();
     await taskWithCommit(repo);
