@@ -99,7 +99,8 @@ describe('default isolation', () => {
 
   it('a dirty main checkout is not touched: the task completes, its work left on the task branch for troupe merge', async () => {
     const repo = await repoWith(pipeline('edit'));
-    writeFiles(repo, { 'README.md': 'my own edit in progress\n' });
+    // the user's own file where the task adds one: merging would overwrite it
+    writeFiles(repo, { 'src/health.ts': 'my own edit in progress\n' });
     const { code, json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
     expect(json.status).toBe('completed');
     expect(code).toBe(0);
@@ -109,10 +110,11 @@ describe('default isolation', () => {
     });
     const shown = (await troupe(repo, ['status', json.id])).stdout;
     expect(shown).toContain('not merged into main');
-    expect(shown).toContain('with uncommitted changes to README.md; troupe will not touch it');
+    expect(shown).toContain(
+      'would overwrite uncommitted changes to src/health.ts; troupe will not touch them',
+    );
     expect(shown).toContain(`troupe merge ${json.id}`);
-    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
-    expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
+    expect(read(repo, 'src/health.ts')).toBe('my own edit in progress\n');
     expect(await sh(repo, 'show', `troupe/${json.id}:src/health.ts`)).toBe('export const ok = true;');
     expect(await sh(repo, 'show', 'main:README.md')).toBe('hello');
   });

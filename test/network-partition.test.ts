@@ -235,6 +235,12 @@ describe('a worker stalled past its lease', () => {
       const trace = `${logs()}\n${describeLog(log, resumedAt)}`;
       expectTakenOver(log, resumedAt, 5000, trace);
       expect(stalled.child.exitCode, trace).toBeNull();
+      // said as it is: nobody cancelled the task
+      await waitFor(
+        async () => (stalled.stderr().includes(`${taskId}: lease lost to `) ? true : undefined),
+        20_000,
+      );
+      expect(stalled.stderr()).not.toMatch(/cancelled/);
       expect(await Promise.all(workers.map((w) => w.stop()))).toEqual([0, 0]);
     } finally {
       for (const w of workers) {

@@ -373,6 +373,48 @@ describe('troupe worker', () => {
     expect([await claude.stop(), await codex.stop()]).toEqual([0, 0]);
   }, 90_000);
 
+  it('projects sharing a database through ?schema= keep apart: each worker takes its own wake-ups and lists its own workers', async () => {
+    await using db = await testDatabase();
+    const storeOf = (schema: string) => ({ TROUPE_STORE: `${db.url}?schema=${schema}`, TROUPE_QUEUE: '' });
+    const files = {
+      'p.yaml': 'agents:\n  - id: writer\n    runtime: claude\n',
+      's.yaml': 'agents:\n  writer: ["draft"]\n',
+    };
+    const [a, b] = [project(files), project(files)];
+    const workerB = await startWorker(b, '', ['--runtimes', 'claude'], storeOf('proj_b'));
+    const id = await detach(
+      a,
+      '',
+      ['task of A', '--file', 'p.yaml', '--script', 's.yaml'],
+      storeOf('proj_a'),
+    );
+    // B's worker is told of the wake-up and polls: time for it to take the wake-up, were it in its queue
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const workerA = await startWorker(a, '', ['--runtimes', 'claude'], storeOf('proj_a'));
+    const events = () =>
+      db.query<{ type: string; data: string }>(
+        'SELECT type, data FROM proj_a.events WHERE task_id = $1 ORDER BY seq',
+        [id],
+      );
+    await waitFor(
+      async () => ((await events()).some((e) => e.type === 'task_completed') ? true : undefined),
+      30_000,
+    );
+    expect(workerA.stderr()).toContain(`${id}: running`);
+    expect(workerB.stderr()).not.toContain(id);
+    const jobs = (schema: string) =>
+      db.query(`SELECT state FROM pgboss_${schema}.job WHERE data->>'taskId' = $1`, [id]);
+    expect((await jobs('proj_a')).length).toBeGreaterThan(0);
+    expect(await jobs('proj_b')).toEqual([]);
+    const listed = async (dir: string, schema: string) =>
+      JSON.parse((await troupe(dir, ['workers', '--json'], storeOf(schema))).stdout).map(
+        (w: { pid: number }) => w.pid,
+      );
+    expect(await listed(a, 'proj_a')).toEqual([workerA.pid]);
+    expect(await listed(b, 'proj_b')).toEqual([workerB.pid]);
+    expect([await workerA.stop(), await workerB.stop()]).toEqual([0, 0]);
+  }, 90_000);
+
   it('bad input: --detach without a queue creates nothing; unknown runtimes and a zero concurrency are usage errors', async () => {
     const dir = project({
       'p.yaml': chain,

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { read, sh, tmpRepo, writeFiles } from './support/git-repo.js';
@@ -58,43 +58,63 @@ describe('tasks in their own git worktree', () => {
     expect(messages).toContain('Troupe-Agent: tester');
   });
 
-  it('merge: manual leaves the branch for `troupe merge`, and a dirty main checkout is left alone', async () => {
+  it('merge: manual leaves the branch for `troupe merge`, which leaves alone a checkout whose edits it would overwrite', async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });
     await sh(repo, 'add', '-A');
     await sh(repo, 'commit', '-qm', 'pipeline');
-    writeFiles(repo, { 'README.md': 'my own edit in progress\n' });
+    writeFiles(repo, { 'src/health.ts': 'my own edit in progress\n' });
     const { json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
     expect(json.status).toBe('completed');
-    expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
-    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
+    expect(read(repo, 'src/health.ts')).toBe('my own edit in progress\n');
     expect(await sh(repo, 'show', `troupe/${json.id}:src/health.ts`)).toBe('export const ok = true;');
     const refused = await troupe(repo, ['merge', json.id]);
     expect(refused.code).not.toBe(0);
-    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
+    expect(refused.stderr).toContain('would overwrite uncommitted changes to src/health.ts');
+    expect(read(repo, 'src/health.ts')).toBe('my own edit in progress\n');
+    expect(await sh(repo, 'show', 'main:README.md')).toBe('hello');
   });
 
-  it('merge: on_complete with a dirty main checkout completes the task, leaves the checkout alone and says why it did not merge', async () => {
+  it("merge: on_complete merges beside the user's untracked notes and unrelated edits, which stay exactly as they were", async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });
     await sh(repo, 'add', '-A');
     await sh(repo, 'commit', '-qm', 'pipeline');
-    writeFiles(repo, { 'README.md': 'my own edit in progress\n' });
+    writeFiles(repo, { 'notes.txt': 'my notes\n', 'README.md': 'my own edit in progress\n' });
+    const { code, json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect([code, json.status]).toEqual([0, 'completed']);
+    expect(eventLog(repo, json.id).find((e) => e.type === 'workspace_merged')?.data).toMatchObject({
+      into: 'main',
+    });
+    expect(read(repo, 'src/health.ts')).toBe('export const ok = true;\n');
+    expect(await sh(repo, 'show', 'main:src/health.ts')).toBe('export const ok = true;');
+    expect([read(repo, 'notes.txt'), read(repo, 'README.md')]).toEqual([
+      'my notes\n',
+      'my own edit in progress\n',
+    ]);
+    expect(await sh(repo, 'status', '--porcelain')).toBe(' M README.md\n?? notes.txt');
+  });
+
+  it('merge: on_complete with a main checkout whose edits it would overwrite completes the task, leaves the checkout alone and says why it did not merge', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    writeFiles(repo, { 'src/health.ts': 'my own edit in progress\n' });
     const { code, json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
     expect(code).toBe(0);
     expect(json.status).toBe('completed');
-    expect(read(repo, 'README.md')).toBe('my own edit in progress\n');
-    expect(existsSync(join(repo, 'src', 'health.ts'))).toBe(false);
+    expect(read(repo, 'src/health.ts')).toBe('my own edit in progress\n');
     expect(eventLog(repo, json.id).find((e) => e.type === 'workspace_merge_failed')?.data).toMatchObject({
       into: 'main',
-      reason: expect.stringMatching(/uncommitted changes/),
+      reason: expect.stringMatching(/uncommitted changes to src\/health.ts/),
     });
     const status = await troupe(repo, ['status', json.id]);
     expect(status.stdout).toMatch(
       new RegExp(`not merged into main: .*uncommitted changes.*troupe merge ${json.id}`),
     );
     // once the checkout is clean, troupe merge finishes the job
-    await sh(repo, 'checkout', '--', 'README.md');
+    rmSync(join(repo, 'src', 'health.ts'));
     expect((await troupe(repo, ['merge', json.id])).code).toBe(0);
     expect(await sh(repo, 'show', 'main:src/health.ts')).toBe('export const ok = true;');
   });

@@ -163,15 +163,17 @@ describe('troupe worktrees / merge (the real binary)', () => {
     expect(await sh(repo, 'show', `troupe/${id}:work.txt`)).toBe('work');
   });
 
-  it('merge refuses a dirty main checkout that has the base checked out', async () => {
+  it('merge refuses a main checkout with uncommitted changes the merge would overwrite', async () => {
     const repo = await tmpRepo();
     const task = await completedTask(repo, 'x.txt');
-    writeFiles(repo, { 'README.md': 'my edit\n' });
+    writeFiles(repo, { 'x.txt': 'my edit\n' });
     const result = await troupe(repo, ['merge', task.id]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('with uncommitted changes to README.md; troupe will not touch it');
+    expect(result.stderr).toContain(
+      'would overwrite uncommitted changes to x.txt; troupe will not touch them',
+    );
     expect(result.stderr).toContain(`hint: commit or stash them there, then run \`troupe merge ${task.id}\``);
-    expect(readFileSync(join(repo, 'README.md'), 'utf8')).toBe('my edit\n');
+    expect(readFileSync(join(repo, 'x.txt'), 'utf8')).toBe('my edit\n');
   });
 
   it('outside a git repository: a usage error', async () => {

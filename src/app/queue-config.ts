@@ -1,5 +1,6 @@
 import { QueueError } from '../core/errors.js';
 import type { PgBossQueue, QueueSettings } from '../store/queue/pg-boss-queue.js';
+import { withDefaultSchema } from '../store/queue/queue-namespace.js';
 import type { DeadLetter } from '../store/queue/work-queue.js';
 import type { WorkerRow } from '../store/queue/worker-registry.js';
 import { redactStoreUrl } from '../store/store-url.js';
@@ -8,13 +9,18 @@ import { type Project, projectStoreLocation } from './project.js';
 /**
  * Where the work queue is: `--queue`, else `TROUPE_QUEUE`, else `queue:` in .troupe/config.yaml,
  * else the store's own database when the store is PostgreSQL (`--store`, `TROUPE_STORE`,
- * `store:`). Null: none.
+ * `store:`). Null: none. Its `?schema=` keeps the project's queue apart from other projects' on
+ * the same database (store/queue/queue-namespace.ts): by default the store's schema.
  */
 export function queueUrl(project: Pick<Project, 'root' | 'config'>, given?: string): string | null {
-  if (given || process.env.TROUPE_QUEUE || project.config.queue)
-    return given || process.env.TROUPE_QUEUE || project.config.queue;
   const store = projectStoreLocation(project.root, project.config);
-  return store.kind === 'postgres' ? store.url : null;
+  const url =
+    given ||
+    process.env.TROUPE_QUEUE ||
+    project.config.queue ||
+    (store.kind === 'postgres' ? store.url : null);
+  if (!url) return null;
+  return store.kind === 'postgres' && store.schema ? withDefaultSchema(url, store.schema) : url;
 }
 
 /** A positive number from the environment (tests and operators tune the queue's timing this way). */

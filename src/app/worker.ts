@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { TaskBusyError } from '../core/errors.js';
+import { LeaseLostError, NotFoundError, TaskBusyError } from '../core/errors.js';
 import { isTerminal } from '../core/events.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { Step } from '../engine/plan/plan.js';
 import { stepLabels, stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
 import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
 import type { WorkerRegistry } from '../store/queue/worker-registry.js';
-import type { Project } from './project.js';
+import { describeStore } from '../store/store-url.js';
+import { type Project, projectStoreLocation } from './project.js';
 
 /**
  * `troupe worker`: takes wake-ups from the queue for the runtimes it serves and runs their tasks
@@ -34,6 +35,9 @@ export interface WorkerSettings {
   graceSeconds: number;
   log: (line: string) => void;
 }
+
+/** Why a run is aborted when its lease was taken over: told apart from a cancel or a drain. */
+const LEASE_LOST = new LeaseLostError('', 'lease lost');
 
 export function laneOf(runtime: string | null, labels: readonly string[] = []): string {
   return labelledLane(runtime ?? ANY_LANE, labels);
@@ -74,7 +78,7 @@ export class Worker {
 
   async start(): Promise<void> {
     // a lease lost (taken over after this worker was cut off): stop the run, record nothing more
-    this.project.store.onLeaseLost?.((taskId) => this.running.get(taskId)?.abort());
+    this.project.store.onLeaseLost?.((taskId) => this.running.get(taskId)?.abort(LEASE_LOST));
     await this.beat();
     this.heartbeat = setInterval(() => void this.beat(), 5000);
     const lanes = [...this.settings.runtimes, ANY_LANE];
@@ -120,8 +124,9 @@ export class Worker {
     const { taskId } = job;
     if (this.draining) return this.queue.enqueue({ taskId, lane: job.lane });
     const summary = this.project.store.task(taskId);
+    if (!summary) throw this.notHere(taskId);
     // a task running here already schedules what it needs when its run ends
-    if (!summary || isTerminal(summary.status) || this.running.has(taskId)) return;
+    if (isTerminal(summary.status) || this.running.has(taskId)) return;
     const stop = new AbortController();
     this.running.set(taskId, stop);
     try {
@@ -133,9 +138,12 @@ export class Worker {
       const state = await this.project.tasks.continue(taskId, undefined, stop.signal, (step, s) =>
         this.leaves(step, s),
       );
+      if (stop.signal.reason === LEASE_LOST) return this.lostLease(taskId);
       this.settings.log(`${taskId}: left ${state.status}`);
     } catch (error) {
       if (error instanceof TaskBusyError) return; // its holder schedules what follows
+      // the run stopped because another process holds the task now, which schedules what follows
+      if (stop.signal.reason === LEASE_LOST || error instanceof LeaseLostError) return this.lostLease(taskId);
       this.settings.log(`${taskId}: ${(error as Error).message}`);
       throw error;
     } finally {
@@ -144,11 +152,31 @@ export class Worker {
     await this.scheduleNext(taskId);
   }
 
+  /**
+   * A wake-up for a task this project's store does not have (another project's, should queues
+   * ever be shared): said, and failed rather than done, so it is retried and in the end lands
+   * among the dead letters instead of vanishing.
+   */
+  private notHere(taskId: string): Error {
+    const where = describeStore(projectStoreLocation(this.project.root, this.project.config));
+    const message = `${taskId}: not in this project's store (${where}); left for its owner`;
+    this.settings.log(message);
+    return new NotFoundError(message);
+  }
+
+  /** Said as it is: the task was not cancelled, another worker took it over. */
+  private lostLease(taskId: string): void {
+    const holder = this.project.store.leaseHolder(taskId);
+    const who = holder ? (holder.worker ?? `process ${holder.pid} on ${holder.host}`) : 'another worker';
+    this.settings.log(`${taskId}: lease lost to ${who} — stopped`);
+  }
+
   /** A task's holder may have died: when nobody holds it, it is woken where it can go on. */
   private async check(job: WakeJob): Promise<void> {
     const { taskId } = job;
     const summary = this.project.store.task(taskId);
-    if (!summary || isTerminal(summary.status)) return;
+    if (!summary) throw this.notHere(taskId);
+    if (isTerminal(summary.status)) return;
     if (this.running.has(taskId) || this.project.store.leaseHolder(taskId)) {
       await this.queue.enqueue(
         { taskId, lane: CHECK_LANE },

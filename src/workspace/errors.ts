@@ -46,7 +46,7 @@ export class NoCommitError extends TroupeError {
   }
 }
 
-/** The base is checked out in a checkout with uncommitted changes: merging there could mix them in. */
+/** The base is checked out where the merge would overwrite uncommitted changes or untracked files. */
 export class DirtyCheckoutError extends StateError {
   constructor(
     readonly base: string,
@@ -55,7 +55,7 @@ export class DirtyCheckoutError extends StateError {
     taskId: string,
   ) {
     super(
-      `${base} is checked out in ${path} with uncommitted changes to ${someOf(files)}; troupe will not touch it`,
+      `${base} is checked out in ${path}, where the merge would overwrite uncommitted changes to ${someOf(files)}; troupe will not touch them`,
       { hint: `commit or stash them there, then run \`troupe merge ${taskId}\`` },
     );
   }

@@ -119,33 +119,85 @@ describe('mergeIntoBase', () => {
     expect(await status(repo)).toBe('');
   });
 
-  it('refuses when base is checked out in a dirty main checkout, and changes nothing', async () => {
-    const repo = await tmpRepo();
+  it("merges beside the user's untracked files and edits the task does not touch, keeping them exactly", async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n' });
+    const { sha } = await taskWithCommit(repo);
+    writeFiles(repo, { 'notes.txt': 'my notes\n', 'README.md': 'my edit\n' });
+    const before = await status(repo);
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toMatchObject({ merged: 'fast-forward', sha });
+    expect(read(repo, 'feature.txt')).toBe('feature\n');
+    expect([read(repo, 'notes.txt'), read(repo, 'README.md')]).toEqual(['my notes\n', 'my edit\n']);
+    expect(await status(repo)).toBe(before);
+  });
+
+  it('with a merge commit too: made aside, then the checkout moves to it around the user’s edits', async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n' });
     await taskWithCommit(repo);
-    writeFiles(repo, { 'README.md': 'mine\n' });
+    writeFiles(repo, { 'other.txt': 'on main\n' });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'main moves on');
+    writeFiles(repo, { 'notes.txt': 'my notes\n', 'README.md': 'my edit\n' });
+    await sh(repo, 'add', 'README.md'); // staged, too
+    const before = await status(repo);
+    const result = await mergeIntoBase({ repo, taskId: 'T-1' });
+    expect(result).toMatchObject({ merged: 'merge-commit' });
+    expect(await rev(repo, 'main')).toBe('sha' in result ? result.sha : '');
+    expect(read(repo, 'feature.txt')).toBe('feature\n');
+    expect([read(repo, 'notes.txt'), read(repo, 'README.md')]).toEqual(['my notes\n', 'my edit\n']);
+    expect(await status(repo)).toBe(before);
+    expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
+  });
+
+  it('refuses, naming it and changing nothing, when the task adds a file the user has untracked there', async () => {
+    const repo = await tmpRepo();
+    await taskWithCommit(repo, 'notes.txt', 'from the task\n');
+    writeFiles(repo, { 'notes.txt': 'my notes\n' });
     const head = await rev(repo, 'main');
-    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toThrow(
-      /main is checked out in .* with uncommitted changes/,
-    );
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toMatchObject({
+      name: 'DirtyCheckoutError',
+      files: ['notes.txt'],
+      message: expect.stringMatching(
+        /^main is checked out in .*, where the merge would overwrite uncommitted changes to notes.txt; troupe will not touch them$/,
+      ),
+      hint: 'commit or stash them there, then run `troupe merge T-1`',
+    });
     expect(await rev(repo, 'main')).toBe(head);
-    expect(read(repo, 'README.md')).toBe('mine\n');
+    expect(read(repo, 'notes.txt')).toBe('my notes\n');
+  });
+
+  it('refuses, naming it, when the user changed a tracked file the task changes too', async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n' });
+    await taskWithCommit(repo, 'README.md', 'the task says hi\n');
+    writeFiles(repo, { 'README.md': 'mine\n', 'notes.txt': 'unrelated\n' });
+    const head = await rev(repo, 'main');
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toMatchObject({ files: ['README.md'] });
+    expect(await rev(repo, 'main')).toBe(head);
+    expect([read(repo, 'README.md'), read(repo, 'notes.txt')]).toEqual(['mine\n', 'unrelated\n']);
+  });
+
+  it("leaves to git what troupe's list misses, and names what git names: an untracked file where the task makes a folder", async () => {
+    const repo = await tmpRepo();
+    await taskWithCommit(repo, 'src/x.txt', 'x\n');
+    writeFiles(repo, { src: 'a file of mine\n' });
+    const head = await rev(repo, 'main');
+    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toMatchObject({
+      name: 'DirtyCheckoutError',
+      files: ['src'],
+    });
+    expect(await rev(repo, 'main')).toBe(head);
+    expect(read(repo, 'src')).toBe('a file of mine\n');
   });
 
   it('names the uncommitted files it refused for: a few, then how many more', async () => {
     const repo = await tmpRepo();
-    await taskWithCommit(repo);
-    writeFiles(repo, { 'README.md': 'mine\n', 'a.txt': '', 'b.txt': '', 'c.txt': '', 'd.txt': '' });
+    const task = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+    const names = ['README.md', 'a.txt', 'b.txt', 'c.txt', 'd.txt'];
+    writeFiles(task.path, Object.fromEntries(names.map((name) => [name, 'from the task\n'])));
+    await commitStage({ path: task.path, message: 'feature' });
+    writeFiles(repo, Object.fromEntries(names.map((name) => [name, 'mine\n'])));
     await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toThrow(
-      /with uncommitted changes to README.md, a.txt, b.txt and 2 more; troupe will not touch it$/,
+      /uncommitted changes to README.md, a.txt, b.txt and 2 more; troupe will not touch them$/,
     );
-    await sh(repo, 'add', '-A');
-    await sh(repo, 'commit', '-qm', 'mine');
-    writeFiles(repo, { 'README.md': 'more\n' });
-    await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toMatchObject({
-      name: 'DirtyCheckoutError',
-      files: ['README.md'],
-      hint: 'commit or stash them there, then run `troupe merge T-1`',
-    });
   });
 
   it("troupe's untracked files under .troupe/ (troupe init's pipeline) do not hold the merge", async () => {
@@ -167,7 +219,7 @@ describe('mergeIntoBase', () => {
     await taskWithCommit(repo, '.troupe/pipelines/default.yaml', 'from the task\n');
     writeFiles(repo, { '.troupe/pipelines/default.yaml': 'mine\n' });
     await expect(mergeIntoBase({ repo, taskId: 'T-1' })).rejects.toThrow(
-      /uncommitted changes to .troupe\/pipelines\/default.yaml; troupe will not touch it/,
+      /uncommitted changes to .troupe\/pipelines\/default.yaml; troupe will not touch them/,
     );
     expect(read(repo, '.troupe/pipelines/default.yaml')).toBe('mine\n');
   });
@@ -184,6 +236,26 @@ describe('mergeIntoBase', () => {
       conflict: { branch: 'troupe/T-1', files: ['README.md'], merged: [], base: 'main' },
     });
     expect(await rev(repo, 'main')).toBe(head);
+    expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
+  });
+
+  it("a conflict with a checked-out base happens aside: the user's checkout and files stay as they were", async () => {
+    const repo = await tmpRepo({ 'README.md': 'hi\n', 'other.txt': 'other\n' });
+    await taskWithCommit(repo, 'README.md', 'task version\n');
+    writeFiles(repo, { 'README.md': 'main version\n' });
+    await sh(repo, 'commit', '-qam', 'main edit');
+    writeFiles(repo, { 'notes.txt': 'my notes\n', 'other.txt': 'my edit\n' });
+    const [head, before] = [await rev(repo, 'main'), await status(repo)];
+    expect(await mergeIntoBase({ repo, taskId: 'T-1' })).toEqual({
+      conflict: { branch: 'troupe/T-1', files: ['README.md'], merged: [], base: 'main' },
+    });
+    expect(await rev(repo, 'main')).toBe(head);
+    expect(await status(repo)).toBe(before);
+    expect([read(repo, 'README.md'), read(repo, 'notes.txt'), read(repo, 'other.txt')]).toEqual([
+      'main version\n',
+      'my notes\n',
+      'my edit\n',
+    ]);
     expect(readdirSync(join(repo, '.troupe/tmp'))).toEqual([]);
   });
 

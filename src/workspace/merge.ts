@@ -6,7 +6,7 @@ import type { Conflict } from '../core/task-workspace.js';
 import { DirtyCheckoutError, GitError } from './errors.js';
 import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
-import { ensureExcluded, isDirty, scratchDir, type UncommittedFile, uncommittedFiles } from './repo.js';
+import { ensureExcluded, isDirty, scratchDir, uncommittedFiles } from './repo.js';
 import { branchBase, DEFAULT_BRANCH_PREFIX, taskBranch } from './task-worktree.js';
 import { worktreeEntries } from './worktree-list.js';
 
@@ -55,10 +55,11 @@ export type MergeIntoBaseResult =
   | { conflict: Conflict & { base: string } };
 
 /**
- * Merges the task branch into its base: fast-forward when possible, a merge commit otherwise.
- * The user's checkout is never disturbed: a base not checked out anywhere is moved with
- * update-ref (the merge commit is made in a scratch worktree); a base checked out in a clean
- * checkout is merged there; a base checked out in a dirty checkout is refused.
+ * Merges the task branch into its base: fast-forward when possible, a merge commit otherwise
+ * (made in a scratch worktree). The user's work is never disturbed: a base not checked out
+ * anywhere is moved with update-ref; a base checked out is moved there by a fast-forward to the
+ * result, beside the user's uncommitted changes and untracked files, as git does it — refused,
+ * naming them, when the merge would change or overwrite any of them.
  */
 export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<MergeIntoBaseResult> {
   assertTaskId(options.taskId);
@@ -83,18 +84,20 @@ export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<Merg
   const checkedOut = (await worktreeEntries(repo)).find((e) => e.branch === base && !e.bare);
 
   if (checkedOut) {
-    // moving the branch under a checkout would leave its files behind: merge in that checkout
+    // moving the branch under a checkout would leave its files behind: move it in that checkout
     const dirty = await blockingChanges(checkedOut.path, baseTip, tip);
     if (dirty.length > 0) throw new DirtyCheckoutError(base, checkedOut.path, dirty, options.taskId);
     const ff = await isAncestor(repo, baseTip, tip);
-    if (ff) {
-      await gitOk(checkedOut.path, ['merge', '--ff-only', '--quiet', `refs/heads/${branch}`], { env });
-    } else {
-      const files = await tryMerge(checkedOut.path, `refs/heads/${branch}`, message, env);
-      if (files) return { conflict: { branch, files, merged: [], base } };
-    }
-    const sha = (await gitOk(checkedOut.path, ['rev-parse', 'HEAD'])).trim();
-    return { merged: ff ? 'fast-forward' : 'merge-commit', base, branch, sha };
+    // a conflict stays in the scratch checkout: `merge --abort` in the user's could not promise
+    // to keep their uncommitted changes
+    const made = ff
+      ? { sha: tip }
+      : await withScratchCheckout(repo, options.taskId, baseTip, (scratch) =>
+          mergeCommit(scratch, branch, message, env),
+        );
+    if ('files' in made) return { conflict: { branch, files: made.files, merged: [], base } };
+    await fastForwardCheckout(checkedOut.path, made.sha, env, { base, taskId: options.taskId });
+    return { merged: ff ? 'fast-forward' : 'merge-commit', base, branch, sha: made.sha };
   }
 
   if (await isAncestor(repo, baseTip, tip)) {
@@ -103,12 +106,45 @@ export async function mergeIntoBase(options: MergeIntoBaseOptions): Promise<Merg
     return { merged: 'fast-forward', base, branch, sha: tip };
   }
   return withScratchCheckout(repo, options.taskId, baseTip, async (scratch) => {
-    const files = await tryMerge(scratch, `refs/heads/${branch}`, message, env);
-    if (files) return { conflict: { branch, files, merged: [], base } };
-    const sha = (await gitOk(scratch, ['rev-parse', 'HEAD'])).trim();
-    await gitOk(repo, ['update-ref', '-m', message, `refs/heads/${base}`, sha, baseTip]);
-    return { merged: 'merge-commit', base, branch, sha };
+    const made = await mergeCommit(scratch, branch, message, env);
+    if ('files' in made) return { conflict: { branch, files: made.files, merged: [], base } };
+    await gitOk(repo, ['update-ref', '-m', message, `refs/heads/${base}`, made.sha, baseTip]);
+    return { merged: 'merge-commit', base, branch, sha: made.sha };
   });
+}
+
+/** The merge commit of the task branch, made in `scratch`; or the files it conflicts in. */
+async function mergeCommit(
+  scratch: string,
+  branch: string,
+  message: string,
+  env: Record<string, string>,
+): Promise<{ sha: string } | { files: string[] }> {
+  const files = await tryMerge(scratch, `refs/heads/${branch}`, message, env);
+  if (files) return { files };
+  return { sha: (await gitOk(scratch, ['rev-parse', 'HEAD'])).trim() };
+}
+
+/**
+ * Fast-forwards the checkout to `sha`. git keeps the uncommitted changes and untracked files the
+ * move does not touch, and refuses (changing nothing) when it would overwrite one: its list of
+ * them becomes a DirtyCheckoutError.
+ */
+async function fastForwardCheckout(
+  checkout: string,
+  sha: string,
+  env: Record<string, string>,
+  about: { base: string; taskId: string },
+): Promise<void> {
+  const args = ['merge', '--ff-only', '--quiet', sha];
+  const result = await git(checkout, args, { env });
+  if (result.code === 0) return;
+  const files = result.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('\t'))
+    .map((line) => line.slice(1));
+  if (files.length === 0) throw new GitError(args, result.code, result.stderr || result.stdout);
+  throw new DirtyCheckoutError(about.base, checkout, files, about.taskId);
 }
 
 /** Runs `fn` in a scratch checkout detached at `commit` (`.troupe/tmp/merge-<task>-<random>`), removed afterwards. */
@@ -129,19 +165,19 @@ export async function withScratchCheckout<T>(
 }
 
 /**
- * The uncommitted changes in a checkout that keep troupe from merging there. Untracked files under
- * `.troupe/` do not count: they are troupe's (`troupe init`'s pipeline and config, not yet
- * committed; its state is ignored anyway) and a merge leaves them alone — unless it would write
- * one of them.
+ * The user's uncommitted changes and untracked files in a checkout that the merge would change or
+ * overwrite: those the task branch changed since it left the base. The others (notes, build
+ * output, an edit elsewhere) stay as they are beside the merge.
  */
 async function blockingChanges(checkout: string, baseTip: string, tip: string): Promise<string[]> {
   const files = await uncommittedFiles(checkout);
-  const troupes = (f: UncommittedFile) => f.untracked && f.path.startsWith('.troupe/');
-  if (!files.some(troupes)) return files.map((f) => f.path);
-  const incoming = (await gitOk(checkout, ['diff', '--name-only', '-z', `${baseTip}...${tip}`]))
-    .split('\0')
-    .filter(Boolean);
-  return files.filter((f) => !troupes(f) || incoming.includes(f.path)).map((f) => f.path);
+  if (files.length === 0) return [];
+  const incoming = new Set(
+    (await gitOk(checkout, ['diff', '--name-only', '--no-renames', '-z', `${baseTip}...${tip}`]))
+      .split('\0')
+      .filter(Boolean),
+  );
+  return files.filter((f) => incoming.has(f.path)).map((f) => f.path);
 }
 
 /** Merges `rev` (a ref or commit); on a conflict aborts and returns the conflicting files; null when merged. */

@@ -74,7 +74,7 @@ export function registerWorker(program: Command): void {
         const project = limits
           ? { ...opened, tasks: projectTaskService(opened.root, opened.store, opened.config, limits) }
           : opened;
-        const worker = new Worker(project, queue, new WorkerRegistry(queue.db), {
+        const worker = new Worker(project, queue, new WorkerRegistry(queue.db, queue.schema), {
           id,
           runtimes,
           labels,
@@ -117,7 +117,7 @@ export function registerWorkers(program: Command): void {
         const project = openProject();
         const queue = await openQueue(project, { given: options.queue, needed: 'troupe workers' });
         try {
-          const rows = await new WorkerRegistry(queue.db).list();
+          const rows = await new WorkerRegistry(queue.db, queue.schema).list();
           if (options.json) {
             printJson(rows);
             return 0;

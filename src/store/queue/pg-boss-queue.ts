@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import { namespaced, queueLocation } from './queue-namespace.js';
 import {
   type DeadLetter,
   servesLane,
@@ -13,7 +14,9 @@ import {
  * The work queue on pg-boss (PostgreSQL). One pg-boss queue per lane (`troupe-claude`,
  * `troupe-any`, `troupe-check`, …), all with the `short` policy keyed by task id, so a wake-up
  * not yet taken absorbs its duplicates; failed jobs are retried with an exponential backoff and,
- * past the limit, copied to `troupe-dead`. pg-boss is loaded only when a queue is opened.
+ * past the limit, copied to `troupe-dead`. pg-boss is loaded only when a queue is opened. A
+ * project's queue is in a namespace of its own (queue-namespace.ts): pg-boss schema
+ * `pgboss_<schema>`, wake-up channel `troupe_wake_<schema>`.
  */
 
 export const DEAD_QUEUE = 'troupe-dead';
@@ -24,6 +27,7 @@ export const DEAD_QUEUE = 'troupe-dead';
  * costs at most one poll period.
  */
 const WAKE_CHANNEL = 'troupe_wake';
+const BOSS_SCHEMA = 'pgboss';
 
 const QUEUE_PREFIX = 'troupe-';
 
@@ -57,8 +61,8 @@ export function laneQueue(lane: string): string {
   return `${QUEUE_PREFIX}${lane}`;
 }
 
-const DEAD_LETTERS =
-  "SELECT data, output, created_on FROM pgboss.job WHERE name = $1 AND state < 'active' ORDER BY created_on";
+const deadLettersSql = (bossSchema: string) =>
+  `SELECT data, output, created_on FROM ${bossSchema}.job WHERE name = $1 AND state < 'active' ORDER BY created_on`;
 
 interface DeadRow {
   data: { taskId: string };
@@ -76,17 +80,21 @@ function toDeadLetters(rows: DeadRow[]): DeadLetter[] {
 
 /** The dead letters, read without starting pg-boss; none when it was never installed there. */
 export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
+  const location = queueLocation(url);
+  const bossSchema = namespaced(BOSS_SCHEMA, location.schema);
   const { default: pg } = await import('pg');
   const client = new pg.Client({
-    connectionString: url,
+    connectionString: location.url,
     application_name: 'troupe',
     connectionTimeoutMillis: 10_000,
   });
   await client.connect();
   try {
-    const installed = await client.query<{ t: string | null }>("SELECT to_regclass('pgboss.job')::text AS t");
+    const installed = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
+      `${bossSchema}.job`,
+    ]);
     if (!installed.rows[0]?.t) return [];
-    return toDeadLetters((await client.query<DeadRow>(DEAD_LETTERS, [DEAD_QUEUE])).rows);
+    return toDeadLetters((await client.query<DeadRow>(deadLettersSql(bossSchema), [DEAD_QUEUE])).rows);
   } finally {
     await client.end().catch(() => {});
   }
@@ -99,8 +107,10 @@ const RETRY_PAUSE_MS = 500;
 
 export async function openPgBossQueue(settings: QueueSettings): Promise<PgBossQueue> {
   const { default: PgBossClass } = await import('pg-boss');
+  const location = queueLocation(settings.url);
   const boss = new PgBossClass({
-    connectionString: settings.url,
+    connectionString: location.url,
+    schema: namespaced(BOSS_SCHEMA, location.schema),
     application_name: 'troupe',
     max: 4,
     supervise: settings.supervise ?? false,
@@ -112,7 +122,7 @@ export async function openPgBossQueue(settings: QueueSettings): Promise<PgBossQu
   const onError = settings.onError ?? (() => {});
   boss.on('error', onError);
   await boss.start();
-  const queue = new PgBossQueue(boss, settings, onError);
+  const queue = new PgBossQueue(boss, settings, location.schema, onError);
   await queue.ensure(DEAD_QUEUE);
   return queue;
 }
@@ -125,12 +135,21 @@ export class PgBossQueue implements WorkQueue {
   private readonly loopStates = new Set<Loop>();
   private listener: Promise<{ end(): Promise<void> } | null> | null = null;
   private working = false;
+  private readonly bossSchema: string;
+  private readonly channel: string;
+  private readonly url: string;
 
   constructor(
     private readonly boss: PgBoss,
     private readonly settings: QueueSettings,
+    /** The project's namespace on the database (queue-namespace.ts); null: the shared default. */
+    readonly schema: string | null,
     private readonly onError: (error: Error) => void,
-  ) {}
+  ) {
+    this.bossSchema = namespaced(BOSS_SCHEMA, schema);
+    this.channel = namespaced(WAKE_CHANNEL, schema);
+    this.url = queueLocation(settings.url).url;
+  }
 
   get db(): PgBoss.Db {
     return this.boss.getDb();
@@ -183,7 +202,7 @@ export class PgBossQueue implements WorkQueue {
         ...(later ? { startAfter: options.startAfter } : {}),
       },
     );
-    if (!later) await this.db.executeSql('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, name]);
+    if (!later) await this.db.executeSql('SELECT pg_notify($1, $2)', [this.channel, name]);
   }
 
   work(options: WorkOptions, handler: WakeHandler): void {
@@ -210,12 +229,12 @@ export class PgBossQueue implements WorkQueue {
   }
 
   async deadLetters(): Promise<DeadLetter[]> {
-    return toDeadLetters((await this.db.executeSql(DEAD_LETTERS, [DEAD_QUEUE])).rows);
+    return toDeadLetters((await this.db.executeSql(deadLettersSql(this.bossSchema), [DEAD_QUEUE])).rows);
   }
 
   async revive(taskId: string): Promise<boolean> {
     const { rows } = await this.db.executeSql(
-      `DELETE FROM pgboss.job WHERE name = $1 AND data->>'taskId' = $2 AND state < 'active' RETURNING id`,
+      `DELETE FROM ${this.bossSchema}.job WHERE name = $1 AND data->>'taskId' = $2 AND state < 'active' RETURNING id`,
       [DEAD_QUEUE, taskId],
     );
     return rows.length > 0;
@@ -231,7 +250,7 @@ export class PgBossQueue implements WorkQueue {
     if (this.listener) return;
     const connecting = (async () => {
       const { default: pg } = await import('pg');
-      const client = new pg.Client({ connectionString: this.settings.url, application_name: 'troupe' });
+      const client = new pg.Client({ connectionString: this.url, application_name: 'troupe' });
       const lost = () => {
         if (this.listener === connecting) this.listener = null;
         client.end().catch(() => {});
@@ -243,7 +262,7 @@ export class PgBossQueue implements WorkQueue {
       );
       try {
         await client.connect();
-        await client.query(`LISTEN ${WAKE_CHANNEL}`);
+        await client.query(`LISTEN ${this.channel}`);
         return client;
       } catch {
         lost();
@@ -261,7 +280,7 @@ export class PgBossQueue implements WorkQueue {
   private async discover(loop: Loop): Promise<void> {
     if (loop.labels.length === 0) return;
     const { rows } = await this.db.executeSql(
-      `SELECT name FROM pgboss.queue WHERE name LIKE '${QUEUE_PREFIX}%--%'`,
+      `SELECT name FROM ${this.bossSchema}.queue WHERE name LIKE '${QUEUE_PREFIX}%--%'`,
       [],
     );
     for (const { name } of rows as Array<{ name: string }>) adopt(loop, name);

@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { ProviderLimit } from '../../core/routing.js';
 import { noRelease, type ProviderTurns, type Release } from '../../scheduler/provider-limiter.js';
+import { createSchemaSql, queueLocation, queueTable } from './queue-namespace.js';
 
 /**
  * `limits:` caps counted across every worker of a queue: each call with a capped provider is a
  * row in the queue's database (`troupe_provider_turns`), taken under an advisory lock per
  * provider when fewer than `concurrency` are open and fewer than `requests_per_minute` started in
  * the last 60 s. A turn of a worker not seen for 30 s (`troupe_workers`) no longer counts, so a
- * killed worker does not hold its turns. A turn waits by asking again every 250 ms.
+ * killed worker does not hold its turns. A turn waits by asking again every 250 ms. Both tables
+ * are in the project's namespace (queue-namespace.ts): each project has its own caps.
  */
 
-const CREATE = `CREATE TABLE IF NOT EXISTS troupe_provider_turns (
+const createSql = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
   id text PRIMARY KEY, provider text NOT NULL, holder text NOT NULL,
   started timestamptz NOT NULL DEFAULT now(), ended timestamptz)`;
 
@@ -20,15 +22,26 @@ export async function openSharedLimits(
   limits: Readonly<Record<string, ProviderLimit>>,
   holder: string,
 ): Promise<SharedLimits> {
+  const location = queueLocation(url);
   const { default: pgModule } = await import('pg');
-  const pool = new pgModule.Pool({ connectionString: url, max: 2, application_name: 'troupe-limits' });
+  const pool = new pgModule.Pool({
+    connectionString: location.url,
+    max: 2,
+    application_name: 'troupe-limits',
+  });
   pool.on('error', () => {}); // an idle connection dropped: the next query makes a new one
+  const tables = {
+    turns: queueTable(location.schema, 'troupe_provider_turns'),
+    workers: queueTable(location.schema, 'troupe_workers'),
+  };
   try {
-    await pool.query(CREATE);
+    const createSchema = createSchemaSql(location.schema);
+    if (createSchema) await pool.query(createSchema);
+    await pool.query(createSql(tables.turns));
   } catch (error) {
     if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
   }
-  return new SharedLimits(pool, limits, holder);
+  return new SharedLimits(pool, limits, holder, tables);
 }
 
 export class SharedLimits implements ProviderTurns {
@@ -36,6 +49,7 @@ export class SharedLimits implements ProviderTurns {
     private readonly pool: pg.Pool,
     private readonly limits: Readonly<Record<string, ProviderLimit>>,
     private readonly holder: string,
+    private readonly tables: { turns: string; workers: string },
   ) {}
 
   acquire(runtime: string, provider: string, signal?: AbortSignal): Release | Promise<Release> {
@@ -58,7 +72,7 @@ export class SharedLimits implements ProviderTurns {
           if (released) return;
           released = true;
           this.pool
-            .query('UPDATE troupe_provider_turns SET ended = now() WHERE id = $1', [id])
+            .query(`UPDATE ${this.tables.turns} SET ended = now() WHERE id = $1`, [id])
             .catch(() => {});
         };
       }
@@ -75,7 +89,7 @@ export class SharedLimits implements ProviderTurns {
         `SELECT count(*) FILTER (WHERE t.ended IS NULL AND w.last_seen > now() - interval '30 seconds') AS open,
                 count(*) FILTER (WHERE t.started > now() - interval '60 seconds') AS recent,
                 extract(epoch FROM now() - max(t.started))::float AS since_last
-         FROM troupe_provider_turns t LEFT JOIN troupe_workers w ON w.id = t.holder
+         FROM ${this.tables.turns} t LEFT JOIN ${this.tables.workers} w ON w.id = t.holder
          WHERE t.provider = $1 AND (t.ended IS NULL OR t.started > now() - interval '60 seconds')`,
         [provider],
       );
@@ -85,7 +99,7 @@ export class SharedLimits implements ProviderTurns {
         return null;
       }
       const id = randomUUID();
-      await client.query('INSERT INTO troupe_provider_turns (id, provider, holder) VALUES ($1, $2, $3)', [
+      await client.query(`INSERT INTO ${this.tables.turns} (id, provider, holder) VALUES ($1, $2, $3)`, [
         id,
         provider,
         this.holder,

@@ -1,8 +1,10 @@
 import type PgBoss from 'pg-boss';
+import { createSchemaSql, queueLocation, queueTable } from './queue-namespace.js';
 
 /**
  * The workers on a queue, in a table of the queue's database: each worker upserts its row every
- * few seconds (`last_seen`), so `troupe workers` can tell the live from the gone.
+ * few seconds (`last_seen`), so `troupe workers` can tell the live from the gone. The table is in
+ * the project's namespace (queue-namespace.ts): a project sees its own workers only.
  */
 
 /** A worker not seen for this long is gone. */
@@ -24,21 +26,23 @@ export interface WorkerRow extends WorkerInfo {
   gone: boolean;
 }
 
-const CREATE = `CREATE TABLE IF NOT EXISTS troupe_workers (
+const createSql = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
   id text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL, runtimes text[] NOT NULL,
   labels text[] NOT NULL, tasks text[] NOT NULL, started timestamptz NOT NULL, last_seen timestamptz NOT NULL)`;
 
 /** The workers on the queue at `url`, read with a connection of its own (without starting pg-boss). */
 export async function readWorkers(url: string): Promise<WorkerRow[]> {
+  const location = queueLocation(url);
   const { default: pg } = await import('pg');
   const client = new pg.Client({
-    connectionString: url,
+    connectionString: location.url,
     application_name: 'troupe',
     connectionTimeoutMillis: 10_000,
   });
   await client.connect();
   try {
-    return await new WorkerRegistry({ executeSql: (text, values) => client.query(text, values) }).list();
+    const db = { executeSql: (text: string, values?: unknown[]) => client.query(text, values) };
+    return await new WorkerRegistry(db, location.schema).list();
   } finally {
     await client.end().catch(() => {});
   }
@@ -46,13 +50,22 @@ export async function readWorkers(url: string): Promise<WorkerRow[]> {
 
 export class WorkerRegistry {
   private ready = false;
+  private readonly name: string;
 
-  constructor(private readonly db: PgBoss.Db) {}
+  /** `schema`: the project's namespace (null: the connection's default schema). */
+  constructor(
+    private readonly db: PgBoss.Db,
+    private readonly schema: string | null,
+  ) {
+    this.name = queueTable(schema, 'troupe_workers');
+  }
 
   private async table(): Promise<void> {
     if (this.ready) return;
     try {
-      await this.db.executeSql(CREATE, []);
+      const createSchema = createSchemaSql(this.schema);
+      if (createSchema) await this.db.executeSql(createSchema, []);
+      await this.db.executeSql(createSql(this.name), []);
     } catch (error) {
       // two workers creating it at once: one wins, the other sees it next time
       if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
@@ -63,7 +76,7 @@ export class WorkerRegistry {
   async seen(worker: WorkerInfo): Promise<void> {
     await this.table();
     await this.db.executeSql(
-      `INSERT INTO troupe_workers (id, host, pid, runtimes, labels, tasks, started, last_seen)
+      `INSERT INTO ${this.name} (id, host, pid, runtimes, labels, tasks, started, last_seen)
        VALUES ($1, $2, $3, $4, $5, $6, $7, now())
        ON CONFLICT (id) DO UPDATE SET tasks = $6, last_seen = now()`,
       [worker.id, worker.host, worker.pid, worker.runtimes, worker.labels, worker.tasks, worker.started],
@@ -72,7 +85,7 @@ export class WorkerRegistry {
 
   async remove(id: string): Promise<void> {
     await this.table();
-    await this.db.executeSql('DELETE FROM troupe_workers WHERE id = $1', [id]);
+    await this.db.executeSql(`DELETE FROM ${this.name} WHERE id = $1`, [id]);
   }
 
   async list(): Promise<WorkerRow[]> {
@@ -80,7 +93,7 @@ export class WorkerRegistry {
     const { rows } = await this.db.executeSql(
       `SELECT id, host, pid, runtimes, labels, tasks, started, last_seen,
               last_seen < now() - make_interval(secs => $1) AS gone
-       FROM troupe_workers ORDER BY started`,
+       FROM ${this.name} ORDER BY started`,
       [GONE_AFTER_MS / 1000],
     );
     return rows.map((r) => ({
