@@ -173,6 +173,11 @@ export type TaskEvent =
     }
   /** The reply to a `mailbox_asked`, taken off the bus: the stage completes with its body. */
   | { type: 'mailbox_replied'; stage: number; activation: string; from: string; body: string }
+  /**
+   * Mail the task wrote (a mailbox stage, a gate or question notice, a `SEND:` line) could not be
+   * delivered: `to` never got it, for `reason`.
+   */
+  | { type: 'mail_failed'; to: string; kind: string; subject: string; reason: string }
   | {
       type: 'gate_decided';
       stage: number;

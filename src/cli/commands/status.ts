@@ -11,8 +11,15 @@ export function registerStatus(program: Command): void {
       action(async (taskId: string, options: { json?: boolean }) => {
         const { openProject } = await import('../../app/project.js');
         const { printJson } = await import('../options.js');
-        const { taskJson, formatDuration, formatTokens, sizeAndSpecLines, taskOwnHint, workspaceLines } =
-          await import('../../app/task-view.js');
+        const {
+          taskJson,
+          formatDuration,
+          formatTokens,
+          mailFailureLines,
+          sizeAndSpecLines,
+          taskOwnHint,
+          workspaceLines,
+        } = await import('../../app/task-view.js');
         const { mailboxWaits, waitingFor } = await import('../../engine/fold/task-state.js');
         const { deadLetters } = await import('../../app/queue-config.js');
         const project = openProject();
@@ -61,6 +68,7 @@ export function registerStatus(program: Command): void {
             `  waiting for ${w.handle} on the bus (${w.agent}, stage ${w.stage}, thread ${w.thread}${until})`,
           );
         }
+        out.push(...mailFailureLines(state));
         if (deadLetter)
           out.push(
             `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,
