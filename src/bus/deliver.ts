@@ -4,7 +4,14 @@ import { messageOf, NotFoundError } from '../core/errors.js';
 import { errno, fsyncDir, publishNoReplace, writeExclusive, writeFileAtomic } from './durable.js';
 import { PartialDeliveryError } from './errors.js';
 import { attemptName } from './ids.js';
-import { ensureMailbox, forgetMailbox, type Mailbox, missingLeaves } from './layout.js';
+import {
+  DELIVERY_FOLDERS,
+  ensureMailbox,
+  forgetMailbox,
+  type Mailbox,
+  missingLeaves,
+  refuseSymlinks,
+} from './layout.js';
 
 export interface Recipient {
   box: Mailbox;
@@ -68,6 +75,7 @@ export function deliver(
 }
 
 function stage(r: Recipient, filename: string, bytes: Buffer): string {
+  refuseSymlinks(r.box, DELIVERY_FOLDERS);
   if (r.existingOnly) {
     const missing = missingLeaves(r.box);
     if (missing.length > 0) {

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import { rfc3339 } from './clock.js';
 import { errno, writeFileAtomic } from './durable.js';
 import { goJson } from './go-json.js';
@@ -75,6 +75,33 @@ export function ensureMailbox(box: Mailbox, force = false): void {
 
 export function forgetMailbox(box: Mailbox): void {
   ensured.delete(box.dir);
+}
+
+/** Every folder of a mailbox, itself first. */
+const FOLDERS = ['.', 'inbox', 'outbox', 'dlq', ...LEAVES] as const;
+/** The folders a delivery writes through. */
+export const DELIVERY_FOLDERS = ['.', 'inbox', 'inbox/tmp', 'inbox/new'] as const;
+
+/**
+ * Refuses a mailbox with a symlinked folder (the mailbox itself, `inbox/new`, `inbox/cur`, …):
+ * following it would move or write mail somewhere else entirely. Missing folders are fine.
+ */
+export function refuseSymlinks(box: Mailbox, folders: readonly string[] = FOLDERS): void {
+  for (const folder of folders) {
+    const path = folder === '.' ? box.dir : join(box.dir, folder);
+    let link: boolean;
+    try {
+      link = lstatSync(path).isSymbolicLink();
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') continue;
+      throw error;
+    }
+    if (link) {
+      throw new StateError(
+        `${path} is a symlink: troupe does not follow symlinked mailbox folders (make it a real directory)`,
+      );
+    }
+  }
 }
 
 /** Leaves that are missing or not real directories (a symlink does not count). */
