@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -100,6 +100,38 @@ describe("engine mail on a bus whose roster is someone else's", () => {
       ]);
       const text = await troupe(dir, ['status', taskId]);
       expect(text.stdout).toContain(`mail to codex not delivered (question: reviewer: stage 2 of ${taskId}`);
+    } finally {
+      run.kill('SIGKILL');
+      await run;
+    }
+  });
+
+  it('replies that cannot be read off the bus are a `mail_failed` too, not a silent wait', async () => {
+    const { dir, base } = await liveProject();
+    const run = startRun(dir);
+    try {
+      const [asked] = await waitFor(async () => {
+        const mail = await inbox(dir, 'codex', base);
+        return mail.length > 0 ? mail : undefined;
+      }, 30_000);
+      const taskId = asked!.thread.replace(/^task\//, '');
+      // the reviewer's inbox, where the reply lands, becomes a symlink: troupe refuses to read it
+      const replies = join(base, 'agents', 'reviewer', 'inbox', 'new');
+      renameSync(replies, join(dir, 'elsewhere'));
+      symlinkSync(join(dir, 'elsewhere'), replies);
+      const failed = await waitFor(async () => {
+        const status = await troupeJson<TaskJson & { mail_failed: Array<Record<string, string>> }>(dir, [
+          'status',
+          taskId,
+        ]);
+        return status.json.mail_failed.length > 0 ? status.json.mail_failed : undefined;
+      }, 30_000);
+      expect(failed[0]).toMatchObject({
+        to: 'reviewer',
+        kind: 'reply',
+        subject: `replies on task/${taskId}`,
+        reason: expect.stringContaining('is a symlink'),
+      });
     } finally {
       run.kill('SIGKILL');
       await run;
