@@ -138,6 +138,31 @@ describe("engine mail on a bus whose roster is someone else's", () => {
     }
   });
 
+  it('a second pipeline with other agents in the same project still mails its gate notice', async () => {
+    const gated = (id: string) =>
+      `agents:\n  - id: ${id}\n    runtime: scripted\n    system_prompt: "{{ input }}"\n    gate: { type: human }\n`;
+    const dir = project({
+      'one.yaml': gated('a'),
+      'two.yaml': gated('b'),
+      'sa.yaml': 'agents:\n  a: ["x"]\n',
+      'sb.yaml': 'agents:\n  b: ["y"]\n',
+    });
+    for (const [file, script] of [
+      ['one.yaml', 'sa.yaml'],
+      ['two.yaml', 'sb.yaml'],
+    ]) {
+      const run = await troupe(dir, ['run', 'go', '--file', file!, '--script', script!]);
+      expect(run.stdout + run.stderr).toMatch(/gate/);
+    }
+    const root = join(dir, '.agent-mail');
+    const notices = await inbox(dir, 'user', root);
+    expect(notices.map((m) => (m as { subject?: string }).subject)).toEqual([
+      expect.stringMatching(/^approve a's output\?/),
+      expect.stringMatching(/^approve b's output\?/),
+    ]);
+    expect(configOf(root).agents).toEqual(['a', 'user']);
+  });
+
   it('with AM_ROOT set to a live session, the mail goes there and the session gets no roster of its own', async () => {
     const { dir, base } = await liveProject();
     const session = join(base, 'collab');
