@@ -230,13 +230,9 @@ describe('bad input', () => {
     expect(readdirSync(newDir)).toEqual([]);
   });
 
-  it.each([
-    ['inbox/new', true],
-    ['inbox/cur', false],
-    ['.', true],
-  ])(
+  it.each(['inbox/new', 'inbox/cur', '.'])(
     'a symlinked mailbox folder (%s) is refused with one line, and its target is untouched',
-    async (folder, onDeliveryPath) => {
+    async (folder) => {
       const { dir, env, box, goodId } = await mailboxWithGoodMail();
       const linked = folder === '.' ? box : join(box, folder);
       const target = join(dir, 'elsewhere');
@@ -245,14 +241,12 @@ describe('bad input', () => {
       symlinkSync(target, linked);
       const before = execFileSync('find', [target, '-type', 'f']).toString();
 
-      const verbs = [
+      for (const args of [
         ['drain', '--me', 'codex', '--json'],
         ['list', '--me', 'codex', '--cur'],
         ['read', '--me', 'codex', '--id', goodId],
-      ];
-      // a send writes through the mailbox and inbox/new only; a symlinked inbox/cur does not stop it
-      if (onDeliveryPath) verbs.push(['send', '--me', 'claude', '--to', 'codex', '--body', 'more']);
-      for (const args of verbs) {
+        ['send', '--me', 'claude', '--to', 'codex', '--body', 'more'],
+      ]) {
         const r = await troupe(dir, ['bus', ...args], env);
         expect(r.code, args.join(' ')).toBe(1);
         expect(r.stderr).toBe(

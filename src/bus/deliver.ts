@@ -4,14 +4,7 @@ import { messageOf, NotFoundError } from '../core/errors.js';
 import { errno, fsyncDir, publishNoReplace, writeExclusive, writeFileAtomic } from './durable.js';
 import { PartialDeliveryError } from './errors.js';
 import { attemptName } from './ids.js';
-import {
-  DELIVERY_FOLDERS,
-  ensureMailbox,
-  forgetMailbox,
-  type Mailbox,
-  missingLeaves,
-  refuseSymlinks,
-} from './layout.js';
+import { ensureMailbox, forgetMailbox, type Mailbox, missingLeaves } from './layout.js';
 
 export interface Recipient {
   box: Mailbox;
@@ -75,7 +68,6 @@ export function deliver(
 }
 
 function stage(r: Recipient, filename: string, bytes: Buffer): string {
-  refuseSymlinks(r.box, DELIVERY_FOLDERS);
   if (r.existingOnly) {
     const missing = missingLeaves(r.box);
     if (missing.length > 0) {

@@ -64,11 +64,14 @@ function mailboxAt(root: string, handle: string): Mailbox {
 }
 
 // mkdir -p of eight dirs is eight syscalls a send; a process only needs to do it once per mailbox
-// (and again if a write finds a directory gone: see ensureMailbox's callers).
+// (and again if a write finds a directory gone: see ensureMailbox's callers). A symlinked folder
+// is refused then too: a send checks once per process and mailbox (its folders' lstats, ~8 µs
+// each on a busy 2-core VM, cost more than a send's own work); drain, list and read every time.
 const ensured = new Set<string>();
 
 export function ensureMailbox(box: Mailbox, force = false): void {
   if (!force && ensured.has(box.dir)) return;
+  refuseSymlinks(box);
   for (const leaf of LEAVES) mkdirSync(join(box.dir, leaf), { recursive: true, mode: 0o700 });
   ensured.add(box.dir);
 }
@@ -79,15 +82,13 @@ export function forgetMailbox(box: Mailbox): void {
 
 /** Every folder of a mailbox, itself first. */
 const FOLDERS = ['.', 'inbox', 'outbox', 'dlq', ...LEAVES] as const;
-/** The folders a delivery writes through. */
-export const DELIVERY_FOLDERS = ['.', 'inbox', 'inbox/tmp', 'inbox/new'] as const;
 
 /**
  * Refuses a mailbox with a symlinked folder (the mailbox itself, `inbox/new`, `inbox/cur`, …):
  * following it would move or write mail somewhere else entirely. Missing folders are fine.
  */
-export function refuseSymlinks(box: Mailbox, folders: readonly string[] = FOLDERS): void {
-  for (const folder of folders) {
+export function refuseSymlinks(box: Mailbox): void {
+  for (const folder of FOLDERS) {
     const path = folder === '.' ? box.dir : join(box.dir, folder);
     let link: boolean;
     try {
