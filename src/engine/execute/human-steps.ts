@@ -1,4 +1,4 @@
-import { HUMAN } from '../../bus/handle.js';
+import { PERSON_MAILBOX } from '../../core/task-mail.js';
 import { parseVerdict } from '../../pipeline/lang/human-verdict.js';
 import type { StepOf } from '../plan/plan.js';
 import type { RunContext } from './run-context.js';
@@ -27,7 +27,11 @@ export function askHuman(run: RunContext, step: StepOf<'ask_human'>): void {
     return;
   }
   run.events.record([requested]);
-  const mail = { to: HUMAN, kind: 'question' as const, subject: `${step.agent} asks (${run.taskId})` };
+  const mail = {
+    to: PERSON_MAILBOX,
+    kind: 'question' as const,
+    subject: `${step.agent} asks (${run.taskId})`,
+  };
   run.events.mailAfterFlush(mail, () =>
     run.ports.mail?.askPerson({
       ...mail,
@@ -44,7 +48,7 @@ export function awaitGate(run: RunContext, step: StepOf<'await_gate'>): void {
     run.events.record([{ type: 'gate_waiting', stage: step.stage, agent: step.agent }]);
     const output = run.state.stages[step.stage - 1]?.output ?? '';
     const mail = {
-      to: HUMAN,
+      to: PERSON_MAILBOX,
       kind: 'review_request' as const,
       subject: `approve ${step.agent}'s output? (${run.taskId}, stage ${step.stage})`,
     };
