@@ -180,6 +180,83 @@ describe('bad input', () => {
     expect(readdirSync(join(box, 'inbox', 'cur'))).toEqual([`${goodId}.md`]);
   });
 
+  it('drain delivers the rest of a batch around a header nested 5,000 deep, which goes to the DLQ with its reason', async () => {
+    const { dir, env, newDir, goodId, box } = await mailboxWithGoodMail();
+    const send = async (body: string) => {
+      const r = await troupe(dir, ['bus', 'send', '--me', 'claude', '--to', 'codex', '--body', body], env);
+      expect(r.code, r.stderr).toBe(0);
+    };
+    await send('good 2');
+    await send('good 3');
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    writeFileSync(join(newDir, BAD), `---json\n${header().slice(0, -1)},"context":${deep}}\n---\ndeep\n`);
+    await send('good 4');
+    await send('good 5');
+
+    const drain = await troupe(dir, ['bus', 'drain', '--me', 'codex', '--json', '--include-body'], env);
+    expect(drain.code, drain.stderr).toBe(0);
+    const { drained } = JSON.parse(drain.stdout) as {
+      drained: Array<{
+        id: string;
+        body?: string;
+        moved_to_cur: boolean;
+        moved_to_dlq: boolean;
+        parse_error?: string;
+      }>;
+    };
+    expect(drained.filter((d) => d.moved_to_cur).map((d) => d.body)).toEqual([
+      'good\n',
+      'good 2\n',
+      'good 3\n',
+      'good 4\n',
+      'good 5\n',
+    ]);
+    const dead = drained.filter((d) => d.moved_to_dlq);
+    expect(dead.map((d) => d.parse_error)).toEqual(['header JSON nests deeper than 100 levels']);
+    expect(readdirSync(newDir)).toEqual([]);
+    expect(readdirSync(join(box, 'inbox', 'cur'))).toHaveLength(5);
+    expect(readdirSync(join(box, 'inbox', 'cur'))).toContain(`${goodId}.md`);
+    const letters = await troupe(dir, ['bus', 'dlq', 'list', '--me', 'codex', '--json'], env);
+    expect(JSON.parse(letters.stdout)).toEqual([
+      expect.objectContaining({ original_file: BAD, failure_reason: 'parse_error' }),
+    ]);
+    // and a send of such a context is refused before anything is written
+    const refused = await troupe(
+      dir,
+      ['bus', 'send', '--me', 'claude', '--to', 'codex', '--body', 'x', '--context', deep],
+      env,
+    );
+    expect(refused.code).not.toBe(0);
+    expect(readdirSync(newDir)).toEqual([]);
+  });
+
+  it.each(['inbox/new', 'inbox/cur', '.'])(
+    'a symlinked mailbox folder (%s) is refused with one line, and its target is untouched',
+    async (folder) => {
+      const { dir, env, box, goodId } = await mailboxWithGoodMail();
+      const linked = folder === '.' ? box : join(box, folder);
+      const target = join(dir, 'elsewhere');
+      execFileSync('cp', ['-a', linked, target]);
+      execFileSync('rm', ['-rf', linked]);
+      symlinkSync(target, linked);
+      const before = execFileSync('find', [target, '-type', 'f']).toString();
+
+      for (const args of [
+        ['drain', '--me', 'codex', '--json'],
+        ['list', '--me', 'codex', '--cur'],
+        ['read', '--me', 'codex', '--id', goodId],
+        ['send', '--me', 'claude', '--to', 'codex', '--body', 'more'],
+      ]) {
+        const r = await troupe(dir, ['bus', ...args], env);
+        expect(r.code, args.join(' ')).toBe(1);
+        expect(r.stderr).toBe(
+          `troupe: ${linked} is a symlink: troupe does not follow symlinked mailbox folders (make it a real directory)`,
+        );
+      }
+      expect(execFileSync('find', [target, '-type', 'f']).toString()).toBe(before);
+    },
+  );
+
   it('ids and handles with path separators are usage errors (exit 2) and touch nothing', async () => {
     const { dir, env, root } = await mailboxWithGoodMail();
     const before = execFileSync('find', [root]).toString();

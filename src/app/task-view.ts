@@ -61,6 +61,8 @@ export function taskJson(state: TaskState, owner: TaskOwner | null = null) {
       asked_at: w.askedAt,
       deadline: w.deadline,
     })),
+    /** Mail the task wrote that was not delivered, oldest first. */
+    mail_failed: state.mailFailures.map((f) => ({ ...f })),
     error: state.failure?.reason ?? null,
     hint: state.failure?.hint ?? ownerGoneHint(state.id, owner),
     owner,
@@ -91,6 +93,13 @@ export function taskOwnHint(state: TaskState): string | null {
   if (!failure?.hint) return null;
   const stageHint = failure.stage === null ? undefined : state.stages[failure.stage - 1]?.error?.hint;
   return failure.hint === stageHint ? null : failure.hint;
+}
+
+/** `troupe status`'s lines for mail the task wrote that was not delivered. */
+export function mailFailureLines(state: TaskState): string[] {
+  return state.mailFailures.map(
+    (f) => `  mail to ${f.to} not delivered (${f.kind}: ${f.subject}): ${f.reason.split('\n')[0]}`,
+  );
 }
 
 /** `troupe status`'s lines for the task's size and spec (none when neither is known). */

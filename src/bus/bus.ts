@@ -36,7 +36,9 @@ import {
   type Header,
   KINDS,
   type Kind,
+  MAX_HEADER_DEPTH,
   MAX_MESSAGE_BYTES,
+  nestsDeeperThan,
   PRIORITIES,
   type Priority,
 } from './message.js';
@@ -240,6 +242,10 @@ export class MessageBus {
       reply_project: route.crossProject ? route.sourceProject : undefined,
       from_project: route.crossProject ? route.sourceProject : undefined,
     };
+    // the header object is one level, `context` the next
+    if (input.context && nestsDeeperThan(input.context, MAX_HEADER_DEPTH - 1)) {
+      throw new UsageError(`context nests deeper than ${MAX_HEADER_DEPTH - 1} levels`);
+    }
     const bytes = formatMessage(header, input.body);
     if (bytes.length > MAX_MESSAGE_BYTES) {
       throw new UsageError(

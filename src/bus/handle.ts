@@ -1,7 +1,8 @@
 import { UsageError } from '../core/errors.js';
+import { PERSON_MAILBOX } from '../core/task-mail.js';
 
 /** The reserved handle of the person; always a known recipient, never listed in config. */
-export const HUMAN = 'user';
+export const HUMAN = PERSON_MAILBOX;
 
 const HANDLE = /^[a-z0-9_-]+$/;
 

@@ -7,7 +7,7 @@ import { moveToDlq } from './dlq.js';
 import { errno, exists, fsyncDir, readRegularFile } from './durable.js';
 import { MessageInvalidError } from './errors.js';
 import { isMessageFilename, isValidHandle, messageFilename } from './handle.js';
-import type { Mailbox } from './layout.js';
+import { type Mailbox, refuseSymlinks } from './layout.js';
 import { byCreated, type Header, MAX_MESSAGE_BYTES, type Message, parseMessage } from './message.js';
 import { newReceipt, type Receipt, writeReceipts } from './receipts.js';
 import { headerProblem, type ValidateOptions } from './validate.js';
@@ -103,6 +103,7 @@ export function listMessages(
   options: ListOptions = {},
   validate: ValidateOptions = {},
 ): { items: MessageItem[]; warnings: string[] } {
+  refuseSymlinks(box);
   const dir = options.box === 'cur' ? box.inboxCur : box.inboxNew;
   const items: MessageItem[] = [];
   const warnings: string[] = [];
@@ -136,54 +137,68 @@ export interface DrainOptions {
 }
 
 /**
- * AMQ's drain: claim first (new → cur, one winner per message), then parse and validate the
- * claimed copy; valid mail gets a `drained` receipt, invalid mail goes to the DLQ with a `dlq`
- * receipt. Cost follows what is in `new/`, never what is already in `cur/`.
+ * AMQ's drain, one message at a time: each is read and checked where it is (`new/`), then
+ * claimed (new → cur, one winner among concurrent consumers); valid mail gets a `drained`
+ * receipt, invalid mail (malformed, oversized, nested too deep) goes from `cur/` to the DLQ with
+ * a `dlq` receipt. One bad message never holds up the rest of the batch, and a failure part-way
+ * leaves what was not reached in `new/`. Cost follows what is in `new/`, never what is in `cur/`.
  */
 export function drainMessages(
   box: Mailbox,
   options: DrainOptions = {},
   validate: ValidateOptions = {},
 ): DrainItem[] {
+  refuseSymlinks(box);
   const limit = options.limit ?? 20;
-  const claimed: string[] = [];
-  for (const name of mailNames(box.inboxNew)) {
-    if (limit > 0 && claimed.length >= limit) break;
-    if (claim(box.inboxNew, box.inboxCur, name) === 'claimed') claimed.push(name);
-  }
-  if (claimed.length === 0) return [];
-  fsyncDir(box.inboxCur);
-  fsyncDir(box.inboxNew);
-
   const items: DrainItem[] = [];
   const receipts: Receipt[] = [];
-  for (const name of claimed) {
-    const path = join(box.inboxCur, name);
-    try {
-      const m = loadMessage(path, validate);
-      items.push({
-        ...toItem(m.header, options.includeBody ? m.body : undefined),
-        moved_to_cur: true,
-        moved_to_dlq: false,
-      });
-      receipts.push(
-        newReceipt({
-          msg_id: m.header.id,
-          thread: m.header.thread,
-          sender: m.header.from,
-          consumer: box.handle,
-          stage: 'drained',
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof MessageInvalidError)) throw error;
-      const { item, receipt } = deadLetter(box, path, name, error, 'cur');
-      items.push(item);
-      receipts.push(receipt);
+  try {
+    for (const name of mailNames(box.inboxNew)) {
+      if (limit > 0 && items.length >= limit) break;
+      const drained = drainOne(box, name, options.includeBody === true, validate);
+      if (!drained) continue;
+      items.push(drained.item);
+      receipts.push(drained.receipt);
+    }
+  } finally {
+    if (items.length > 0) {
+      fsyncDir(box.inboxCur);
+      fsyncDir(box.inboxNew);
+      writeReceipts(box, receipts);
     }
   }
-  writeReceipts(box, receipts);
   return items.sort(byCreated);
+}
+
+/** One message of `new/`, parsed, then claimed; undefined when another consumer took it first. */
+function drainOne(
+  box: Mailbox,
+  name: string,
+  includeBody: boolean,
+  validate: ValidateOptions,
+): { item: DrainItem; receipt: Receipt } | undefined {
+  let message: Message | undefined;
+  let invalid: MessageInvalidError | undefined;
+  try {
+    message = loadMessage(join(box.inboxNew, name), validate);
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return undefined;
+    if (!(error instanceof MessageInvalidError)) throw error;
+    invalid = error;
+  }
+  if (claim(box.inboxNew, box.inboxCur, name) !== 'claimed') return undefined;
+  if (!message) return deadLetter(box, join(box.inboxCur, name), name, invalid!, 'cur');
+  const { header, body } = message;
+  return {
+    item: { ...toItem(header, includeBody ? body : undefined), moved_to_cur: true, moved_to_dlq: false },
+    receipt: newReceipt({
+      msg_id: header.id,
+      thread: header.thread,
+      sender: header.from,
+      consumer: box.handle,
+      stage: 'drained',
+    }),
+  };
 }
 
 /** Moves an invalid message to the DLQ; returns its drain item and `dlq` receipt. */
@@ -246,6 +261,7 @@ export interface ReadResult {
  * `drained` receipt.
  */
 export function readOne(box: Mailbox, id: string, validate: ValidateOptions = {}): ReadResult {
+  refuseSymlinks(box);
   const name = messageFilename(id);
   const inNew = join(box.inboxNew, name);
   if (exists(inNew)) {

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import { rfc3339 } from './clock.js';
 import { errno, writeFileAtomic } from './durable.js';
 import { goJson } from './go-json.js';
@@ -64,17 +64,45 @@ function mailboxAt(root: string, handle: string): Mailbox {
 }
 
 // mkdir -p of eight dirs is eight syscalls a send; a process only needs to do it once per mailbox
-// (and again if a write finds a directory gone: see ensureMailbox's callers).
+// (and again if a write finds a directory gone: see ensureMailbox's callers). A symlinked folder
+// is refused then too: a send checks once per process and mailbox (its folders' lstats, ~8 µs
+// each on a busy 2-core VM, cost more than a send's own work); drain, list and read every time.
 const ensured = new Set<string>();
 
 export function ensureMailbox(box: Mailbox, force = false): void {
   if (!force && ensured.has(box.dir)) return;
+  refuseSymlinks(box);
   for (const leaf of LEAVES) mkdirSync(join(box.dir, leaf), { recursive: true, mode: 0o700 });
   ensured.add(box.dir);
 }
 
 export function forgetMailbox(box: Mailbox): void {
   ensured.delete(box.dir);
+}
+
+/** Every folder of a mailbox, itself first. */
+const FOLDERS = ['.', 'inbox', 'outbox', 'dlq', ...LEAVES] as const;
+
+/**
+ * Refuses a mailbox with a symlinked folder (the mailbox itself, `inbox/new`, `inbox/cur`, …):
+ * following it would move or write mail somewhere else entirely. Missing folders are fine.
+ */
+export function refuseSymlinks(box: Mailbox): void {
+  for (const folder of FOLDERS) {
+    const path = folder === '.' ? box.dir : join(box.dir, folder);
+    let link: boolean;
+    try {
+      link = lstatSync(path).isSymbolicLink();
+    } catch (error) {
+      if (errno(error) === 'ENOENT' || errno(error) === 'ENOTDIR') continue;
+      throw error;
+    }
+    if (link) {
+      throw new StateError(
+        `${path} is a symlink: troupe does not follow symlinked mailbox folders (make it a real directory)`,
+      );
+    }
+  }
 }
 
 /** Leaves that are missing or not real directories (a symlink does not count). */

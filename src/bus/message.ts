@@ -21,6 +21,27 @@ export type Priority = (typeof PRIORITIES)[number];
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 /**
+ * How deep a header's JSON may nest (the header object itself is level 1). AMQ (Go) allows 10,000;
+ * troupe stops far below what its own recursive code (JSON.stringify, the Go-format writer) can
+ * take, so a hostile `context` is dead-lettered on read rather than crashing whoever prints it.
+ */
+export const MAX_HEADER_DEPTH = 100;
+
+/** Whether `value` nests objects or arrays more than `max` levels deep (iterative: any depth is safe). */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<[object, number]> = [];
+  if (value !== null && typeof value === 'object') pending.push([value, 1]);
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) {
+      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
  * A message header as read from disk. `priority` and `kind` are plain strings here because a
  * file may hold anything; validation (validate.ts) decides whether it is usable.
  */
@@ -94,7 +115,8 @@ const END = '\n---\n';
 /**
  * Reads a message as AMQ's parser does: CRLF normalised, `---json` line, one JSON value,
  * optional blank lines, a `---` line, then the body verbatim. Throws MessageInvalidError
- * (`parse_error`) for anything else, including a file over 10 MiB.
+ * (`parse_error`) for anything else, including a file over 10 MiB or a header nested deeper
+ * than MAX_HEADER_DEPTH.
  */
 export function parseMessage(bytes: Buffer): Message {
   if (bytes.length > MAX_MESSAGE_BYTES) {
@@ -111,6 +133,9 @@ export function parseMessage(bytes: Buffer): Message {
     raw = JSON.parse(json);
   } catch (error) {
     throw new MessageInvalidError('parse_error', `invalid header JSON: ${messageOf(error)}`);
+  }
+  if (nestsDeeperThan(raw, MAX_HEADER_DEPTH)) {
+    throw new MessageInvalidError('parse_error', `header JSON nests deeper than ${MAX_HEADER_DEPTH} levels`);
   }
   return { header: decodeHeader(raw), body: text.slice(end + END.length) };
 }

@@ -1,3 +1,4 @@
+import { NotFoundError } from '../core/errors.js';
 import { agentMailbox, type TaskMail, taskThread } from '../core/task-mail.js';
 import { type MessageBus, openBus } from './bus.js';
 import { HUMAN, isValidHandle } from './handle.js';
@@ -9,13 +10,30 @@ export const agentHandle = agentMailbox;
 /**
  * The project's bus: the root AMQ would find from the project (`--root`-less rules: AM_ROOT,
  * .amqrc, a repo-local .agent-mail), else `<project>/.agent-mail`, created on first use.
+ *
+ * The roster (meta/config.json) is written only when neither the root nor its base has one. A
+ * roster that exists belongs to whoever made it (`bus setup`, another pipeline, a live session)
+ * and is never rewritten: the engine's mail goes through without the roster check (a send to or
+ * from a handle it does not list only warns, and the mailbox is made on delivery), because adding
+ * the task's agents to it would put them in the live team (launch, `who`, the Team page).
  */
 export function projectMail(projectRoot: string, agents: () => readonly string[]): TaskMail {
   let bus: MessageBus | undefined;
   const open = (): MessageBus => {
     if (bus) return bus;
-    bus = openBus(projectBusRoot(projectRoot).root);
-    bus.init([...agents().map(agentHandle).filter(isValidHandle), HUMAN]);
+    const resolved = projectBusRoot(projectRoot);
+    const opened = openBus(resolved.root, {
+      baseRoot: resolved.baseRoot,
+      ...(resolved.session ? { session: resolved.session } : {}),
+    });
+    if (!opened.config()) {
+      try {
+        opened.init([...agents().map(agentHandle).filter(isValidHandle), HUMAN]);
+      } catch (error) {
+        if (!opened.config()) throw error; // else another process made the root meanwhile
+      }
+    }
+    bus = opened;
     return bus;
   };
   return {
@@ -68,8 +86,9 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
       for (const id of ids) {
         try {
           b.read(agentHandle(agent), id);
-        } catch {
+        } catch (error) {
           // read meanwhile by another process: it is read either way
+          if (!(error instanceof NotFoundError)) throw error;
         }
       }
     },

@@ -184,6 +184,11 @@ export type TaskEvent =
     }
   /** The reply to a `mailbox_asked`, taken off the bus: the stage completes with its body. */
   | { type: 'mailbox_replied'; stage: number; activation: string; from: string; body: string }
+  /**
+   * Mail the task wrote (a mailbox stage, a gate or question notice, a `SEND:` line) could not be
+   * delivered: `to` never got it, for `reason`.
+   */
+  | { type: 'mail_failed'; to: string; kind: string; subject: string; reason: string }
   | {
       type: 'gate_decided';
       stage: number;
@@ -349,6 +354,7 @@ const EVENT_TYPE_SET = {
   gate_waiting: true,
   mailbox_asked: true,
   mailbox_replied: true,
+  mail_failed: true,
   gate_decided: true,
   human_input_requested: true,
   human_input_given: true,

@@ -36,6 +36,9 @@ export interface TaskMail {
   markRead(agent: string, ids: string[]): void;
 }
 
+/** The person's mailbox: where gates and questions go, and who replies on a task's thread. */
+export const PERSON_MAILBOX = 'user';
+
 /** The bus thread of a task: its mail to people and mailbox agents, and their replies. */
 export function taskThread(taskId: string): string {
   return `task/${taskId}`;

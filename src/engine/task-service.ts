@@ -1,12 +1,12 @@
 import type { Chunk } from '../core/chunk.js';
-import { NotFoundError, StateError, UsageError } from '../core/errors.js';
+import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore, TaskSummary } from '../core/event-store.js';
 import { awaitsPerson, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
 import { checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import type { SizeRecord } from '../core/spec.js';
-import type { TaskMail } from '../core/task-mail.js';
+import { agentMailbox, type TaskMail, taskThread } from '../core/task-mail.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limiter.js';
@@ -272,8 +272,9 @@ export class TaskService {
     let replies: string[];
     try {
       replies = this.mailFor(taskId).takeReplies(taskId, waiting.agent);
-    } catch {
-      return false; // no bus, or an unreadable one: the CLI commands still work
+    } catch (error) {
+      this.noteUnreadableReplies(state, waiting.agent, error); // the CLI commands still work
+      return false;
     }
     const reply = replies[0]?.trim();
     if (reply === undefined) return false;
@@ -305,8 +306,8 @@ export class TaskService {
       let replies: Array<{ id: string; body: string }> = [];
       try {
         replies = this.mailFor(taskId).peekReplies(taskId, wait.agent, wait.handle, wait.askedAt);
-      } catch {
-        // no bus, or an unreadable one: the deadline still holds
+      } catch (error) {
+        this.noteUnreadableReplies(state, wait.agent, error); // the deadline still holds
       }
       if (replies.length > 0) {
         const body = replies.map((r) => r.body.trimEnd()).join('\n\n');
@@ -327,6 +328,24 @@ export class TaskService {
     // recorded first, read after: a crash between the two leaves the reply unread, not lost
     for (const { agent, ids } of taken) this.mailFor(taskId).markRead(agent, ids);
     return true;
+  }
+
+  /**
+   * Replies that cannot be read off the bus (a broken roster, a refused mailbox) are recorded as
+   * `mail_failed`, once per reason (this is polled), so the task does not wait in silence.
+   */
+  private noteUnreadableReplies(state: TaskState, agent: string, error: unknown): void {
+    const failure = {
+      type: 'mail_failed' as const,
+      to: agentMailbox(agent),
+      kind: 'reply',
+      subject: `replies on ${taskThread(state.id)}`,
+      reason: `cannot be read: ${messageOf(error)}`,
+    };
+    const last = state.mailFailures.at(-1);
+    if (last && last.to === failure.to && last.kind === failure.kind && last.reason === failure.reason)
+      return;
+    this.store.append(state.id, [failure], { status: state.status });
   }
 
   /** The task's mail; the bus is opened (and the agents' mailboxes made) only when first used. */

@@ -15,6 +15,7 @@ export function registerStatus(program: Command): void {
           taskJson,
           formatDuration,
           formatTokens,
+          mailFailureLines,
           ownerGoneHint,
           sizeAndSpecLines,
           taskOwner,
@@ -72,6 +73,7 @@ export function registerStatus(program: Command): void {
             `  waiting for ${w.handle} on the bus (${w.agent}, stage ${w.stage}, thread ${w.thread}${until})`,
           );
         }
+        out.push(...mailFailureLines(state));
         if (deadLetter)
           out.push(
             `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,

@@ -1,4 +1,4 @@
-import { isTroupeError } from '../../core/errors.js';
+import { isTroupeError, messageOf } from '../../core/errors.js';
 import type { StoredEvent, TaskErrorKind, TaskEvent } from '../../core/events.js';
 import { decisionLine } from '../../scheduler/decision-lines.js';
 import { applyEvent, type TaskState } from '../fold/task-state.js';
@@ -66,6 +66,20 @@ export class EventBatch {
     this.afterFlushActions.push(action);
   }
 
+  /**
+   * Sends mail once the events recorded so far are in the store (as afterFlush). Mail that cannot
+   * be delivered is recorded as `mail_failed` with the reason, stored by the same flush.
+   */
+  mailAfterFlush(mail: { to: string; kind: string; subject: string }, send: () => void): void {
+    this.afterFlush(() => {
+      try {
+        send();
+      } catch (error) {
+        this.record([{ type: 'mail_failed', ...mail, reason: messageOf(error) }]);
+      }
+    });
+  }
+
   flush(): void {
     if (this.pending.length === 0) return;
     const events = this.pending;
@@ -85,10 +99,12 @@ export class EventBatch {
       try {
         action();
       } catch {
-        // mail and the decision log are courtesies: one that cannot be written never fails the task
+        // the decision log is a courtesy: a line that cannot be written never fails the task
       }
     }
-    this.hooks.flushed();
+    // what the actions recorded (mail_failed) is stored before anyone is told the flush is done
+    if (this.pending.length > 0) this.flush();
+    else this.hooks.flushed();
   }
 
   /** Applies the events other processes appended to this task (a cancel, a person's chunk edits). */

@@ -1,3 +1,4 @@
+import { PERSON_MAILBOX } from '../../core/task-mail.js';
 import { parseVerdict } from '../../pipeline/lang/human-verdict.js';
 import type { StepOf } from '../plan/plan.js';
 import type { RunContext } from './run-context.js';
@@ -26,12 +27,16 @@ export function askHuman(run: RunContext, step: StepOf<'ask_human'>): void {
     return;
   }
   run.events.record([requested]);
-  run.events.afterFlush(() =>
+  const mail = {
+    to: PERSON_MAILBOX,
+    kind: 'question' as const,
+    subject: `${step.agent} asks (${run.taskId})`,
+  };
+  run.events.mailAfterFlush(mail, () =>
     run.ports.mail?.askPerson({
+      ...mail,
       taskId: run.taskId,
       agent: step.agent,
-      kind: 'question',
-      subject: `${step.agent} asks (${run.taskId})`,
       body: `${step.questions.map((q) => `- ${q}`).join('\n')}\n\nReply on this thread with your answer.`,
     }),
   );
@@ -42,12 +47,16 @@ export function awaitGate(run: RunContext, step: StepOf<'await_gate'>): void {
   if (answer === undefined) {
     run.events.record([{ type: 'gate_waiting', stage: step.stage, agent: step.agent }]);
     const output = run.state.stages[step.stage - 1]?.output ?? '';
-    run.events.afterFlush(() =>
+    const mail = {
+      to: PERSON_MAILBOX,
+      kind: 'review_request' as const,
+      subject: `approve ${step.agent}'s output? (${run.taskId}, stage ${step.stage})`,
+    };
+    run.events.mailAfterFlush(mail, () =>
       run.ports.mail?.askPerson({
+        ...mail,
         taskId: run.taskId,
         agent: step.agent,
-        kind: 'review_request',
-        subject: `approve ${step.agent}'s output? (${run.taskId}, stage ${step.stage})`,
         body: `${output}\n\n---\nReply on this thread: \`approve\` (optionally with a reason), or \`reject: <reason>\`.`,
       }),
     );

@@ -58,13 +58,16 @@ export function mailStage(
     `  ${reply}`,
   ];
   if (deadline) body.push(`The stage times out at ${deadline}.`);
-  run.events.afterFlush(() =>
+  const mail = {
+    to: handle,
+    kind: 'question' as const,
+    subject: `${node.id}: stage ${step.stage} of ${run.taskId} is yours`,
+  };
+  run.events.mailAfterFlush(mail, () =>
     run.ports.mail?.askPerson({
+      ...mail,
       taskId: run.taskId,
       agent: node.id,
-      to: handle,
-      kind: 'question',
-      subject: `${node.id}: stage ${step.stage} of ${run.taskId} is yours`,
       body: body.join('\n'),
       labels: ['troupe', 'troupe:stage'],
       context: {

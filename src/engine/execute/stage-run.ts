@@ -324,9 +324,11 @@ class StageRun {
     const mail = run.ports.mail;
     const sends = mail ? parseSendDirectives(output) : [];
     if (!mail || sends.length === 0) return;
-    run.events.afterFlush(() => {
-      for (const m of sends) mail.send({ taskId: run.taskId, from: node.id, ...m });
-    });
+    for (const m of sends) {
+      run.events.mailAfterFlush({ to: m.to, kind: 'status', subject: m.subject }, () =>
+        mail.send({ taskId: run.taskId, from: node.id, ...m }),
+      );
+    }
   }
 
   /**

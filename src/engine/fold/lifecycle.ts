@@ -48,6 +48,7 @@ export function initialState(event: Stored<'task_created'>): TaskState {
     branchWorkspaces: new Map(),
     verified: {},
     chunks: initialChunks(event.definition, event.at),
+    mailFailures: [],
     usage: { input_tokens: 0, output_tokens: 0 },
     failure: null,
     cancelReason: null,

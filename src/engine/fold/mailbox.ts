@@ -22,4 +22,14 @@ export const mailboxReducers = {
     const wait = activationOf(state, event.activation).mailbox;
     if (wait && wait.stage === event.stage) wait.reply = { from: event.from, body: event.body };
   },
+
+  mail_failed(state, event) {
+    state.mailFailures.push({
+      to: event.to,
+      kind: event.kind,
+      subject: event.subject,
+      reason: event.reason,
+      at: event.at,
+    });
+  },
 } satisfies Partial<Reducers>;

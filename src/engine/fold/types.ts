@@ -142,6 +142,14 @@ export interface Group {
   parentLineage: string | null;
 }
 
+export interface MailFailure {
+  to: string;
+  kind: string;
+  subject: string;
+  reason: string;
+  at: string;
+}
+
 export interface TaskState {
   id: string;
   status: TaskStatus;
@@ -185,6 +193,8 @@ export interface TaskState {
   agentNotes: Record<string, string>;
   /** The task's chunks (chunks.json), when its pipeline uses them. */
   chunks: Chunk[];
+  /** Mail the task wrote that was not delivered (`mail_failed`), oldest first. */
+  mailFailures: MailFailure[];
   /** Where a task of a pipeline without `workspace:` chose to work, and why. */
   isolation: IsolationChoice | null;
   /** The task's git worktree, once it has one; `head`: the last commit on its branch the log knows. */

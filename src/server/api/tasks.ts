@@ -34,6 +34,18 @@ export const MailboxWaiting = named(
   }),
 );
 
+/** Mail the task wrote that was not delivered (`mail_failed`), or replies that could not be read (kind `reply`). */
+export const MailFailure = named(
+  'MailFailure',
+  z.strictObject({
+    to: z.string(),
+    kind: z.string(),
+    subject: z.string(),
+    reason: z.string(),
+    at: z.string(),
+  }),
+);
+
 /** What a task waits for a person for. */
 export const Waiting = named(
   'Waiting',
@@ -216,6 +228,7 @@ export const TaskDetail = named(
     }),
     waiting: Waiting.nullable(),
     mailbox: z.array(MailboxWaiting),
+    mail_failed: z.array(MailFailure),
     error: z.string().nullable(),
     hint: z
       .string()
