@@ -1,13 +1,13 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { RuntimeError } from '../core/runtime.js';
 import { AUTH_RETRIES_BEFORE_STOP, ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
 import {
   baseRequest,
   type ContractFixtures,
+  capturedLines,
   collect,
   failureOf,
   fakeCli,
@@ -354,13 +354,7 @@ describe('claude runtime', () => {
 });
 
 describe('claude with refused credentials', () => {
-  const captured = (scenario: string) =>
-    readFileSync(
-      fileURLToPath(new URL(`../../test/fixtures/cli-captures/claude/${scenario}.stdout`, import.meta.url)),
-      'utf8',
-    )
-      .trimEnd()
-      .split('\n');
+  const captured = (scenario: string) => capturedLines('claude', scenario);
   const stopsOf = (lines: string[]) => {
     const parser = new ClaudeStreamParser();
     const stops: RuntimeError[] = [];

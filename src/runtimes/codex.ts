@@ -350,10 +350,11 @@ export class CodexStreamParser implements CliParser {
     }
   }
 
-  /** One more reconnect in a row: ten of them, or a minute of them, and the stage is offline. */
+  /** One more reconnect in a row: ten of them or a minute of them (offline), or two refusals of the key (auth), end the stage. */
   private reconnecting(message: string): void {
     this.streak += 1;
-    if (this.streak >= this.maxReconnects) {
+    // a refused key is refused again: two in a row name it (as claude's, see claude.ts)
+    if (this.streak >= this.maxReconnects || (this.streak === 2 && classifyMessage(message) === 'auth')) {
       this.giveUp(message);
       return;
     }

@@ -41,6 +41,12 @@ export function fakeCli(name: 'claude' | 'gemini' | 'codex'): string {
   return fileURLToPath(new URL(`../../test/fixtures/fake-clis/${name}`, import.meta.url));
 }
 
+/** The stdout lines a real CLI printed in a captured scenario (test/fixtures/cli-captures). */
+export function capturedLines(cli: 'claude' | 'gemini' | 'codex', scenario: string): string[] {
+  const file = new URL(`../../test/fixtures/cli-captures/${cli}/${scenario}.stdout`, import.meta.url);
+  return readFileSync(fileURLToPath(file), 'utf8').trimEnd().split('\n');
+}
+
 /** `make(scenario, env)`: the runtime set up to play `scenario`, with extra environment for it. */
 export type MakeRuntime = (scenario: string, env?: Record<string, string>) => Runtime;
 
