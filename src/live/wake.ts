@@ -35,8 +35,8 @@ export type WakeEnd = 'stopped' | 'pane_gone' | 'already_running';
  * `troupe wake`: one per agent (its lock), watching the agent's `inbox/new` (fs events, with a
  * polling fallback) and typing one short notice into the agent's pane when mail comes, on the
  * doorbell's schedule. Mail already waiting is left unannounced, unless the wake before this one
- * died (then nobody told the agent of it). Ends when its pane goes, on abort, or at once when another wake owns the
- * agent.
+ * died (then nobody told the agent of it). Ends when its pane goes, on abort, or at once when
+ * another wake owns the agent.
  */
 export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; owner?: WakeLock }> {
   const { me, pane, tmux } = options;
