@@ -58,10 +58,11 @@ describe('kill -9 at any moment, then resume', () => {
 });
 
 describe('cancel from another process', () => {
-  it('stops a running task within 2 s', async () => {
+  it('stops a running task at once, not when its stage ends', async () => {
     const dir = project({
       'p.yaml': 'agents:\n  - id: slow\n    runtime: claude\n',
-      's.yaml': 'agents:\n  slow: [{reply: "done", delay_ms: 30000}]\n',
+      // a reply longer than the test may last: only the cancel can end this run in time
+      's.yaml': 'agents:\n  slow: [{reply: "done", delay_ms: 600000}]\n',
     });
     const child = spawnTroupe(dir, ['run', 'go', '--file', 'p.yaml', '--script', 's.yaml']);
     let stderr = '';
@@ -72,9 +73,7 @@ describe('cancel from another process', () => {
       /▶ \[1\] slow/.test(stderr) ? /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1] : undefined,
     );
     expect((await troupe(dir, ['cancel', id, '-r', 'changed my mind'])).code).toBe(0);
-    const cancelledAt = Date.now();
     const result = await child;
-    expect(Date.now() - cancelledAt).toBeLessThan(2000);
     expect(result.exitCode).toBe(1);
     const status = await troupeJson(dir, ['status', id]);
     expect(status.json.status).toBe('cancelled');

@@ -182,6 +182,46 @@ describe('troupe launch and wake, in tmux', () => {
     await until('the notice from the new wake', () => notices(p, 'claude').length === 1);
   }, 60_000);
 
+  it('launch and session resume give an agent whose pane lives a new wake when its wake died, which announces the mail that came meanwhile', async () => {
+    const p = await setUp('claude');
+    const launched = await launch(p);
+    const running = async () => {
+      const w = wakeOf(await ops(p), 'claude');
+      return w?.state === 'running' ? w : undefined;
+    };
+    const first = await until('the wake', running);
+    process.kill(first.pid, 'SIGKILL');
+    await until('the stale lock', async () => wakeOf(await ops(p), 'claude')?.state === 'stale');
+    // mail no wake announced: the agent must hear of it once a wake runs again
+    send(launched.root, 'claude', 'while no wake ran');
+
+    const again = await launch(p);
+    expect(again.agents.map((a) => `${a.handle}:${a.disposition}:${a.pane}`)).toEqual([
+      `claude:running:${launched.agents[0]!.pane}`,
+    ]);
+    const second = await until('a new wake', async () => {
+      const w = await running();
+      return w && w.pid !== first.pid ? w : undefined;
+    });
+    await until('the notice of the mail that came meanwhile', () =>
+      notices(p, 'claude').some((n) => n.includes('while no wake ran')),
+    );
+
+    // the same from `session resume`, the agent having read its mail
+    const drained = await p.run(['bus', 'drain', '--me', 'claude', '--root', launched.root]);
+    expect(drained.code, drained.stderr).toBe(0);
+    process.kill(second.pid, 'SIGKILL');
+    await until('the stale lock again', async () => wakeOf(await ops(p), 'claude')?.state === 'stale');
+    const resumed = await p.run(['session', 'resume', 'collab', '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    await until('a third wake', async () => {
+      const w = await running();
+      return w && w.pid !== second.pid ? w : undefined;
+    });
+    send(launched.root, 'claude', 'after the resume');
+    await until('its notice', () => notices(p, 'claude').some((n) => n.includes('after the resume')));
+  }, 90_000);
+
   it('launch after a crash resumes each recorded conversation id, never "last"', async () => {
     const p = await setUp('claude,codex,gemini');
     const first = await launch(p);

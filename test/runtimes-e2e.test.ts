@@ -132,6 +132,28 @@ describe('a failed stage says what to do about it, and how long it took', () => 
     expect(runJson.hint).toContain(loginHint);
   });
 
+  it('a refused API key fails the stage as auth with a one-line hint in seconds, not after three minutes of retries', async () => {
+    const dir = project({ 'p.yaml': claudePipeline });
+    const argvFile = join(dir, 'argv.jsonl');
+    // the captured 401 run, each retry waited as the real CLI waited it: about three minutes
+    const run = await troupe(dir, ['run', 'x', '--file', 'p.yaml', '--json'], {
+      TROUPE_CLAUDE_BIN: fake('claude'),
+      FAKE_CLI_SCENARIO: 'auth-401',
+      FAKE_CLI_RETRY_DELAYS: 'real',
+      FAKE_CLI_ARGV_FILE: argvFile,
+    });
+    expect(run.code).toBe(1);
+    const json = JSON.parse(run.stdout);
+    expect(json.stages).toHaveLength(1);
+    expect(json.stages[0].error).toMatchObject({
+      kind: 'auth',
+      message: expect.stringContaining("refused claude's credentials (401)"),
+      hint: 'ANTHROPIC_API_KEY was refused: set a valid key in it, or unset it and log in with `claude /login`',
+    });
+    const { pid } = JSON.parse(readFileSync(argvFile, 'utf8').trim()) as { pid: number };
+    expect(() => process.kill(pid, 0)).toThrow();
+  }, 30_000);
+
   it('a failed stage lasts from its start to its failure in `run`, `status` and --json', async () => {
     const dir = project({ 'p.yaml': claudePipeline });
     // three lines 400 ms apart: the failure comes after more than a second

@@ -500,9 +500,9 @@ describe('troupe serve: security and lifecycle', () => {
     });
     const { task_id: id } = (await started.json()) as { task_id: string };
     await waitFor(() => (eventLog(d, id).some((e) => e.type === 'stage_started') ? true : undefined));
-    const t0 = Date.now();
     expect(await first.stop('SIGTERM')).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(3500);
+    // it stopped the stage rather than waiting out its 3 s reply
+    expect(eventLog(d, id).map((e) => e.type)).not.toContain('stage_completed');
 
     const second = await serve(d);
     try {

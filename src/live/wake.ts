@@ -34,8 +34,9 @@ export type WakeEnd = 'stopped' | 'pane_gone' | 'already_running';
 /**
  * `troupe wake`: one per agent (its lock), watching the agent's `inbox/new` (fs events, with a
  * polling fallback) and typing one short notice into the agent's pane when mail comes, on the
- * doorbell's schedule. Ends when its pane goes, on abort, or at once when another wake owns the
- * agent.
+ * doorbell's schedule. Mail already waiting is left unannounced, unless the wake before this one
+ * died (then nobody told the agent of it). Ends when its pane goes, on abort, or at once when
+ * another wake owns the agent.
  */
 export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; owner?: WakeLock }> {
   const { me, pane, tmux } = options;
@@ -47,6 +48,9 @@ export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; own
     ...(pane ? { pane } : {}),
     ...(tmux.socket ? { tmux_socket: tmux.socket } : {}),
   };
+  // a wake that died (its lock left stale) announced nothing since: what waits now is news
+  const previous = readWakeLock(box);
+  const previousDied = previous !== undefined && lockState(previous) === 'stale';
   let taken = acquireWakeLock(box, fields);
   if (!taken.acquired && options.replace && lockState(taken.owner) === 'running') {
     options.log(`replacing the wake of ${me} (pid ${taken.owner.pid})`);
@@ -92,7 +96,7 @@ export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; own
     debounceMs: 250,
     ...(options.poll ? { poll: true } : {}),
   });
-  state = startDoorbell(unreadNames(box.inboxNew));
+  state = startDoorbell(previousDied ? [] : unreadNames(box.inboxNew));
   armed = true;
   options.log(
     `wake for ${me}: watching ${box.inboxNew} (${changes.mode})${pane ? `, notices to tmux pane ${pane}` : ''}`,

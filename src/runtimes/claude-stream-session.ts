@@ -61,9 +61,16 @@ export class ClaudeStreamSessions {
     const raw = request.rawLogPath ? openAppend(request.rawLogPath) : null;
     let parked = false;
     let text = '';
+    let stopError: RuntimeError | null = null;
     try {
       if (signal.aborted) throw abortError(request, timeout);
       signal.addEventListener('abort', stop, { once: true });
+      parser.attach?.({
+        stop(error) {
+          stopError ??= error;
+          stop();
+        },
+      });
       kept.proc.hold(true);
       kept.proc.write(
         `${JSON.stringify({ type: 'user', message: { role: 'user', content: request.prompt } })}\n`,
@@ -77,6 +84,7 @@ export class ClaudeStreamSessions {
           if (event.type === 'text') text += event.text;
           yield event;
         }
+        if (stopError) break;
         const event = parseJsonLine(line);
         if (event?.type !== 'result') continue;
         // a failed turn is classified as a new process's would be: from its exit and stderr too
@@ -96,6 +104,7 @@ export class ClaudeStreamSessions {
       if (signal.aborted) kept.proc.stop();
       const exit = await kept.exit;
       if (exit.spawnError) throw missingCli({ runtime: 'claude', ...launch }, exit.spawnError);
+      if (stopError) throw withContext(stopError, text, parser);
       if (signal.aborted) throw withContext(abortError(request, timeout), text, parser);
       const outcome = parser.finish(exit);
       if (outcome instanceof RuntimeError) throw withContext(outcome, text, parser);

@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RuntimeError } from '../core/runtime.js';
-import { ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
+import { AUTH_RETRIES_BEFORE_STOP, ClaudeStreamParser, claudeArgs, claudeRuntime } from './claude.js';
 import {
   baseRequest,
   type ContractFixtures,
+  capturedLines,
   collect,
   failureOf,
   fakeCli,
@@ -350,4 +351,57 @@ describe('claude runtime', () => {
     const texts = lines.flatMap((l) => parser.line(l)).flatMap((e) => (e.type === 'text' ? [e.text] : []));
     expect(texts).toEqual(['hi ', 'there']);
   });
+});
+
+describe('claude with refused credentials', () => {
+  const captured = (scenario: string) => capturedLines('claude', scenario);
+  const stopsOf = (lines: string[]) => {
+    const parser = new ClaudeStreamParser();
+    const stops: RuntimeError[] = [];
+    parser.attach({ stop: (error) => stops.push(error) });
+    for (const line of lines) parser.line(line);
+    return stops;
+  };
+
+  it('stops at the second `authentication_failed` retry of the captured 401, as auth with a hint naming the key', () => {
+    const lines = captured('auth-401');
+    const retries = lines.filter((l) => l.includes('"subtype":"api_retry"'));
+    expect(retries).toHaveLength(10);
+    const stops = stopsOf(lines.slice(0, 1 + AUTH_RETRIES_BEFORE_STOP));
+    expect(stops).toHaveLength(1);
+    expect(stops[0]).toMatchObject({ kind: 'auth' });
+    expect(stops[0]!.message).toContain('(401)');
+    expect(stops[0]!.hint).toBe(
+      'ANTHROPIC_API_KEY was refused: set a valid key in it, or unset it and log in with `claude /login`',
+    );
+    // asked once, whatever follows
+    expect(stopsOf(lines)).toHaveLength(1);
+  });
+
+  it('lets one refusal pass (an OAuth token claude refreshes), and other retries (429, offline) run their course', () => {
+    const [init, firstAuthRetry] = captured('auth-401');
+    expect(stopsOf([init!, firstAuthRetry!, ...captured('success-stream-json').slice(1)])).toEqual([]);
+    expect(stopsOf(captured('api-429'))).toEqual([]);
+    expect(stopsOf(captured('no-network'))).toEqual([]);
+  });
+
+  it.each([
+    ['one process a stage', {}],
+    ['kept up between stages', { keepSession: true }],
+  ])(
+    'fails within seconds, not after three minutes of retries, and leaves no process (%s)',
+    async (_, request) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-claude-'));
+      const argvFile = path.join(dir, 'argv.jsonl');
+      // the fake waits each retry's captured delay, as the real CLI did: about three minutes in all
+      const runtime = make('auth-401', { FAKE_CLI_RETRY_DELAYS: 'real', FAKE_CLI_ARGV_FILE: argvFile });
+      const error = await failureOf(runtime, baseRequest(request));
+      expect(error).toMatchObject({ kind: 'auth' });
+      expect(error.hint).toContain('ANTHROPIC_API_KEY was refused');
+      expect(error.options.meta).toMatchObject({ session_id: '546b6fac-ab78-45eb-90af-5635f8860fa0' });
+      const { pid } = JSON.parse(readFileSync(argvFile, 'utf8').trim().split('\n')[0]!) as { pid: number };
+      expect(() => process.kill(pid, 0)).toThrow();
+    },
+    20_000,
+  );
 });

@@ -39,6 +39,13 @@ export const CLAUDE_INSTALL = 'npm i -g @anthropic-ai/claude-code';
 /** Longer prompts go through stdin: one argv string may not exceed 128 KiB on Linux. */
 export const ARGV_PROMPT_LIMIT = 100_000;
 
+/**
+ * Claude retries a refused key or login ten times over about three minutes. The run stops at
+ * the second refusal in a row, not the first: one 401 can be an expired OAuth access token,
+ * which claude refreshes before its retry.
+ */
+export const AUTH_RETRIES_BEFORE_STOP = 2;
+
 const PERMISSION_MODES: Record<Permissions, string> = {
   read_only: 'default',
   edit: 'acceptEdits',
@@ -148,10 +155,18 @@ export class ClaudeStreamParser implements CliParser {
   private syntheticError: string | null = null;
   private rejected: Json | null = null;
   private lastRetry: Json | null = null;
+  private authRetries = 0;
+  /** Where claude took its credentials from (`init.apiKeySource`), for the hint of a refusal. */
+  private keySource: string | null = null;
+  private control: { stop(error: RuntimeError): void } | null = null;
   /** The last lines that were not JSON (text-mode output, a crash): a message of last resort. */
   private plain: string[] = [];
 
   constructor(private readonly now: () => Date = () => new Date()) {}
+
+  attach(control: { stop(error: RuntimeError): void }): void {
+    this.control = control;
+  }
 
   line(line: string): RuntimeEvent[] {
     const event = parseJsonLine(line);
@@ -176,8 +191,12 @@ export class ClaudeStreamParser implements CliParser {
         this.toolResults(event, out);
         break;
       case 'system':
+        if (event.subtype === 'init' && typeof event.apiKeySource === 'string')
+          this.keySource = event.apiKeySource;
         if (event.subtype === 'api_retry') {
           this.lastRetry = event;
+          this.authRetries = event.error === 'authentication_failed' ? this.authRetries + 1 : 0;
+          if (this.authRetries === AUTH_RETRIES_BEFORE_STOP) this.control?.stop(this.authRefused());
           out.push({
             type: 'notice',
             level: 'info',
@@ -276,6 +295,21 @@ export class ClaudeStreamParser implements CliParser {
     }
   }
 
+  /** The error for credentials claude keeps retrying with although the API refused them. */
+  private authRefused(): RuntimeError {
+    const status = this.lastRetry?.error_status;
+    const source = this.keySource && /^[A-Z][A-Z0-9_]*$/.test(this.keySource) ? this.keySource : null;
+    return new RuntimeError(
+      'auth',
+      `the Anthropic API refused claude's credentials${typeof status === 'number' ? ` (${status})` : ''}: stopped at retry ${this.authRetries} rather than retrying for minutes`,
+      {
+        hint: source
+          ? `${source} was refused: set a valid key in it, or unset it and log in with \`claude /login\``
+          : hintFor('auth', 'claude')!,
+      },
+    );
+  }
+
   meta(): Record<string, string | number | boolean> {
     return this.sessionId ? { session_id: this.sessionId } : {};
   }
@@ -355,6 +389,7 @@ export class ClaudeStreamParser implements CliParser {
     if (status === 529 || (status !== null && status >= 500)) return error('overloaded');
     if (fromText) return error(fromText);
     if (this.syntheticError === 'server_error') return error('overloaded');
+    if (this.lastRetry?.error === 'authentication_failed') return error('auth');
     if (this.lastRetry?.error === 'unknown' && this.lastRetry.error_status === null) return error('network');
     return error('crashed');
   }

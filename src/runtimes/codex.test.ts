@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { codexArgs, codexRuntime, strictSchema, tomlMcpServerNames } from './codex.js';
-import { baseRequest, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
+import type { RuntimeError } from '../core/runtime.js';
+import { CodexStreamParser, codexArgs, codexRuntime, strictSchema, tomlMcpServerNames } from './codex.js';
+import { baseRequest, capturedLines, collect, failureOf, fakeCli, runtimeContract } from './contract.js';
 
 const NOW = new Date('2026-11-29T10:02:30Z');
 const make = (scenario: string, env: Record<string, string> = {}) =>
@@ -228,5 +229,36 @@ describe('codex runtime', () => {
     expect(second.argv).not.toContain('--output-schema');
     expect(strictSchema({ type: 'array', items: loose })).toBe(false);
     expect(strictSchema({ type: 'array', items: strict })).toBe(true);
+  });
+});
+
+describe('codex with a refused key', () => {
+  it('stops at the second 401 reconnect of the captured run (a second in), as auth, not after its five', () => {
+    const lines = capturedLines('codex', 'auth-401');
+    const parser = new CodexStreamParser();
+    const stops: Array<{ at: number; error: RuntimeError }> = [];
+    parser.attach({ stop: (error) => stops.push({ at: seen, error }) });
+    let seen = 0;
+    for (const line of lines) {
+      seen += 1;
+      parser.line(line);
+    }
+    parser.dispose();
+    expect(stops).toHaveLength(1);
+    expect(lines[stops[0]!.at - 1]).toContain('Reconnecting... 2/5');
+    expect(stops[0]!.error).toMatchObject({
+      kind: 'auth',
+      message: expect.stringContaining('401 Unauthorized'),
+    });
+    expect(stops[0]!.error.hint).toContain('codex login');
+  });
+
+  it('lets a rate limit reconnect its five times', () => {
+    const parser = new CodexStreamParser();
+    const stops: RuntimeError[] = [];
+    parser.attach({ stop: (error) => stops.push(error) });
+    for (const line of capturedLines('codex', 'api-429')) parser.line(line);
+    parser.dispose();
+    expect(stops).toEqual([]);
   });
 });

@@ -253,6 +253,8 @@ export class CodexStreamParser implements CliParser {
   private failed: string | null = null;
   private lastError: string | null = null;
   private streak = 0;
+  /** Reconnects in a row after the key was refused (a 401). */
+  private refusals = 0;
   private streakTimer: NodeJS.Timeout | null = null;
   private offlineTimer: NodeJS.Timeout | null = null;
   private control: { stop(error: RuntimeError): void } | null = null;
@@ -350,10 +352,14 @@ export class CodexStreamParser implements CliParser {
     }
   }
 
-  /** One more reconnect in a row: ten of them, or a minute of them, and the stage is offline. */
+  /**
+   * One more reconnect in a row: ten of them or a minute of them (offline), or the second in a
+   * row after a refused key (auth: Codex would try it five times), end the stage.
+   */
   private reconnecting(message: string): void {
     this.streak += 1;
-    if (this.streak >= this.maxReconnects) {
+    this.refusals = classifyMessage(message) === 'auth' ? this.refusals + 1 : 0;
+    if (this.streak >= this.maxReconnects || this.refusals === 2) {
       this.giveUp(message);
       return;
     }
@@ -381,6 +387,7 @@ export class CodexStreamParser implements CliParser {
 
   private calm(): void {
     this.streak = 0;
+    this.refusals = 0;
     if (this.streakTimer) clearTimeout(this.streakTimer);
     if (this.offlineTimer) clearTimeout(this.offlineTimer);
     this.streakTimer = null;

@@ -37,7 +37,8 @@ const waitUntil = async (check: () => boolean) => {
 };
 
 describe('SSE streams', () => {
-  it('deliver an event appended in the server at once, and let go of a client that leaves', async () => {
+  // how soon (the latency) is measured in bench/server.js, not here: a test asserts no timings
+  it('deliver an event appended in the server, and let go of a client that leaves', async () => {
     const { troupe, url } = await start();
     const controller = new AbortController();
     const response = await fetch(`${url}/api/events`, { signal: controller.signal });
@@ -46,10 +47,8 @@ describe('SSE streams', () => {
     const reading = reader.read();
     await waitUntil(() => troupe.ctx.hub.waiting === 1);
 
-    const t0 = performance.now();
     const id = troupe.ctx.tasks.start({ pipeline: pipeline(agent('solo')), input: 'hello' });
     const { value } = await reading;
-    expect(performance.now() - t0).toBeLessThan(50);
     expect(value).toContain(`"taskId":"${id}"`);
     expect(value).toMatch(/^id: 1$/m);
 

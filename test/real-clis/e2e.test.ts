@@ -306,7 +306,7 @@ async function mcpScenario(cli: Cli, user?: string, remote = false) {
       ? readFileSync(mcpLog, 'utf8')
           .trim()
           .split('\n')
-          .map((l) => JSON.parse(l) as { method: string })
+          .map((l) => JSON.parse(l) as { method: string; params?: Record<string, unknown> })
       : [];
   if (http)
     expect(http.calls.find((m) => m.method === 'tools/call')?.headers['x-probe-key']).toBe('probe-key-e2e');
@@ -318,6 +318,72 @@ async function mcpScenario(cli: Cli, user?: string, remote = false) {
     result.text,
   ).toContain('tools/call');
   expect(result.text).toContain('TANGERINE-42');
+  // the server got the call as the model made it: its own tool name, the model's arguments
+  expect(calls.find((m) => m.method === 'tools/call')?.params).toMatchObject({
+    name: 'probe_tool',
+    arguments: { q: 'word' },
+  });
+}
+
+/**
+ * A refused key ends the task as `auth`, with a hint, at once: the CLI's own retries of the 401
+ * (claude 10 over about 3 minutes, codex 5) are cut short at the second refusal.
+ */
+async function authScenario(cli: Cli) {
+  const { mock, repo, pipeline, env } = await setup(cli, {
+    dev: [{ fail: { kind: 'auth' }, text: 'never\nagain: no' }],
+  });
+  const run = await troupeAs(repo, ['run', '[[script:dev]] go', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status & { hint?: string }>(run);
+  expect(task.status, run.stderr).toBe('failed');
+  const failed = eventLog(repo, task.id).find((e) => e.type === 'task_failed');
+  expect(failed?.data.errorKind, String(failed?.data.reason)).toBe('auth');
+  expect(task.hint).toBeTruthy();
+  const refused = mock.of('dev');
+  expect(refused.length).toBeGreaterThan(0);
+  expect(refused.length, 'requests made with the refused key').toBeLessThanOrEqual(3);
+  expect(refused.every((r) => r.answered === 'auth')).toBe(true);
+}
+
+/** The API fails once (a 500, or a connection closed unanswered): the CLI retries, the task completes. */
+async function transientFailureScenario(cli: Cli, kind: 'server' | 'drop') {
+  const { mock, repo, pipeline, env } = await setup(cli, {
+    dev: [{ fail: { kind, times: 1 }, text: `done after a ${kind} failure\nagain: no` }],
+    gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+  });
+  const run = await troupeAs(repo, ['run', '[[script:dev]] go', '--file', pipeline, '--json'], env);
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(task.status).toBe('completed');
+  expect(task.stages.map((s) => s.output)).toEqual([`done after a ${kind} failure\nagain: no`]);
+  expect(mock.of('dev').map((r) => r.answered)).toEqual([kind, 'text']);
+}
+
+/** `permissions: read_only`: the model's write is refused by the CLI, nothing lands, the model hears back. */
+async function readOnlyScenario(cli: Cli) {
+  const c = CASES[cli];
+  const { mock, repo, pipeline, env } = await setup(cli, {
+    dev: [{ tool: c.write! }, { text: 'could not write\nagain: no' }],
+    gate: [{ text: '{"decision": "approved", "reason": "ok"}' }],
+  });
+  writeFileSync(
+    pipeline,
+    readFileSync(pipeline, 'utf8').replace('permissions: edit', 'permissions: read_only'),
+  );
+  const run = await troupeAs(
+    repo,
+    ['run', '[[script:dev]] create hello.txt', '--file', pipeline, '--json'],
+    env,
+  );
+  const task = parseJson<Status>(run);
+  expect(task.error, run.stderr).toBeNull();
+  expect(existsSync(join(repo, '.troupe', 'worktrees', task.id, 'hello.txt'))).toBe(false);
+  expect(existsSync(join(repo, 'hello.txt'))).toBe(false);
+  const [, second] = mock.of('dev');
+  const answer = second?.messages?.filter((m) => m.kind === 'tool_result').at(-1);
+  expect(answer, 'the CLI answered the refused call to the model').toBeDefined();
+  expect(answer!.text).not.toMatch(/^(?:Wrote|Successfully|Created)/i);
+  if (cli === 'claude') expect(answer!.isError).toBe(true);
 }
 
 /** Gives the user an MCP server of their own, in each CLI's user config, logging to `log`. */
@@ -499,6 +565,31 @@ for (const cli of ['claude', 'gemini', 'codex'] as const) {
       'a 429 with a reset makes the task wait (status waiting), then it carries on by itself',
       () => limitScenario(cli),
       120_000,
+    );
+
+    // named fast: the test's own time limit is the bound (claude alone would retry for 3 minutes)
+    it.skipIf(!FULL && !quick)(
+      'a refused key (the API answers 401) fails the task as auth with a hint, without waiting out the retries',
+      () => authScenario(cli),
+      30_000,
+    );
+
+    it.skipIf(!FULL)(
+      'a 500 from the API is retried by the CLI, and the task completes',
+      () => transientFailureScenario(cli, 'server'),
+      90_000,
+    );
+
+    it.skipIf(!FULL)(
+      'a connection dropped unanswered is retried by the CLI, and the task completes',
+      () => transientFailureScenario(cli, 'drop'),
+      90_000,
+    );
+
+    it.skipIf(!FULL)(
+      "permissions: read_only: the model's write is refused, nothing lands in the worktree",
+      () => readOnlyScenario(cli),
+      90_000,
     );
 
     it.skipIf(cli !== 'claude')(

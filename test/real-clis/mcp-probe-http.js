@@ -1,7 +1,7 @@
 // The probe MCP server of mcp-probe.js (one tool, `probe_tool`, whose answer carries a word the
 // model cannot guess), served over streamable HTTP at /mcp for the remote (`url:`) scenarios,
-// statelessly, with the SDK's own transport. Every JSON-RPC request is recorded with the
-// headers it came with.
+// statelessly, with the SDK's own transport. Every JSON-RPC request is recorded with its params
+// and the headers it came with.
 import http from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -9,7 +9,7 @@ import { z } from 'zod';
 
 export const PROBE_WORD = 'TANGERINE-42';
 
-/** Starts it on a free loopback port: `{url, calls, close}`; `calls` are `{method, headers}`. */
+/** Starts it on a free loopback port: `{url, calls, close}`; `calls` are `{method, params, headers}`. */
 export async function startHttpProbe() {
   const calls = [];
   const server = http.createServer(async (req, res) => {
@@ -21,7 +21,7 @@ export async function startHttpProbe() {
     for await (const chunk of req) chunks.push(chunk);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     for (const message of Array.isArray(body) ? body : [body])
-      calls.push({ method: message.method, headers: req.headers });
+      calls.push({ method: message.method, params: message.params, headers: req.headers });
     const mcp = new McpServer({ name: 'probe', version: '1.0.0' });
     mcp.registerTool(
       'probe_tool',

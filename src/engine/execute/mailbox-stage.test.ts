@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { memoryWorld } from '../../app/test-doubles.js';
 import type { Script } from '../../core/script.js';
 import { mailboxWaits } from '../fold/task-state.js';
@@ -72,6 +72,11 @@ describe('a mailbox agent in the executor (in memory)', () => {
   });
 
   it("records the agent's timeout as the stage's deadline", async () => {
+    // one clock for the deadline and the wait's askedAt: the wall clock, held still
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const world = memoryWorld();
     const id = world.service.start({
       pipeline: writerThenCodex({ timeout: 3600 }),
@@ -79,7 +84,7 @@ describe('a mailbox agent in the executor (in memory)', () => {
       script: script({ writer: ['DRAFT'] }),
     });
     const [wait] = mailboxWaits(await world.service.continue(id));
-    expect(Date.parse(wait!.deadline!) - Date.parse(wait!.askedAt)).toBeGreaterThanOrEqual(3_599_000);
+    expect(Date.parse(wait!.deadline!) - Date.parse(wait!.askedAt)).toBe(3_600_000);
   });
 });
 

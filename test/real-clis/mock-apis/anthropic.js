@@ -41,6 +41,14 @@ export const anthropic = {
     }
     return out;
   },
+  fail(res, kind) {
+    if (kind === 'auth')
+      return json(res, 401, {
+        type: 'error',
+        error: { type: 'authentication_error', message: 'invalid x-api-key' },
+      });
+    json(res, 500, { type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
+  },
   limit(res, { resetAfterS }) {
     const reset = Math.ceil(Date.now() / 1000 + resetAfterS);
     json(

@@ -8,7 +8,9 @@
 //
 // Turn: { text } | { tool: { name, input } } (exactly one tool call), plus optional
 // `usage: { input, output }` and `limit: { resetAfterS }`: the first request that reaches a
-// limited turn gets the vendor's 429 with its reset, the next ones the turn itself.
+// limited turn gets the vendor's 429 with its reset, the next ones the turn itself. `fail: { kind,
+// times }`: the first `times` requests (every one, without `times`) that reach the turn fail:
+// `auth` the vendor's answer to a bad key, `server` its 500, `drop` a connection closed unanswered.
 import http from 'node:http';
 
 export const MARKER = /\[\[script:([\w.-]+)\]\]/;
@@ -20,6 +22,7 @@ export const MARKER = /\[\[script:([\w.-]+)\]\]/;
 export async function startMock(vendor, script, options = {}) {
   const requests = [];
   const limited = new Set();
+  const failures = new Map();
   const fallbackTurn = options.fallbackTurn ?? { text: 'ok' };
   const server = http.createServer((req, res) => {
     const chunks = [];
@@ -57,6 +60,14 @@ export async function startMock(vendor, script, options = {}) {
       const turns = name ? script[name] : undefined;
       const turn = turns ? turns[Math.min(step, turns.length - 1)] : fallbackTurn;
       const key = `${name}#${step}`;
+      const failed = failures.get(key) ?? 0;
+      if (turn?.fail && (turn.fail.times === undefined || failed < turn.fail.times)) {
+        failures.set(key, failed + 1);
+        entry.answered = turn.fail.kind;
+        if (turn.fail.kind === 'drop') req.socket.destroy();
+        else vendor.fail(res, turn.fail.kind);
+        return;
+      }
       if (turn?.limit && !limited.has(key)) {
         limited.add(key);
         entry.answered = 'limit';

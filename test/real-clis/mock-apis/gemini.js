@@ -61,6 +61,25 @@ export const gemini = {
     }
     return out;
   },
+  /** Google answers a bad key with a 400 API_KEY_INVALID, not a 401. */
+  fail(res, kind) {
+    if (kind === 'auth')
+      return json(res, 400, {
+        error: {
+          code: 400,
+          message: 'API key not valid. Please pass a valid API key.',
+          status: 'INVALID_ARGUMENT',
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'API_KEY_INVALID',
+              domain: 'googleapis.com',
+            },
+          ],
+        },
+      });
+    json(res, 500, { error: { code: 500, message: 'Internal error encountered.', status: 'INTERNAL' } });
+  },
   limit(res, { resetAfterS }) {
     json(res, 429, {
       error: {

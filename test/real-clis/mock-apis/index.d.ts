@@ -12,6 +12,8 @@ export interface Turn {
   };
   usage?: { input?: number; output?: number };
   limit?: { resetAfterS: number };
+  /** The first `times` requests reaching the turn (all, without `times`) fail this way. */
+  fail?: { kind: 'auth' | 'server' | 'drop'; times?: number };
 }
 export type Script = Record<string, Turn[]>;
 export interface RecordedMessage {
@@ -32,7 +34,7 @@ export interface RecordedRequest {
   messages?: RecordedMessage[];
   script?: string | null;
   step?: number;
-  answered?: 'limit' | 'tool' | 'text';
+  answered?: 'limit' | 'tool' | 'text' | 'auth' | 'server' | 'drop';
 }
 export interface Mock {
   port: number;

@@ -40,6 +40,19 @@ export const openai = {
     }
     return out;
   },
+  fail(res, kind) {
+    if (kind === 'auth')
+      return json(res, 401, {
+        error: {
+          message: 'Incorrect API key provided: sk-fake***e2e.',
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+        },
+      });
+    json(res, 500, {
+      error: { message: 'The server had an error while processing your request.', type: 'server_error' },
+    });
+  },
   limit(res, { resetAfterS }) {
     json(res, 429, {
       error: {
