@@ -84,6 +84,9 @@ beforeAll(async () => {
     'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
     '.troupe/pipelines/gated.yaml': gatedPipeline,
     '.troupe/pipelines/talk.yaml': 'agents:\n  - id: talker\n    runtime: claude\n',
+    '.troupe/pipelines/ask-ghost.yaml': 'agents:\n  - id: asker\n    runtime: mailbox\n    handle: ghost\n',
+    // ghost's mailbox is a file, not a folder: nothing can be delivered to it
+    '.agent-mail/agents/ghost': 'not a mailbox',
   });
   [server, browser] = await Promise.all([serve(dir), launchBrowser()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -350,6 +353,13 @@ describe.skipIf(noBrowser)('the dashboard shows everything', () => {
     await expectText(page.getByTestId('detail-status'), 'rate-limited');
     await expectText(page.getByTestId('stage-2'), 'interrupted');
     await post(`/api/tasks/${gated}/cancel`);
+  });
+
+  it('shows mail that could not be delivered', async () => {
+    const id = await run({ input: 'anyone there?', pipeline: 'ask-ghost' });
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    await expectText(page.getByTestId('mail-failed'), 'Mail to ghost not delivered (question: asker: stage 1');
+    await post(`/api/tasks/${id}/cancel`);
   });
 
   it('shows the output a running stage wrote before the page opened, then what follows', async () => {

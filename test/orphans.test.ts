@@ -37,8 +37,8 @@ function effects(dir: string): Effect[] {
     });
 }
 
-async function killTrial(group: boolean, afterMs: number) {
-  const dir = project({ '.troupe/agents.yaml': pipeline });
+/** `troupe run` in a process group of its own (so the group can be killed), and its task id. */
+async function startRun(dir: string) {
   const run = execa('node', [bin, 'run', 'go', '--no-interactive'], {
     cwd: dir,
     reject: false,
@@ -51,7 +51,13 @@ async function killTrial(group: boolean, afterMs: number) {
     stderr += chunk.toString();
   });
   const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
-  await waitFor(() => (stderr.includes('▶ [1]') ? true : undefined));
+  return { run, id, stderr: () => stderr };
+}
+
+async function killTrial(group: boolean, afterMs: number) {
+  const dir = project({ '.troupe/agents.yaml': pipeline });
+  const { run, id, stderr } = await startRun(dir);
+  await waitFor(() => (stderr().includes('▶ [1]') ? true : undefined));
   await new Promise((r) => setTimeout(r, afterMs));
   process.kill(group ? -run.pid! : run.pid!, 'SIGKILL');
   const killedAt = Date.now();
@@ -113,18 +119,7 @@ describe('a task taken over on the same machine', () => {
     command: [bash, -c, 'echo "start $$ $(date +%s%3N)" >> effects.log; if [ -e resumed ]; then sleep 0.1; else sleep 60; fi; echo "end $$ $(date +%s%3N)" >> effects.log']
 `,
     });
-    const run = execa('node', [bin, 'run', 'go', '--no-interactive'], {
-      cwd: dir,
-      reject: false,
-      env: { NO_COLOR: '1' },
-      stdin: 'ignore',
-      detached: true,
-    });
-    let stderr = '';
-    run.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
+    const { run, id } = await startRun(dir);
     await waitFor(() => {
       try {
         return readFileSync(join(dir, 'effects.log'), 'utf8').includes('start') ? true : undefined;

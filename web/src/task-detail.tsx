@@ -288,6 +288,15 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
           </button>
         </div>
       )}
+      {task.mail_failed.length > 0 && (
+        <div className="ask" data-testid="mail-failed">
+          {task.mail_failed.map((f) => (
+            <p key={`${f.at}-${f.to}-${f.kind}`}>
+              Mail to <strong>{f.to}</strong> not delivered ({f.kind}: {f.subject}): {f.reason}
+            </p>
+          ))}
+        </div>
+      )}
       {waiting?.kind === 'gate' && (
         <div className="ask" data-testid="gate-actions">
           <p>

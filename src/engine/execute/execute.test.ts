@@ -29,8 +29,13 @@ describe('executor: stopping a run without ending the task', () => {
       },
     });
     const stop = new AbortController();
-    setTimeout(() => stop.abort(), 100);
-    const stopped = await service.continue(id, undefined, stop.signal);
+    // stopped once the slow stage is under way
+    const observer = {
+      onEvent: (event: { type: string }) => {
+        if (event.type === 'stage_started') stop.abort();
+      },
+    };
+    const stopped = await service.continue(id, observer, stop.signal);
     expect(stopped.status).toBe('running');
     expect(stopped.stages.map((s) => [s.agent, s.status])).toEqual([['slow', 'running']]);
     const types = [...store.events(id)].map((e) => e.type);
