@@ -358,7 +358,10 @@ describe.skipIf(noBrowser)('the dashboard shows everything', () => {
   it('shows mail that could not be delivered', async () => {
     const id = await run({ input: 'anyone there?', pipeline: 'ask-ghost' });
     await page.goto(new URL(`/tasks/${id}`, server.url).toString());
-    await expectText(page.getByTestId('mail-failed'), 'Mail to ghost not delivered (question: asker: stage 1');
+    await expectText(
+      page.getByTestId('mail-failed'),
+      'Mail to ghost not delivered (question: asker: stage 1',
+    );
     await post(`/api/tasks/${id}/cancel`);
   });
 

@@ -4,7 +4,8 @@ import { eventLog, project, spawnTroupe, troupe, troupeJson, waitFor } from './s
 const pipeline =
   'agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: editor}]\n  - id: editor\n    runtime: claude\n';
 // long enough that the checks made while it waits (CLI calls, slow on a loaded machine) fall inside it
-const limited = 'agents:\n  writer: [{error: rate_limit, reset_after_s: 10}, "draft"]\n  editor: ["edited"]\n';
+const limited =
+  'agents:\n  writer: [{error: rate_limit, reset_after_s: 10}, "draft"]\n  editor: ["edited"]\n';
 
 /** Starts a run in the background and returns its task id once it is waiting on the limit. */
 async function startWaiting(dir: string) {
