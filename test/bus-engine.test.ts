@@ -21,7 +21,8 @@ const inbox = async (dir: string, me: string) => {
 
 describe('the bus in the engine', () => {
   it('a task waiting for a person writes to user on thread task/<id>, and replies there carry it on', async () => {
-    const dir = project({ 's.yaml': noHuman });
+    // a verdict by mail needs the project's say-so (docs/security.md)
+    const dir = project({ 's.yaml': noHuman, '.troupe/config.yaml': 'gate:\n  mail_verdicts: true\n' });
     const first = await troupeJson(dir, [
       'run',
       'Refactor auth',

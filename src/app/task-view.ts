@@ -40,7 +40,9 @@ export function taskJson(state: TaskState, owner: TaskOwner | null = null) {
       status: s.gateWaiting ? ('awaiting_gate' as const) : s.status,
       input: s.input,
       output: s.output,
-      gate: s.gate ? { decision: s.gate.decision, reason: s.gate.reason, by: s.gate.by } : null,
+      gate: s.gate
+        ? { decision: s.gate.decision, reason: s.gate.reason, by: s.gate.by, from: s.gate.from ?? null }
+        : null,
       usage: s.usage,
       attempt: s.attempt,
       duration_ms: s.durationMs,

@@ -3,6 +3,7 @@ import type { Project } from '../app/project.js';
 import { taskJson } from '../app/task-view.js';
 import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
+import { personAtTerminal } from './decider.js';
 import { exitCodeForTask } from './exit-codes.js';
 import { liveOutput } from './live-output.js';
 import { printJson } from './options.js';
@@ -107,12 +108,12 @@ class PersonAtPrompt {
     const verdict = await this.ask(`approve ${waiting.agent}'s output (stage ${waiting.stage})? [y/n] `);
     if (verdict === null) return false;
     if (parseVerdict(verdict)?.decision === 'approved') {
-      project.tasks.decideGate(state.id, 'approved', '');
+      project.tasks.decideGate(state.id, 'approved', '', personAtTerminal());
       return true;
     }
     const reason = await this.ask('why (the agent gets this)? ');
     if (reason === null || !reason.trim()) return false;
-    project.tasks.decideGate(state.id, 'rejected', reason);
+    project.tasks.decideGate(state.id, 'rejected', reason, personAtTerminal());
     return true;
   }
 

@@ -61,6 +61,16 @@ export interface SessionTurn {
   summary: boolean;
 }
 
+/**
+ * Where a person's decision came from: a terminal (`cli`: the OS user and host), the HTTP API or
+ * the dashboard (the token's holder), or a reply on the bus (`mail`: the mailbox it came from,
+ * which no one authenticates: accepted for gates only where the project allows it).
+ */
+export interface Decider {
+  channel: 'cli' | 'api' | 'dashboard' | 'mail';
+  who: string;
+}
+
 /** A process found running for a task whose owner had died, and ended. */
 export interface LeftoverProcess {
   pid: number;
@@ -88,7 +98,13 @@ export type TaskEvent =
       /** Seconds per runtime, from config timeouts. */
       timeouts: Record<string, number>;
       /** Config `gate`: defaults for llm gates (runtime null: the gated agent's own). */
-      gate: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
+      gate: {
+        model: string | null;
+        timeout: number;
+        system_prompt: string;
+        runtime?: RuntimeName | null;
+        mail_verdicts?: boolean;
+      };
       script: Script | null;
       /** USD per million tokens by model (config `prices:` over troupe's defaults). */
       prices?: Record<string, { input: number; output: number; cached_input?: number }>;
@@ -196,6 +212,8 @@ export type TaskEvent =
       decision: 'approved' | 'rejected';
       reason: string;
       by: 'llm' | 'command' | 'human' | 'script';
+      /** A person's verdict: the way it reached troupe, and who gave it there. */
+      from?: Decider;
     }
   | {
       type: 'human_input_requested';

@@ -35,6 +35,12 @@ export function taskProcessTag(taskId: string): string {
   return `${taskId}/`;
 }
 
+/**
+ * What troupe's own environment holds that its agents and gates must not get: the server's
+ * token would let an agent decide its own gate through the API (docs/security.md).
+ */
+export const WITHHELD_FROM_AGENTS = ['TROUPE_TOKEN'] as const;
+
 export interface RuntimeRequest {
   /** The agent (or, for purpose 'gate', the agent whose output is judged). */
   agentId: string;

@@ -1,12 +1,12 @@
 import type { Chunk } from '../core/chunk.js';
 import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore, TaskSummary } from '../core/event-store.js';
-import { awaitsPerson, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
+import { awaitsPerson, type Decider, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
 import { checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import type { SizeRecord } from '../core/spec.js';
-import { agentMailbox, type TaskMail, taskThread } from '../core/task-mail.js';
+import { agentMailbox, PERSON_MAILBOX, type TaskMail, taskThread } from '../core/task-mail.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limiter.js';
@@ -141,8 +141,8 @@ export class TaskService {
     return foldEvents(this.store.events(taskId));
   }
 
-  /** A person's verdict on a task waiting at a human gate. */
-  decideGate(taskId: string, decision: 'approved' | 'rejected', reason: string): void {
+  /** A person's verdict on a task waiting at a human gate, and where it came from. */
+  decideGate(taskId: string, decision: 'approved' | 'rejected', reason: string, from: Decider): void {
     const state = this.state(taskId);
     mustNotHaveEnded(state, decision === 'approved' ? 'approve' : 'reject');
     const waiting = state.stages.find((s) => s.gateWaiting);
@@ -151,7 +151,7 @@ export class TaskService {
       throw new UsageError('a rejection needs a reason (-r "why")');
     this.store.append(
       taskId,
-      [{ type: 'gate_decided', stage: waiting.n, agent: waiting.agent, decision, reason, by: 'human' }],
+      [{ type: 'gate_decided', stage: waiting.n, agent: waiting.agent, decision, reason, by: 'human', from }],
       { status: 'running' },
     );
   }
@@ -269,6 +269,8 @@ export class TaskService {
     const state = this.state(taskId);
     const waiting = waitingFor(state);
     if (!waiting) return false;
+    // a gate's mail verdicts are off unless the project turned them on (docs/security.md)
+    if (waiting.kind === 'gate' && !this.config.gate.mail_verdicts) return false;
     let replies: string[];
     try {
       replies = this.mailFor(taskId).takeReplies(taskId, waiting.agent);
@@ -285,6 +287,7 @@ export class TaskService {
         taskId,
         verdict.decision,
         verdict.reason || (verdict.decision === 'rejected' ? 'rejected by reply' : ''),
+        { channel: 'mail', who: PERSON_MAILBOX },
       );
     } else {
       this.answer(taskId, reply);

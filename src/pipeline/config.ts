@@ -30,6 +30,12 @@ export interface ProjectConfig {
     system_prompt: string;
     /** Runtime of llm gates that name none; null: the gated agent's own runtime. */
     runtime?: Exclude<RuntimeName, 'command'> | null;
+    /**
+     * Whether a reply on the bus (`approve` / `reject: why` to the gate's mail) decides a human
+     * gate. Off by default: anyone who can write the project's mail, the task's own agents
+     * included, could send one (docs/security.md).
+     */
+    mail_verdicts?: boolean;
   };
   /**
    * Whether troupe may run CLIs headless in the folder it was started in without their own
@@ -72,6 +78,7 @@ const ConfigSchema = z.strictObject({
       timeout: z.number().positive().optional(),
       system_prompt: z.string().min(1).optional(),
       runtime: z.enum(GATE_RUNTIMES).nullish(),
+      mail_verdicts: z.boolean().optional(),
     })
     .nullish(),
   timeouts: z
@@ -153,6 +160,7 @@ export function parseProjectConfig(text: string, file: string): ProjectConfig {
     if (seconds) config.timeouts[runtime] = seconds;
   }
   if (raw.gate?.runtime) config.gate.runtime = raw.gate.runtime;
+  if (raw.gate?.mail_verdicts) config.gate.mail_verdicts = true;
   if (raw.script) config.script = raw.script;
   if (raw.trust_workspace !== undefined) config.trust_workspace = raw.trust_workspace;
   Object.assign(config.prices, raw.prices ?? {});

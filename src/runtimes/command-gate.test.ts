@@ -18,6 +18,20 @@ describe('a command gate', () => {
     });
   });
 
+  it("does not hand the server's token to the gate's command", async () => {
+    process.env.TROUPE_TOKEN = 'server-secret';
+    try {
+      const cwd = mkdtempSync(path.join(os.tmpdir(), 'troupe-gate-'));
+      const options = { cwd, timeoutMs: 20_000, signal: new AbortController().signal, env: {} };
+      expect(await runCommandGate('test -z "$TROUPE_TOKEN"', options)).toEqual({
+        decision: 'approved',
+        reason: '',
+      });
+    } finally {
+      delete process.env.TROUPE_TOKEN;
+    }
+  });
+
   linuxOnly('leaves nothing running, not even a child that called setsid', async () => {
     const cwd = mkdtempSync(path.join(os.tmpdir(), 'troupe-gate-'));
     const result = await runCommandGate('setsid sleep 300 & echo $! > escaped', {

@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { PROCESS_TAG_ENV } from '../core/runtime.js';
+import { PROCESS_TAG_ENV, WITHHELD_FROM_AGENTS } from '../core/runtime.js';
 import { processTag, supervisedArgv } from './supervisor.js';
 
 export interface CommandGateResult {
@@ -24,7 +24,11 @@ export async function runCommandGate(
 ): Promise<CommandGateResult> {
   const result = await execa(process.execPath, supervisedArgv('/bin/sh', ['-c', command], 1500), {
     cwd: options.cwd,
-    env: { ...options.env, [PROCESS_TAG_ENV]: processTag(options.processTag ?? '') },
+    env: {
+      ...Object.fromEntries(WITHHELD_FROM_AGENTS.map((name) => [name, undefined])),
+      ...options.env,
+      [PROCESS_TAG_ENV]: processTag(options.processTag ?? ''),
+    },
     all: true,
     reject: false,
     timeout: options.timeoutMs,

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import type { Socket } from 'node:net';
 import path from 'node:path';
-import { PROCESS_TAG_ENV } from '../core/runtime.js';
+import { PROCESS_TAG_ENV, WITHHELD_FROM_AGENTS } from '../core/runtime.js';
 import { LineSplitter } from './jsonl.js';
 import { processTag, type SupervisorMessage, supervisedArgv } from './supervisor.js';
 
@@ -202,6 +202,7 @@ export class CliProcess {
 
 function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
+  for (const name of WITHHELD_FROM_AGENTS) delete env[name];
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

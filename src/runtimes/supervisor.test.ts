@@ -48,6 +48,23 @@ describe('the agent supervisor', () => {
     await until('the setsid child ends', () => !alive(escaped!));
   });
 
+  it("does not hand the server's token to the agent", async () => {
+    process.env.TROUPE_TOKEN = 'server-secret';
+    try {
+      const proc = new CliProcess({
+        bin: 'sh',
+        args: ['-c', 'printenv TROUPE_TOKEN || echo withheld'],
+        cwd: os.tmpdir(),
+      });
+      const lines: string[] = [];
+      for await (const line of proc.lines()) lines.push(line);
+      await proc.wait();
+      expect(lines).toEqual(['withheld']);
+    } finally {
+      delete process.env.TROUPE_TOKEN;
+    }
+  });
+
   linuxOnly('stop ends the tree, SIGKILL for what ignores SIGTERM', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-sup-'));
     const proc = new CliProcess({ bin: 'bash', args: treeScript(dir, true), cwd: dir, killGraceMs: 300 });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { LeftoverProcess } from '../core/events.js';
 import { PROCESS_TAG_ENV } from '../core/runtime.js';
 
@@ -56,6 +57,27 @@ export function endTagged(prefix: string, graceMs = 1000): Promise<LeftoverProce
 }
 
 declare const TAG_ENV: string;
+
+/**
+ * The tag of the agent this process runs inside, if any: its own environment's, or, on Linux,
+ * an ancestor's (a child that dropped the variable still has parents that carry it).
+ */
+export function agentAbove(): string | null {
+  const own = process.env[PROCESS_TAG_ENV];
+  if (own) return own;
+  let pid = process.ppid;
+  for (let depth = 0; pid > 1 && depth < 64; depth++) {
+    try {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+      const tag = environ.find((entry) => entry.startsWith(`${PROCESS_TAG_ENV}=`));
+      if (tag) return tag.slice(PROCESS_TAG_ENV.length + 1);
+      pid = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      return null; // no /proc, or a parent that is not ours to read
+    }
+  }
+  return null;
+}
 
 // Runs in its own process, with only what `node -e` gives it (and TAG_ENV): no imports, no closure.
 function supervise(require: NodeJS.Require): void {

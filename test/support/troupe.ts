@@ -65,7 +65,12 @@ export interface TaskJson {
     status: string;
     input: string;
     output: string;
-    gate: { decision: string; reason: string } | null;
+    gate: {
+      decision: string;
+      reason: string;
+      by?: string;
+      from?: { channel: string; who: string } | null;
+    } | null;
     usage: { input_tokens: number; output_tokens: number };
   }>;
   usage: { input_tokens: number; output_tokens: number };

@@ -83,8 +83,10 @@ export const api = {
   run: (body: RunRequest) => call<Answer<typeof runApi.run, 202>>('POST', '/api/run', body),
   fix: (parent: string, description: string) =>
     call<Answer<typeof runApi.fix, 202>>('POST', '/api/fix', { parent_task_id: parent, description }),
-  approve: (id: string, reason: string) => call('POST', `/api/tasks/${id}/approve`, { reason }),
-  reject: (id: string, reason: string) => call('POST', `/api/tasks/${id}/reject`, { reason }),
+  approve: (id: string, reason: string) =>
+    call('POST', `/api/tasks/${id}/approve`, { reason, via: 'dashboard' }),
+  reject: (id: string, reason: string) =>
+    call('POST', `/api/tasks/${id}/reject`, { reason, via: 'dashboard' }),
   answer: (id: string, response: string) => call('POST', `/api/tasks/${id}/human-input`, { response }),
   cancel: (id: string, reason: string) => call('POST', `/api/tasks/${id}/cancel`, { reason }),
   resume: (id: string) => call('POST', `/api/tasks/${id}/resume`, {}),

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Decider } from '../../core/events.js';
 import { action } from '../action.js';
 
 /** approve, reject and human-input: a person's word, then the task carries on here (or, `--detach`, on a worker). */
@@ -12,7 +13,7 @@ export function registerDecide(program: Command): void {
     .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
       action(async (taskId: string, options: { reason: string; json?: boolean; detach?: boolean }) =>
-        decide(taskId, options, (p) => p.tasks.decideGate(taskId, 'approved', options.reason)),
+        decide(taskId, options, (p, who) => p.tasks.decideGate(taskId, 'approved', options.reason, who())),
       ),
     );
   program
@@ -24,7 +25,7 @@ export function registerDecide(program: Command): void {
     .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
       action(async (taskId: string, options: { reason: string; json?: boolean; detach?: boolean }) =>
-        decide(taskId, options, (p) => p.tasks.decideGate(taskId, 'rejected', options.reason)),
+        decide(taskId, options, (p, who) => p.tasks.decideGate(taskId, 'rejected', options.reason, who())),
       ),
     );
   program
@@ -44,20 +45,21 @@ export function registerDecide(program: Command): void {
 async function decide(
   taskId: string,
   options: { json?: boolean; detach?: boolean },
-  record: (project: import('../../app/project.js').Project) => void,
+  record: (project: import('../../app/project.js').Project, who: () => Decider) => void,
 ): Promise<number> {
   const { openProject } = await import('../../app/project.js');
+  const { personAtTerminal } = await import('../decider.js');
   const project = openProject();
   const json = options.json === true;
   if (options.detach) {
     const { submitTask } = await import('../submit.js');
     const recorded = () => {
-      record(project);
+      record(project, personAtTerminal);
       return taskId;
     };
     return submitTask(project, recorded, { json });
   }
   const { runForeground } = await import('../foreground.js');
-  record(project);
+  record(project, personAtTerminal);
   return runForeground(project, taskId, { json });
 }

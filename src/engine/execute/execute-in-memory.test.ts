@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { memoryWorld, watchedStore } from '../../app/test-doubles.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Script } from '../../core/script.js';
+import { defaultConfig } from '../../pipeline/config.js';
 import { openMemoryStore } from '../../store/memory-store.js';
 import { agent, handoff, pipeline } from '../test-pipelines.js';
 
@@ -107,8 +108,10 @@ describe('executor in memory', () => {
     expect(done.stages[1]!.input).toContain('no tests');
   });
 
-  it('waits at a human gate, asks the person by mail once that is recorded, and goes on with the verdict', async () => {
-    const world = memoryWorld();
+  it('waits at a human gate, asks the person by mail once that is recorded; a mail verdict decides only where the project allows it', async () => {
+    const allowing = defaultConfig();
+    allowing.gate.mail_verdicts = true;
+    const world = memoryWorld({ config: allowing });
     const gate = { ...llmGate, type: 'human' as const };
     const p = pipeline(agent('dev', { gate, handoffs: [handoff('ship', 'on_approve')] }), agent('ship'));
     const id = world.service.start({
@@ -124,6 +127,33 @@ describe('executor in memory', () => {
     const done = await world.service.continue(id);
     expect(done.status).toBe('completed');
     expect(done.stages.map((s) => s.agent)).toEqual(['dev', 'ship']);
+    expect(done.stages[0]!.gate).toEqual({
+      decision: 'approved',
+      reason: 'fine',
+      by: 'human',
+      from: { channel: 'mail', who: 'user' },
+    });
+  });
+
+  it('by default, mail does not decide a gate: anyone who writes the mail, an agent too, could send it', async () => {
+    const world = memoryWorld();
+    const gate = { ...llmGate, type: 'human' as const };
+    const p = pipeline(agent('dev', { gate, handoffs: [handoff('ship', 'on_approve')] }), agent('ship'));
+    const id = world.service.start({
+      pipeline: p,
+      input: 'go',
+      script: script({ dev: ['v1'], ship: ['shipped'] }),
+    });
+    await world.service.continue(id);
+    expect(world.mail.asked[0]?.body).toContain(`Decide with \`troupe approve ${id}\``);
+    world.mail.replies.set('dev', ['approve']);
+    const still = await world.service.continue(id);
+    expect(still.status).toBe('awaiting_gate');
+    expect(world.mail.replies.get('dev')).toEqual(['approve']);
+    world.service.decideGate(id, 'approved', '', { channel: 'cli', who: 'ana@laptop' });
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('completed');
+    expect(done.stages[0]!.gate?.from).toEqual({ channel: 'cli', who: 'ana@laptop' });
   });
 
   describe('fan-out and join', () => {

@@ -57,7 +57,7 @@ export function awaitGate(run: RunContext, step: StepOf<'await_gate'>): void {
         ...mail,
         taskId: run.taskId,
         agent: step.agent,
-        body: `${output}\n\n---\nReply on this thread: \`approve\` (optionally with a reason), or \`reject: <reason>\`.`,
+        body: `${output}\n\n---\n${verdictHow(run)}`,
       }),
     );
     return;
@@ -71,4 +71,12 @@ export function awaitGate(run: RunContext, step: StepOf<'await_gate'>): void {
 
 function nextAnswer(run: RunContext, agent: string): string | undefined {
   return run.ports.human(run.state).answer(agent, run.state.humanAnswers[agent] ?? 0);
+}
+
+/** How the person can decide, as the gate's mail tells them. */
+function verdictHow(run: RunContext): string {
+  const cli = `\`troupe approve ${run.taskId}\` or \`troupe reject ${run.taskId} -r "<reason>"\`, or the dashboard`;
+  return run.state.gateConfig.mail_verdicts
+    ? `Reply on this thread: \`approve\` (optionally with a reason), or \`reject: <reason>\`; or ${cli}.`
+    : `Decide with ${cli}. A reply here does not decide (gate.mail_verdicts is off).`;
 }

@@ -15,7 +15,12 @@ export const gateReducers = {
 
   gate_decided(state, event) {
     const stage = stageOf(state, event.stage);
-    stage.gate = { decision: event.decision, reason: event.reason, by: event.by };
+    stage.gate = {
+      decision: event.decision,
+      reason: event.reason,
+      by: event.by,
+      ...(event.from ? { from: event.from } : {}),
+    };
     stage.gateWaiting = false;
     if (event.by === 'human') {
       state.humanAnswers[event.agent] = (state.humanAnswers[event.agent] ?? 0) + 1;

@@ -1,5 +1,6 @@
 import type { Chunk } from '../../core/chunk.js';
 import type {
+  Decider,
   EventOf,
   SessionTurn,
   StageError,
@@ -8,7 +9,7 @@ import type {
   TaskStatus,
   Usage,
 } from '../../core/events.js';
-import type { Pipeline, RuntimeName } from '../../core/pipeline.js';
+import type { Pipeline } from '../../core/pipeline.js';
 import type { RoutingConfig } from '../../core/routing.js';
 import type { Effort } from '../../core/runtime.js';
 import type { Script } from '../../core/script.js';
@@ -117,7 +118,7 @@ export interface StageRecord {
   durationMs: number;
   startedAt: string;
   finishedAt: string | null;
-  gate: { decision: 'approved' | 'rejected'; reason: string; by: string } | null;
+  gate: { decision: 'approved' | 'rejected'; reason: string; by: string; from?: Decider } | null;
   gateWaiting: boolean;
   error: StageError | null;
   handedOff: boolean;
@@ -161,7 +162,7 @@ export interface TaskState {
   cwd: string;
   maxStages: number;
   timeouts: Record<string, number>;
-  gateConfig: { model: string | null; timeout: number; system_prompt: string; runtime?: RuntimeName | null };
+  gateConfig: EventOf<'task_created'>['gate'];
   script: Script | null;
   prices: Record<string, { input: number; output: number; cached_input?: number }>;
   /** A budget_warning has been recorded. */

@@ -106,7 +106,15 @@ export const Stage = named(
     input: z.string(),
     output: z.string(),
     gate: z
-      .strictObject({ decision: z.enum(['approved', 'rejected']), reason: z.string(), by: z.string() })
+      .strictObject({
+        decision: z.enum(['approved', 'rejected']),
+        reason: z.string(),
+        by: z.string(),
+        /** A person's verdict: how it came (cli, api, dashboard, mail) and who gave it there. */
+        from: z
+          .strictObject({ channel: z.enum(['cli', 'api', 'dashboard', 'mail']), who: z.string() })
+          .nullable(),
+      })
       .nullable(),
     usage: Usage,
     attempt: z.int(),
@@ -255,7 +263,9 @@ const Resumed = z.strictObject({ id: z.string(), status: z.literal('running') })
 
 const task = z.object({ id: z.string().meta({ examples: ['T-1A2B3C'] }) });
 const chunk = task.extend({ cid: z.string().meta({ examples: ['C-001'] }) });
-const reason = z.object({ reason: z.string().optional() });
+/** `via: dashboard`: the page says so, for the record of who decided (`gate_decided.from`). */
+const via = z.enum(['dashboard']).optional();
+const reason = z.object({ reason: z.string().optional(), via });
 
 export const taskApi = {
   list: route({
@@ -319,7 +329,7 @@ export const taskApi = {
     path: '/api/tasks/:id/reject',
     summary: 'reject the output waiting at a human gate, with a reason the agent gets',
     params: task,
-    body: z.object({ reason: nonBlank }),
+    body: z.object({ reason: nonBlank, via }),
     responses: { 202: json('accepted: the task runs on in the background', Resumed) },
     errors: [400, 404, 409],
   }),

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { taskOwner } from '../../app/task-view.js';
 import { TaskBusyError } from '../../core/errors.js';
-import { AWAITING_PERSON_STATUSES } from '../../core/events.js';
+import { AWAITING_PERSON_STATUSES, type Decider } from '../../core/events.js';
 import { usesChunks } from '../../engine/plan/chunks.js';
 import { mustNotHaveEnded } from '../../engine/task-service.js';
 import { taskApi } from '../api/tasks.js';
@@ -61,14 +61,14 @@ export function taskRoutes(ctx: ServerContext): Hono {
 
   handle(app, taskApi.approve, ({ params, body, reply }) => {
     const id = mustExist(ctx, params.id);
-    ctx.tasks.decideGate(id, 'approved', body.reason ?? '');
+    ctx.tasks.decideGate(id, 'approved', body.reason ?? '', httpDecider(body.via));
     ctx.runner.run(id);
     return reply(202, { id, status: 'running' });
   });
 
   handle(app, taskApi.reject, ({ params, body, reply }) => {
     const id = mustExist(ctx, params.id);
-    ctx.tasks.decideGate(id, 'rejected', body.reason);
+    ctx.tasks.decideGate(id, 'rejected', body.reason, httpDecider(body.via));
     ctx.runner.run(id);
     return reply(202, { id, status: 'running' });
   });
@@ -141,4 +141,9 @@ function chunksJson(ctx: ServerContext, id: string) {
 export function mustExist(ctx: ServerContext, id: string): string {
   if (!ctx.store.task(id)) throw new ApiError(404, 'not_found', `no task ${id}`);
   return id;
+}
+
+/** Whoever holds the server's token decides through the API (or its page). */
+function httpDecider(via: 'dashboard' | undefined): Decider {
+  return { channel: via ?? 'api', who: 'the token holder' };
 }
