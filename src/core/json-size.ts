@@ -10,16 +10,14 @@ export function jsonBytesOver(value: unknown, limit: number): boolean {
   while (pending.length > 0) {
     const item = pending.pop();
     if (typeof item === 'string') bytes += Buffer.byteLength(item, 'utf8') + 2;
-    else if (Array.isArray(item)) {
-      bytes += 1 + item.length;
-      for (const child of item) pending.push(child);
-    } else if (item !== null && typeof item === 'object') {
-      const entries = Object.entries(item);
-      bytes += 1 + entries.length;
-      for (const [key, child] of entries) {
-        bytes += Buffer.byteLength(key, 'utf8') + 3;
-        pending.push(child);
-      }
+    else if (item !== null && typeof item === 'object') {
+      const children = Array.isArray(item) ? item : Object.values(item);
+      // brackets and commas; a key costs its quotes and colon
+      bytes += Math.max(2, children.length + 1);
+      if (!Array.isArray(item))
+        for (const key of Object.keys(item)) bytes += Buffer.byteLength(key, 'utf8') + 3;
+      if (bytes > limit) return true;
+      for (const child of children) pending.push(child);
     } else bytes += String(item).length;
     if (bytes > limit) return true;
   }
