@@ -12,6 +12,8 @@ export interface AliasExpansion {
   added: number;
   /** Offset of the first alias whose expansion takes the total past the cap. */
   overflowAt?: number;
+  /** Offset of the first alias inside the node it names (`&a [*a]`): a value that contains itself. */
+  cycleAt?: number;
   /** Nodes visited: each written node once, however often it is aliased. */
   walked: number;
 }
@@ -29,11 +31,15 @@ export function aliasExpansion(doc: Document.Parsed, cap = MAX_ALIAS_EXPANSION_B
   const result: AliasExpansion = { added: 0, walked: 0 };
 
   const sizeOf = (node: unknown): number => {
-    if (result.overflowAt !== undefined || !node) return 0;
+    if (result.overflowAt !== undefined || result.cycleAt !== undefined || !node) return 0;
     result.walked += 1;
     if (isAlias(node)) {
       const target = anchored.get(node.source);
-      // an alias inside its own anchor has no size yet: the YAML library makes that a cycle, not text
+      // every anchored node has its size once walked: one without is still being walked
+      if (target && !sizes.has(target)) {
+        result.cycleAt = node.range?.[0] ?? 0;
+        return 0;
+      }
       const size = (target && sizes.get(target)) ?? 0;
       result.added += size;
       if (result.added > cap) result.overflowAt = node.range?.[0] ?? 0;

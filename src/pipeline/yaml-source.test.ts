@@ -85,6 +85,15 @@ describe('YAML a pipeline cannot be walked safely', () => {
     expect(MAX_ALIAS_EXPANSION_BYTES).toBe(1024 * 1024);
   });
 
+  it('an alias inside its own anchor: an error at the alias, not a stack overflow in the checks', () => {
+    expect(parse(`x: &a [1, *a]\n${agent}`).lines).toEqual([
+      '1:11 error: YAML alias inside the value it refers to: it would contain itself',
+    ]);
+    expect(parse(`x: &a {k: [*a]}\n${agent}`).lines).toHaveLength(1);
+    expect(parse(`x: &a [1]\ny: &a [*a]\n${agent}`).lines).toHaveLength(1);
+    expect(parse(`x: &a [1]\ny: [*a, &a [2], *a]\n${agent}`).lines).toEqual([]);
+  });
+
   it('deep flow nesting: where it gets too deep, not a stack overflow', () => {
     const { lines } = parse(`${agent}x: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`);
     // the top-level mapping is the first level, so the 100th bracket is one too many

@@ -42,7 +42,7 @@ export class YamlSource {
   /**
    * Parses `text`; syntax errors go to `sink` and yield undefined. So do files the checks could not
    * walk safely: nested deeper than MAX_DEPTH, or with aliases that expand to too many nodes or
-   * to too much text (MAX_ALIAS_EXPANSION_BYTES).
+   * to too much text (MAX_ALIAS_EXPANSION_BYTES), or that sit inside the value they refer to.
    */
   static parse(file: string, text: string, sink: DiagnosticSink): YamlSource | undefined {
     const lines = new LineCounter();
@@ -79,6 +79,14 @@ export class YamlSource {
         at(expansion.overflowAt),
         `YAML aliases expand to more than ${sizeText(MAX_ALIAS_EXPANSION_BYTES)} of text`,
         'write the repeated value once, or refer to it less often: each `*alias` repeats its whole anchor',
+      );
+      return undefined;
+    }
+    if (expansion.cycleAt !== undefined) {
+      sink.error(
+        at(expansion.cycleAt),
+        'YAML alias inside the value it refers to: it would contain itself',
+        'an `*alias` may refer only to a value that ends before it',
       );
       return undefined;
     }
