@@ -2,7 +2,7 @@ import type { Chunk } from '../core/chunk.js';
 import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore, TaskSummary } from '../core/event-store.js';
 import { awaitsPerson, type Decider, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
-import { checkTaskInput } from '../core/input-limit.js';
+import { checkTaskDefinition, checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import type { SizeRecord } from '../core/spec.js';
@@ -68,6 +68,8 @@ export class TaskService {
     // a fix's input carries its parent's context: only the request in it is the person's (fix)
     if (options.kind !== 'fix') checkTaskInput(options.input);
     this.checkRouting(pipeline, options.tier ?? null);
+    checkTaskDefinition(pipeline, `pipeline ${pipeline.name}`);
+    if (options.script) checkTaskDefinition(options.script, 'the script');
     const routed = options.agent === undefined && pipeline.entry_point === 'auto';
     const startAgent = options.agent ?? pipeline.agents[0]?.id;
     if (!startAgent || !findNode(pipeline, startAgent)) {

@@ -52,6 +52,17 @@ describe('output_schema and spec', () => {
     ]);
   });
 
+  it('reads a schema file with the limits of the YAML of pipelines: an alias bomb is an error in that file', () => {
+    const schema = `description: &d "${'D'.repeat(600_000)}"\nproperties:\n  a: {description: *d}\n  b: {description: *d}\n`;
+    const result = validateYaml(
+      'agents:\n  - id: a\n    runtime: scripted\n    output_schema: schema.yaml\n',
+      {
+        files: { 'schema.yaml': schema },
+      },
+    );
+    expect(result.lines).toEqual(['schema.yaml:4:20 error: YAML aliases expand to more than 1 MiB of text']);
+  });
+
   it('refuses a spec value other than required or none', () => {
     const result = validateYaml('agents:\n  - id: a\n    runtime: scripted\n    spec: yes please\n');
     expect(result.lines[0]).toMatch(/^agents\.yaml:4:11 error: /);

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { containedPath } from '../core/contained-path.js';
 import { messageOf } from '../core/errors.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { OUTSIDE_HINT } from './imports.js';
 import { schemaProblem } from './lang/json-schema-check.js';
+import { YamlSource } from './yaml-source.js';
 
 /**
  * `output_schema:` of each agent: a file path is read (relative to the file the agent was written
@@ -31,8 +31,9 @@ export function resolveOutputSchemas(
         sink.error(at, `output_schema file \`${raw}\` is outside the project`, OUTSIDE_HINT);
         continue;
       }
+      let text: string;
       try {
-        schema = parseYaml(readFileSync(file, 'utf8'));
+        text = readFileSync(file, 'utf8');
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         sink.error(
@@ -44,6 +45,10 @@ export function resolveOutputSchemas(
         );
         continue;
       }
+      // the same limits as the pipeline's own YAML (aliases, nesting), errors at the schema file
+      const source = YamlSource.parse(file, text, sink);
+      if (!source) continue;
+      schema = source.value();
     }
     const problem = schemaProblem(schema);
     if (problem) {

@@ -11,8 +11,10 @@ import {
   parseDocument,
   visit,
 } from 'yaml';
+import { sizeText } from '../core/input-limit.js';
 import type { SourcePosition } from '../core/pipeline.js';
 import type { DiagnosticSink } from './diagnostics.js';
+import { aliasExpansion, MAX_ALIAS_EXPANSION_BYTES } from './yaml-alias-size.js';
 
 export type Path = readonly (string | number)[];
 
@@ -39,7 +41,8 @@ export class YamlSource {
 
   /**
    * Parses `text`; syntax errors go to `sink` and yield undefined. So do files the checks could not
-   * walk safely: nested deeper than MAX_DEPTH, or with aliases that expand to too many nodes.
+   * walk safely: nested deeper than MAX_DEPTH, or with aliases that expand to too many nodes or
+   * to too much text (MAX_ALIAS_EXPANSION_BYTES), or that sit inside the value they refer to.
    */
   static parse(file: string, text: string, sink: DiagnosticSink): YamlSource | undefined {
     const lines = new LineCounter();
@@ -68,6 +71,23 @@ export class YamlSource {
     const deep = root ? firstTooDeep([root], nodeChildren, (n) => n.range?.[0] ?? 0) : undefined;
     if (deep !== undefined) {
       sink.error(at(deep), tooDeepMessage, tooDeepHint);
+      return undefined;
+    }
+    const expansion = aliasExpansion(doc);
+    if (expansion.overflowAt !== undefined) {
+      sink.error(
+        at(expansion.overflowAt),
+        `YAML aliases expand to more than ${sizeText(MAX_ALIAS_EXPANSION_BYTES)} of text`,
+        'write the repeated value once, or refer to it less often: each `*alias` repeats its whole anchor',
+      );
+      return undefined;
+    }
+    if (expansion.cycleAt !== undefined) {
+      sink.error(
+        at(expansion.cycleAt),
+        'YAML alias inside the value it refers to: it would contain itself',
+        'an `*alias` may refer only to a value that ends before it',
+      );
       return undefined;
     }
     let value: unknown;
