@@ -261,7 +261,10 @@ describe('troupe mcp', () => {
   });
 
   it('a message over 1 MiB gets an error answer with its id, and the server goes on answering', async () => {
-    const child = spawn(process.execPath, [bin, 'mcp'], { env: serverEnv(), stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [bin, 'mcp'], {
+      env: serverEnv(),
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const answers: Array<{ id: unknown; error?: { code: number; message: string }; result?: unknown }> = [];
     let buffered = '';
     child.stdout.on('data', (chunk: Buffer) => {

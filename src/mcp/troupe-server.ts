@@ -64,7 +64,8 @@ export function troupeMcpServer(session: CallSession): McpServer {
       chunksTracked(state.definition);
       const id = pendingId(state.chunks, session.recorded().filter((d) => d.kind === 'chunk_add').length);
       session.record({ kind: 'chunk_add', description });
-      return json({ id, description, note: 'added when your turn ends' });
+      // the description is not echoed: an agent that quotes the answer would write its text again
+      return json({ id, note: 'added when your turn ends' });
     },
   );
 
