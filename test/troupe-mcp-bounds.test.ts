@@ -1,6 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openCallStore } from '../src/app/troupe-mcp.js';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
 import { project, repoRoot, troupe } from './support/troupe.js';
 
@@ -105,6 +107,23 @@ describe('troupe mcp reads the store the project uses', () => {
       expect(existsSync(join(dir, '.troupe', 'troupe.db'))).toBe(false);
     },
   );
+});
+
+describe.skipIf(unreachable)('openCallStore on PostgreSQL', () => {
+  it('a schema that is not there is an error, and is not made', async () => {
+    const schema = scratchSchemaName();
+    schemas.add(schema);
+    const location = JSON.stringify({ kind: 'postgres', url: PG_URL, schema });
+    expect(() => openCallStore(location)).toThrow(`no troupe store at ${PG_URL} (schema ${schema})`);
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+      expect(found.rowCount).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 describe('troupe mcp takes bounded inputs', () => {
