@@ -122,6 +122,17 @@ describe('the layering of src/', () => {
     expect(out.map((e) => `${relative(src, e.from)} → ${relative(src, e.to)}`)).toEqual([]);
   });
 
+  it('opens a concrete store only in the composition root (app/) and in store/ itself', () => {
+    // which store a project uses is decided once (app/project.ts); a reader that opened one of
+    // its own read the wrong one (troupe mcp on PostgreSQL read .troupe/troupe.db)
+    const concrete = /^store\/(sqlite\/|postgres\/|open-store\.ts$)/;
+    const name = (file: string) => relative(src, file).replace(/\\/g, '/');
+    const out = edges.filter(
+      (e) => !['app', 'store'].includes(moduleOf(e.from)) && concrete.test(name(e.to)),
+    );
+    expect(out.map((e) => `${name(e.from)} → ${name(e.to)}`)).toEqual([]);
+  });
+
   it("keeps the executor's modules out of import cycles, types included", () => {
     const executor = /^engine\/(execute\/[^/]+|plan\/fallback|ports)\.ts$/;
     const graph = new Map<string, Set<string>>();

@@ -25,8 +25,9 @@ export interface Project {
 export function openProject(cwd = process.cwd()): Project {
   const root = findProjectRoot(cwd);
   const config = loadProjectConfig(root);
-  const store = openStore(projectStoreLocation(root, config));
-  return { root, config, store, tasks: projectTaskService(root, store, config) };
+  const location = projectStoreLocation(root, config);
+  const store = openStore(location);
+  return { root, config, store, tasks: projectTaskService(root, store, config, undefined, location) };
 }
 
 /**
@@ -50,8 +51,10 @@ export function projectTaskService(
   store: EventStore,
   config: ProjectConfig,
   limiter?: ProviderTurns,
+  // where `store` was opened from (troupe's MCP server opens it again): the project's choice
+  location: StoreLocation = projectStoreLocation(root, config),
 ): TaskService {
   // merges into base one at a time: on this machine by a lock file, across machines by the store's lock
   const mergeLock = advisoryMergeLock(store, fileMergeLock(join(root, '.troupe', 'locks')));
-  return new TaskService(root, store, config, projectAdapters(root, config, mergeLock), limiter);
+  return new TaskService(root, store, config, projectAdapters(root, config, mergeLock, location), limiter);
 }

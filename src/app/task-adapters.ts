@@ -9,6 +9,7 @@ import { runtimeFor } from '../runtimes/registry.js';
 import { loadScript } from '../runtimes/script.js';
 import { endTagged } from '../runtimes/supervisor.js';
 import { fileDecisionLog } from '../store/decision-log.js';
+import type { StoreLocation } from '../store/store-url.js';
 import { TaskFiles } from '../store/task-files.js';
 import { fileMergeLock } from '../workspace/merge-lock.js';
 import { remoteWorkspace } from '../workspace/remote-workspace.js';
@@ -23,6 +24,8 @@ export function projectAdapters(
   config: ProjectConfig,
   // project.ts adds the shared store's advisory lock (store/advisory-merge-lock.ts)
   mergeLock: MergeLock = fileMergeLock(join(root, '.troupe', 'locks')),
+  // where the tasks' events are, for troupe's MCP server to read the same store
+  store: StoreLocation = { kind: 'sqlite', file: join(root, '.troupe', 'troupe.db') },
 ): TaskAdapters {
   const configScript = config.script ? loadScript(join(root, config.script)) : null;
   return {
@@ -34,7 +37,7 @@ export function projectAdapters(
     workspace: remoteWorkspace({ root, mergeLock }),
     decisionLog: fileDecisionLog(root),
     commandGate: runCommandGate,
-    troupeMcp: projectTroupeMcp(root),
+    troupeMcp: projectTroupeMcp(root, store),
     endLeftovers: (taskId) => endTagged(taskProcessTag(taskId)),
     env: process.env,
   };

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeMcpCall, mcpDirectiveLine, type TroupeMcpCall } from '../core/mcp-call.js';
 import { packageRoot } from '../package-root.js';
-import { projectTroupeMcp } from './troupe-mcp.js';
+import { openCallStore, projectTroupeMcp } from './troupe-mcp.js';
 
 const call: TroupeMcpCall = {
   taskId: 'T-ABC123',
@@ -16,10 +16,13 @@ const call: TroupeMcpCall = {
   voteKeyword: null,
 };
 
+const sqlite = (root: string) => ({ kind: 'sqlite' as const, file: join(root, 'elsewhere.db') });
+
 describe('projectTroupeMcp', () => {
-  it('starts this troupe’s `mcp` with the call in its environment, recording to the call’s own file', () => {
+  it('starts this troupe’s `mcp` with the call and the project’s store in its environment, recording to the call’s own file', () => {
     const root = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const server = projectTroupeMcp(root).server(call);
+    const store = { kind: 'postgres' as const, url: 'postgres://u@h/db', schema: 'x', leaseSeconds: 5 };
+    const server = projectTroupeMcp(root, store).server(call);
     expect(server.command).toBe(process.execPath);
     expect(server.args).toEqual([join(packageRoot(), 'bin', 'troupe.js'), 'mcp']);
     expect(server.env).toMatchObject({
@@ -27,11 +30,12 @@ describe('projectTroupeMcp', () => {
       TROUPE_MCP_CALLS: join(root, '.troupe', 'tasks', 'T-ABC123', 'mcp', '3-2.jsonl'),
     });
     expect(decodeMcpCall(server.env!.TROUPE_MCP_CALL!)).toEqual(call);
+    expect(JSON.parse(server.env!.TROUPE_MCP_STORE!)).toEqual(store);
   });
 
   it('reads what the call recorded, and a call run again starts with nothing', () => {
     const root = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
-    const mcp = projectTroupeMcp(root);
+    const mcp = projectTroupeMcp(root, sqlite(root));
     const file = mcp.server(call).env!.TROUPE_MCP_CALLS!;
     expect(mcp.directives(call)).toEqual([]);
     writeFileSync(file, mcpDirectiveLine({ kind: 'handoff', to: ['qa'] }));
@@ -39,5 +43,20 @@ describe('projectTroupeMcp', () => {
     mcp.server(call);
     expect(existsSync(file)).toBe(false);
     expect(mcp.directives(call)).toEqual([]);
+  });
+});
+
+describe('openCallStore', () => {
+  it('opens only a store that is there: a missing SQLite file is an error, and no file is made', () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+    expect(() => openCallStore(JSON.stringify(sqlite(root)))).toThrow(
+      `no troupe store at ${join(root, 'elsewhere.db')}`,
+    );
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('refuses a value that names no store', () => {
+    expect(() => openCallStore('{"kind":"mysql"}')).toThrow('TROUPE_MCP_STORE does not name a store');
+    expect(() => openCallStore('not json')).toThrow('TROUPE_MCP_STORE does not name a store');
   });
 });

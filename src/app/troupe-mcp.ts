@@ -1,5 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { UsageError } from '../core/errors.js';
+import type { EventStore } from '../core/event-store.js';
 import {
   encodeMcpCall,
   parseMcpDirectives,
@@ -9,13 +12,15 @@ import {
 } from '../core/mcp-call.js';
 import type { TroupeMcp } from '../engine/ports.js';
 import { packageRoot } from '../package-root.js';
+import { openStore } from '../store/open-store.js';
+import type { StoreLocation } from '../store/store-url.js';
 
 /**
  * troupe's own MCP server for a project's runtime calls: this very troupe (`node bin/troupe.js
- * mcp`) with the call's identity in its environment, recording tool calls in
- * `.troupe/tasks/<id>/mcp/<stage>-<attempt>.jsonl`.
+ * mcp`) with the call's identity and the project's store in its environment, recording tool
+ * calls in `.troupe/tasks/<id>/mcp/<stage>-<attempt>.jsonl`.
  */
-export function projectTroupeMcp(root: string): TroupeMcp {
+export function projectTroupeMcp(root: string, store: StoreLocation): TroupeMcp {
   const file = (call: TroupeMcpCall) =>
     join(root, '.troupe', 'tasks', call.taskId, 'mcp', `${call.stage}-${call.attempt}.jsonl`);
   return {
@@ -32,6 +37,7 @@ export function projectTroupeMcp(root: string): TroupeMcp {
           [TROUPE_MCP_ENV.root]: root,
           [TROUPE_MCP_ENV.calls]: calls,
           [TROUPE_MCP_ENV.call]: encodeMcpCall(call),
+          [TROUPE_MCP_ENV.store]: JSON.stringify(store),
         },
       };
     },
@@ -40,4 +46,29 @@ export function projectTroupeMcp(root: string): TroupeMcp {
       return existsSync(calls) ? parseMcpDirectives(readFileSync(calls, 'utf8')) : [];
     },
   };
+}
+
+// a lease's length is left out: the server takes no lease
+const Location = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('sqlite'), file: z.string().min(1) }),
+  z.object({ kind: z.literal('postgres'), url: z.string().min(1), schema: z.string().nullable() }),
+]);
+
+/**
+ * The store a call's server reads: the very one the executor that started it writes (its
+ * `TROUPE_MCP_STORE`), opened only if it is there — the server never creates or migrates one.
+ */
+export function openCallStore(value: string): EventStore {
+  const location = parseJson(value, Location);
+  if (!location) throw new UsageError(`${TROUPE_MCP_ENV.store} does not name a store`);
+  return openStore(location, { existing: true });
+}
+
+function parseJson<T>(text: string, schema: z.ZodType<T>): T | null {
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }

@@ -33,11 +33,13 @@ export interface TroupeMcpCall {
   voteKeyword: string | null;
 }
 
-/** The environment the server is started with (ENV.root and ENV.calls are added by app/). */
+/** The environment the server is started with (ENV.root, ENV.calls and ENV.store are added by app/). */
 export const TROUPE_MCP_ENV = {
   root: 'TROUPE_MCP_ROOT',
   calls: 'TROUPE_MCP_CALLS',
   call: 'TROUPE_MCP_CALL',
+  /** The project's store as the executor opened it (JSON): the server reads the same one. */
+  store: 'TROUPE_MCP_STORE',
 } as const;
 
 export const McpDirective = z.discriminatedUnion('kind', [

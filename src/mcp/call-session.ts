@@ -1,5 +1,5 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { openCallStore } from '../app/troupe-mcp.js';
 import { projectMail } from '../bus/task-mail.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
@@ -13,7 +13,6 @@ import {
 } from '../core/mcp-call.js';
 import type { TaskMail } from '../core/task-mail.js';
 import { foldEvents, type TaskState } from '../engine/fold/task-state.js';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 
 /**
  * What one runtime call's server works on: who is calling (the identity the executor gave it),
@@ -28,6 +27,8 @@ export class CallSession {
     readonly root: string,
     readonly callsFile: string,
     readonly call: TroupeMcpCall,
+    /** The project's store as the executor named it (app/troupe-mcp.ts). */
+    private readonly storeLocation: string,
   ) {}
 
   static fromEnv(env: NodeJS.ProcessEnv): CallSession {
@@ -39,12 +40,17 @@ export class CallSession {
     const call = decodeMcpCall(env[TROUPE_MCP_ENV.call]!);
     if (!call)
       throw new UsageError(`${TROUPE_MCP_ENV.call} is not a call troupe made: ${env[TROUPE_MCP_ENV.call]}`);
-    return new CallSession(env[TROUPE_MCP_ENV.root]!, env[TROUPE_MCP_ENV.calls]!, call);
+    return new CallSession(
+      env[TROUPE_MCP_ENV.root]!,
+      env[TROUPE_MCP_ENV.calls]!,
+      call,
+      env[TROUPE_MCP_ENV.store]!,
+    );
   }
 
   /** The task now: every event appended so far, folded. */
   state(): TaskState {
-    this.store ??= openSqliteStore(join(this.root, '.troupe', 'troupe.db'));
+    this.store ??= openCallStore(this.storeLocation);
     const events = [...this.store.events(this.call.taskId)];
     if (events.length === 0) throw new NotFoundError(`no task ${this.call.taskId}`);
     return foldEvents(events);

@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallSession } from './call-session.js';
+import { MessageLimit, tooLargeAnswer } from './message-limit.js';
 import { troupeMcpServer } from './troupe-server.js';
 
 /**
@@ -9,10 +10,14 @@ import { troupeMcpServer } from './troupe-server.js';
 export async function serveStdio(env: NodeJS.ProcessEnv): Promise<void> {
   const session = CallSession.fromEnv(env);
   const server = troupeMcpServer(session);
-  const transport = new StdioServerTransport();
+  // a message over the limit is answered here and never reaches the SDK's transport
+  const input = process.stdin.pipe(
+    new MessageLimit((id, bytes) => process.stdout.write(tooLargeAnswer(id, bytes))),
+  );
+  const transport = new StdioServerTransport(input);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
-    process.stdin.once('end', resolve);
+    input.once('end', resolve);
   });
   await server.connect(transport);
   await closed;

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -59,28 +60,36 @@ afterEach(async () => {
 
 let calls = 0;
 
+/** The environment the executor gives a call's server: dev's stage 2 unless `identity` says. */
+function serverEnv(file = join(dir, `calls-${++calls}.jsonl`), identity?: TroupeMcpCall) {
+  return {
+    PATH: process.env.PATH ?? '',
+    [TROUPE_MCP_ENV.root]: dir,
+    [TROUPE_MCP_ENV.calls]: file,
+    [TROUPE_MCP_ENV.call]: JSON.stringify(identity ?? devCall()),
+    [TROUPE_MCP_ENV.store]: JSON.stringify({ kind: 'sqlite', file: join(dir, '.troupe', 'troupe.db') }),
+  };
+}
+
+const devCall = (call: Partial<TroupeMcpCall> = {}): TroupeMcpCall => ({
+  taskId,
+  agent: 'dev',
+  stage: 2,
+  attempt: 1,
+  handoffTargets: ['qa', 'docs'],
+  canAsk: true,
+  voteKeyword: null,
+  ...call,
+});
+
 /** A server for one call of dev's stage 2 (or as `call` says), and the file it records to. */
 async function server(call: Partial<TroupeMcpCall> = {}) {
   const file = join(dir, `calls-${++calls}.jsonl`);
-  const identity: TroupeMcpCall = {
-    taskId,
-    agent: 'dev',
-    stage: 2,
-    attempt: 1,
-    handoffTargets: ['qa', 'docs'],
-    canAsk: true,
-    voteKeyword: null,
-    ...call,
-  };
+  const identity = devCall(call);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, 'mcp'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      [TROUPE_MCP_ENV.root]: dir,
-      [TROUPE_MCP_ENV.calls]: file,
-      [TROUPE_MCP_ENV.call]: JSON.stringify(identity),
-    },
+    env: serverEnv(file, identity),
   });
   const client = new Client({ name: 'test', version: '0.0.0' });
   await client.connect(transport);
@@ -240,11 +249,73 @@ describe('troupe mcp', () => {
     expect((await tool('list_chunks')).error).toBe(false);
   });
 
+  it('a text argument over 64 KiB is a tool error saying so, and nothing is recorded', async () => {
+    const { tool, recorded } = await server();
+    const big = await tool('add_chunk', { description: 'x'.repeat(64 * 1024 + 1) });
+    expect(big.error).toBe(true);
+    expect(big.text).toContain('longer than the 64 KiB a tool argument may hold');
+    const body = await tool('send_message', { to: 'qa', subject: 's', body: 'é'.repeat(40 * 1024) });
+    expect(body.error).toBe(true);
+    expect((await tool('add_chunk', { description: 'x'.repeat(64 * 1024) })).error).toBe(false);
+    expect(recorded()).toHaveLength(1);
+  });
+
+  it('a message over 1 MiB gets an error answer with its id, and the server goes on answering', async () => {
+    const child = spawn(process.execPath, [bin, 'mcp'], {
+      env: serverEnv(),
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const answers: Array<{ id: unknown; error?: { code: number; message: string }; result?: unknown }> = [];
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      answers.push(...lines.filter(Boolean).map((line) => JSON.parse(line)));
+    });
+    const send = (message: object) => child.stdin.write(`${JSON.stringify(message)}\n`);
+    const call = (id: number, description: string) =>
+      send({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'add_chunk', arguments: { description } },
+      });
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    call(2, 'x'.repeat(20 * 1024 * 1024));
+    call(3, 'y'.repeat(9 * 1024 * 1024));
+    // the SDK's own order puts the id last
+    child.stdin.write(
+      `{"method":"tools/call","params":{"name":"add_chunk","arguments":{"description":"${'z'.repeat(3 * 1024 * 1024)}"}},"jsonrpc":"2.0","id":"four"}\n`,
+    );
+    call(5, 'small');
+    for (let i = 0; i < 600 && !answers.some((a) => a.id === 5); i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    child.stdin.end();
+    await new Promise((resolve) => child.once('close', resolve));
+    const refused = answers.filter((a) => a.error);
+    expect(refused.map((a) => [a.id, a.error!.code])).toEqual([
+      [2, -32600],
+      [3, -32600],
+      ['four', -32600],
+    ]);
+    expect(refused[0]!.error!.message).toBe(
+      `the message is ${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'add_chunk', arguments: { description: 'x'.repeat(20 * 1024 * 1024) } } }).length} bytes, over troupe mcp's 1 MiB limit; nothing was done`,
+    );
+    expect(answers.find((a) => a.id === 5)).toMatchObject({ result: { content: [{ type: 'text' }] } });
+  });
+
   it('started without a call’s identity: one line and the usage exit code', async () => {
     const run = await troupe(dir, ['mcp']);
     expect(run.code).toBe(2);
     expect(run.stderr.split('\n')[0]).toBe(
-      'troupe: TROUPE_MCP_ROOT, TROUPE_MCP_CALLS, TROUPE_MCP_CALL not set',
+      'troupe: TROUPE_MCP_ROOT, TROUPE_MCP_CALLS, TROUPE_MCP_CALL, TROUPE_MCP_STORE not set',
     );
     expect(run.stderr).not.toContain('    at ');
   });

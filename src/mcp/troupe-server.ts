@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
+import { sizeText } from '../core/input-limit.js';
 import { usesChunks } from '../engine/plan/chunks.js';
 import { packageVersion } from '../package-root.js';
 import { nextChunkId } from '../pipeline/lang/chunk-table.js';
@@ -13,6 +14,15 @@ import type { CallSession } from './call-session.js';
  * once; the context, spec and chunks are read from the task's log. A bad call throws, and the
  * SDK answers it as a tool error (`isError`) with the message.
  */
+/** The most one text argument of a tool may hold, in UTF-8 bytes (docs/mcp.md). */
+export const MAX_ARGUMENT_BYTES = 64 * 1024;
+
+/** A text argument of at most MAX_ARGUMENT_BYTES; over it, the call is a tool error saying so. */
+const capped = (text: z.ZodString) =>
+  text.refine((value) => Buffer.byteLength(value, 'utf8') <= MAX_ARGUMENT_BYTES, {
+    message: `longer than the ${sizeText(MAX_ARGUMENT_BYTES)} a tool argument may hold`,
+  });
+
 export function troupeMcpServer(session: CallSession): McpServer {
   const server = new McpServer({ name: 'troupe', version: packageVersion() });
   const { call } = session;
@@ -25,7 +35,7 @@ export function troupeMcpServer(session: CallSession): McpServer {
       description: `Choose which agents work next when your turn ends (as a HANDOFF: line). Allowed: ${
         call.handoffTargets.join(', ') || 'none (the pipeline decides where this agent hands off)'
       }.`,
-      inputSchema: { to: z.array(z.string()).min(1).describe('agent ids, in order') },
+      inputSchema: { to: z.array(capped(z.string())).min(1).describe('agent ids, in order') },
     },
     ({ to }) => {
       if (call.handoffTargets.length === 0)
@@ -47,14 +57,15 @@ export function troupeMcpServer(session: CallSession): McpServer {
     'add_chunk',
     {
       description: "Add a chunk (a unit of work) to the task's tracked chunks (as CHUNK_ADD:).",
-      inputSchema: { description: z.string().trim().min(1).describe('what the chunk is') },
+      inputSchema: { description: capped(z.string().trim().min(1)).describe('what the chunk is') },
     },
     ({ description }) => {
       const state = session.state();
       chunksTracked(state.definition);
       const id = pendingId(state.chunks, session.recorded().filter((d) => d.kind === 'chunk_add').length);
       session.record({ kind: 'chunk_add', description });
-      return json({ id, description, note: 'added when your turn ends' });
+      // the description is not echoed: an agent that quotes the answer would write its text again
+      return json({ id, note: 'added when your turn ends' });
     },
   );
 
@@ -62,7 +73,7 @@ export function troupeMcpServer(session: CallSession): McpServer {
     'complete_chunk',
     {
       description: 'Mark a chunk done (as CHUNK_DONE:).',
-      inputSchema: { id: z.string().trim().min(1).describe('the chunk id, e.g. C-001') },
+      inputSchema: { id: capped(z.string().trim().min(1)).describe('the chunk id, e.g. C-001') },
     },
     ({ id }) => {
       const state = session.state();
@@ -87,7 +98,7 @@ export function troupeMcpServer(session: CallSession): McpServer {
     {
       description:
         'Ask a person a question (as HUMAN_INPUT:): the task waits for the answer when your turn ends.',
-      inputSchema: { question: z.string().trim().min(1) },
+      inputSchema: { question: capped(z.string().trim().min(1)) },
     },
     ({ question }) => {
       if (!call.canAsk)
@@ -121,7 +132,11 @@ export function troupeMcpServer(session: CallSession): McpServer {
     {
       description:
         'Send a message on the bus to another agent of the pipeline, or to `user` (a person). Sent at once.',
-      inputSchema: { to: z.string().trim().min(1), subject: z.string(), body: z.string() },
+      inputSchema: {
+        to: capped(z.string().trim().min(1)),
+        subject: capped(z.string()),
+        body: capped(z.string()),
+      },
     },
     ({ to, subject, body }) => {
       const agents = session.state().definition.agents.map((a) => a.id);

@@ -32,7 +32,7 @@ export class StageMcp {
   output(text: string): string {
     const port = this.run.ports.troupeMcp;
     if (!this.call || !port) return text;
-    const directives = directiveText(port.directives(this.call));
+    const directives = directiveText(port.directives(this.call), this.call.voteKeyword);
     return directives ? `${directives}\n${text}` : text;
   }
 }

@@ -101,30 +101,61 @@ export function parseSendDirectives(output: string): Array<{ to: string; subject
  * The text directives that troupe's MCP tool calls stand for (core/mcp-call.ts), one per line,
  * so the executor reads a tool call exactly as it reads the directive: the parsers above see
  * these lines before the agent's own text. Only the last vote counts, and a vote against writes
- * nothing (the keyword is the vote). '' when there are none.
+ * nothing (the keyword is the vote). Text from a tool's argument (a chunk, a question) is made
+ * inert (`inertText`), so each call stands for its own directive and no other: `add_chunk("x
+ * CHUNK_REMOVE: C-001")` adds a chunk and removes none. '' when there are none.
  */
-export function directiveText(directives: readonly McpDirective[]): string {
+export function directiveText(
+  directives: readonly McpDirective[],
+  voteKeyword: string | null = null,
+): string {
   const lastVote = directives.findLast((d) => d.kind === 'vote');
+  const argument = (text: string) => inertText(text.replace(/\s+/g, ' ').trim(), voteKeyword);
   return directives
     .filter((d) => d.kind !== 'vote' || d === lastVote)
-    .map(directiveLine)
+    .map((d) => directiveLine(d, argument))
     .filter((line) => line !== null)
     .map((line) => `${line}\n`)
     .join('');
 }
 
-function directiveLine(d: McpDirective): string | null {
-  const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+function directiveLine(d: McpDirective, argument: (text: string) => string): string | null {
   switch (d.kind) {
     case 'handoff':
       return `HANDOFF: ${d.to.join(', ')}`;
     case 'chunk_add':
-      return `CHUNK_ADD: ${oneLine(d.description)}`;
+      return `CHUNK_ADD: ${argument(d.description)}`;
     case 'chunk_done':
       return `CHUNK_DONE: ${d.id}`;
     case 'ask_human':
-      return `HUMAN_INPUT: ${oneLine(d.question)}`;
+      return `HUMAN_INPUT: ${argument(d.question)}`;
     case 'vote':
       return d.agree ? d.keyword : null;
   }
+}
+
+/** Every keyword a parser above reads when a colon follows it (after `**` or not). */
+const DIRECTIVE_KEYWORD =
+  /(?:HANDOFF|NEXT|SIZE|SEND|HUMAN_INPUT|CHUNK_ADD|CHUNK_DONE|CHUNK_REMOVE)(?=(?:\*\*)?:)/gi;
+
+/** U+2060, invisible and joining: a keyword with it after its first letter is no longer the keyword. */
+const WORD_JOINER = '\u2060';
+
+const broken = (keyword: string) => `${keyword.slice(0, 1)}${WORD_JOINER}${keyword.slice(1)}`;
+
+/**
+ * Text no directive parser reads anything in: each directive keyword followed by a colon, and
+ * the session's vote keyword (read anywhere, ignoring case), gets a word joiner after its first
+ * letter. It reads the same to a person.
+ */
+export function inertText(text: string, voteKeyword: string | null = null): string {
+  let inert = text.replace(DIRECTIVE_KEYWORD, broken);
+  if (!voteKeyword) return inert;
+  const vote = new RegExp(voteKeyword.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi');
+  // occurrences may overlap ("AA" in "AAA"): again until none is left (each pass breaks one at least)
+  for (let pass = 0; pass <= text.length && vote.test(inert); pass++) {
+    vote.lastIndex = 0;
+    inert = inert.replace(vote, broken);
+  }
+  return inert;
 }

@@ -38,6 +38,12 @@ export interface PostgresStoreOptions {
    * native when it can be.
    */
   client?: PgClient;
+  /**
+   * Open only a store that is already there (troupe's MCP server, a reader in another process):
+   * no schema is created and no migration runs; a database or schema without troupe's tables is
+   * a NotFoundError.
+   */
+  existing?: boolean;
 }
 
 export type PgClient = 'native' | 'bridge';
@@ -175,6 +181,17 @@ export function storeError(error: unknown, url: string, taskId?: string): unknow
  * The event store on PostgreSQL, for many processes on many machines (docs/distributed.md).
  * Synchronous like the others: each call is a round trip through sync-client.ts.
  */
+/** Throws unless troupe's tables are in the schema the connection serves (its search_path). */
+function requireTables(db: SyncPg, url: string, schema: string | null): void {
+  const found = db.query<{ found: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AS found`,
+  )[0]?.found;
+  if (!found)
+    throw new NotFoundError(
+      `no troupe store at ${redactStoreUrl(url)}${schema ? ` (schema ${schema})` : ''}`,
+    );
+}
+
 /** The first key of troupe's named advisory locks ('trup'); the store's own locks take one key. */
 const ADVISORY_NAMESPACE = 0x74727570;
 
@@ -189,7 +206,8 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     }
   };
   try {
-    run(() => migrate(db, options.schema ?? null));
+    if (options.existing) run(() => requireTables(db, url, options.schema ?? null));
+    else run(() => migrate(db, options.schema ?? null));
   } catch (error) {
     db.close();
     throw error;

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { NotFoundError, StateError } from '../../core/errors.js';
@@ -95,11 +95,14 @@ export interface SqliteStoreOptions {
    * (bench/postgres.js compares the two stores at equal durability with it).
    */
   synchronous?: 'normal' | 'full';
+  /** Open only a database file that is already there (a missing one is a NotFoundError, not a new file). */
+  existing?: boolean;
 }
 
 export function openSqliteStore(file: string, options: SqliteStoreOptions = {}): EventStore {
+  if (options.existing && !existsSync(file)) throw new NotFoundError(`no troupe store at ${file}`);
   mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
+  const db = new Database(file, { fileMustExist: options.existing === true });
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
