@@ -117,11 +117,7 @@ describe('a param is data', () => {
         command: `test "$TROUPE_PARAM_B" = "x \${TROUPE_PARAM_B}" && echo ''"$TROUPE_PARAM_MY_B"'' \\\${{ params.b }}`,
       },
     });
-    expect(warnings).toEqual([
-      '{{ params.b }}',
-      '{{ params.b }}',
-      '{{ params.my-b }}',
-    ]);
+    expect(warnings).toEqual(['{{ params.b }}', '{{ params.b }}', '{{ params.my-b }}']);
   });
 
   it('in a template, a template variable; inside a tag, an expression', () => {
