@@ -244,7 +244,14 @@ describe('troupe serve: REST API', () => {
     expect(completed.tasks.every((t) => t.status === 'completed')).toBe(true);
 
     const pipelines = await getJson<{ pipelines: { name: string }[]; default: string }>('/api/pipelines');
-    expect(pipelines.pipelines.map((p) => p.name)).toEqual(['chunky', 'deploy', 'design', 'team', 'write']);
+    expect(pipelines.pipelines.map((p) => p.name)).toEqual([
+      'branch',
+      'chunky',
+      'deploy',
+      'design',
+      'team',
+      'write',
+    ]);
     expect(pipelines.default).toBe('write');
 
     const broken = writerEditorPipeline.replace('handoffs: [{ to: editor }]', 'handoffs: [{ to: editr }]');
