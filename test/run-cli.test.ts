@@ -334,6 +334,47 @@ agents:
     ]);
     expect(json.stages[0]!.output).toBe('rust it is');
   });
+
+  it('a param is data: one argv element, never shell text in a command gate, never template code in a prompt', async () => {
+    // the red team's pipeline (M4): the param in a prompt, an argv element and a gate's shell string
+    const dir = project({
+      'p.yaml': `params:
+  branch: {type: string, default: main}
+agents:
+  - id: a
+    runtime: command
+    command: [node, -e, "process.stdout.write(JSON.stringify({argv: process.argv.slice(1), prompt: process.env.TROUPE_PROMPT}))", "\${{ params.branch }}"]
+    system_prompt: "Input: {{ input }} / branch: \${{ params.branch }}"
+    gate:
+      type: command
+      command: 'echo checking \${{ params.branch }} > gate.txt && test \${{ params.branch }} = main && test "$TROUPE_PARAM_BRANCH" = main'
+      max_retries: 1
+`,
+    });
+    const run = async (branch: string) => {
+      const { json } = await troupeJson(dir, ['run', 'x', '--file', 'p.yaml', '--param', `branch=${branch}`]);
+      const stage = json.stages[0]!;
+      return { json, stage, seen: JSON.parse(stage.output) as { argv: string[]; prompt: string } };
+    };
+
+    const pwned = join(dir, 'pwn_param_gate');
+    const injection = await run(`main; touch ${pwned} #`);
+    expect(existsSync(pwned)).toBe(false);
+    expect(readFileSync(join(dir, 'gate.txt'), 'utf8')).toBe(`checking main; touch ${pwned} #\n`);
+    expect(injection.stage.gate?.decision).toBe('rejected');
+    expect(injection.seen.argv).toEqual([`main; touch ${pwned} #`]);
+
+    const template = '{{ 7*7 }}{% for i in range(3) %}L{% endfor %}';
+    const templated = await run(template);
+    expect(templated.seen.prompt).toContain(`Input: x / branch: ${template}`);
+    expect(templated.seen.argv).toEqual([template]);
+
+    const legitimate = await run('main');
+    expect(legitimate.stage.gate?.decision).toBe('approved');
+    expect(legitimate.json.status).toBe('completed');
+    expect(legitimate.seen.prompt).toContain('Input: x / branch: main');
+    expect(readFileSync(join(dir, 'gate.txt'), 'utf8')).toBe('checking main\n');
+  });
 });
 
 describe('troupe usage', () => {

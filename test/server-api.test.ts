@@ -37,6 +37,15 @@ agents:
     system_prompt: "Edit: {{ input }}"
 `;
 
+const branchPipeline = `params:
+  branch: main
+agents:
+  - id: checker
+    runtime: command
+    command: [node, -e, "0"]
+    gate: { type: command, command: "test \${{ params.branch }} = main", max_retries: 1 }
+`;
+
 let dir: string;
 let server: Served;
 const api = (path: string) => new URL(path, server.url).toString();
@@ -58,6 +67,7 @@ beforeAll(async () => {
     'write-script.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
     '.troupe/pipelines/chunky.yaml': chunkyPipeline,
     '.troupe/pipelines/team.yaml': teamPipeline,
+    '.troupe/pipelines/branch.yaml': branchPipeline,
     '.troupe/pipelines/design.yaml': (await import('node:fs')).readFileSync(
       example('design-session'),
       'utf8',
@@ -95,6 +105,22 @@ describe('troupe serve: REST API', () => {
     expect(noPipeline.status).toBe(404);
     const noRoute = await fetch(api('/api/nothing'));
     expect(noRoute.status).toBe(404);
+  });
+
+  it('a param from POST /api/run is data: it never runs as shell text in a command gate', async () => {
+    const ended = async (branch: string) => {
+      const started = await post('/api/run', { input: 'x', pipeline: 'branch', params: { branch } });
+      expect(started.status).toBe(202);
+      const { task_id: id } = (await started.json()) as { task_id: string };
+      return waitFor(async () => {
+        const t = await getJson<{ status: string }>(`/api/tasks/${id}`);
+        return ['completed', 'failed'].includes(t.status) ? t.status : undefined;
+      });
+    };
+    const pwned = `${dir}/pwn_param_api`;
+    expect(await ended(`main; touch ${pwned} #`)).toBe('failed');
+    expect((await import('node:fs')).existsSync(pwned)).toBe(false);
+    expect(await ended('main')).toBe('completed');
   });
 
   it('takes a task size with the run, and refuses one that is not S, M, L or XL', async () => {
@@ -218,7 +244,14 @@ describe('troupe serve: REST API', () => {
     expect(completed.tasks.every((t) => t.status === 'completed')).toBe(true);
 
     const pipelines = await getJson<{ pipelines: { name: string }[]; default: string }>('/api/pipelines');
-    expect(pipelines.pipelines.map((p) => p.name)).toEqual(['chunky', 'deploy', 'design', 'team', 'write']);
+    expect(pipelines.pipelines.map((p) => p.name)).toEqual([
+      'branch',
+      'chunky',
+      'deploy',
+      'design',
+      'team',
+      'write',
+    ]);
     expect(pipelines.default).toBe('write');
 
     const broken = writerEditorPipeline.replace('handoffs: [{ to: editor }]', 'handoffs: [{ to: editr }]');

@@ -47,6 +47,27 @@ describe('troupe validate', () => {
     expect(result.stdout).toMatch(/^broken\.yaml:4:1: error: YAML syntax error: /);
   });
 
+  it('a param in a gate command: a warning at the placeholder, with the variable to write', async () => {
+    const dir = project({
+      'p.yaml': `params:
+  branch: main
+agents:
+  - id: a
+    runtime: command
+    command: [node, -e, "0"]
+    gate: {type: command, command: "git diff --quiet \${{ params.branch }}"}
+`,
+    });
+    const result = await troupe(dir, ['validate', 'p.yaml']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(
+      [
+        'p.yaml:7:54: warning: param `branch` in a shell command: the gate reads it from the environment variable TROUPE_PARAM_BRANCH, never as shell text',
+        '  hint: write "$TROUPE_PARAM_BRANCH" where the value belongs',
+      ].join('\n'),
+    );
+  });
+
   it('warnings: exit 0, or 2 with --strict', async () => {
     const relaxed = await validate(fixture('warnings.yaml'));
     expect(relaxed.code).toBe(0);

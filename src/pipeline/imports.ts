@@ -118,9 +118,10 @@ function agentsOfFile(file: string, context: ImportContext, chain: readonly stri
 }
 
 function substitute(value: unknown, source: YamlSource, { params, sink }: ImportContext): unknown {
-  return substituteParams(value, params, (at, message, hint) =>
-    sink.error(source.position(at), message, hint),
-  );
+  return substituteParams(value, params, {
+    error: (at, message, hint) => sink.error(source.position(at), message, hint),
+    warning: (at, written, message, hint) => sink.warning(source.positionWithin(at, written), message, hint),
+  });
 }
 
 /**

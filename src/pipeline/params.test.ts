@@ -2,8 +2,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelineError, UsageError } from '../core/errors.js';
 import type { AgentNode, ParamDefinition } from '../core/pipeline.js';
+import { renderTemplate } from './lang/template.js';
 import { loadPipeline } from './load.js';
-import { coerceParam, paramDefinitions } from './params.js';
+import { coerceParam, paramDefinitions, substituteParams } from './params.js';
 import { removeTempDirs, tempDir, validateYaml } from './test-files.js';
 
 afterEach(removeTempDirs);
@@ -23,6 +24,11 @@ agents:
     system_prompt: "rounds=\${{params.rounds}} fast=\${{   params.fast   }}"
 `;
 
+/** The system_prompt as the stage sees it: params are its template variables. */
+function prompt(pipeline: { params: Record<string, unknown> }, agent: AgentNode): string {
+  return renderTemplate(agent.system_prompt, { params: pipeline.params }, 'test');
+}
+
 function load(files: Record<string, string>, file: string, opts: Parameters<typeof loadPipeline>[1] = {}) {
   const dir = tempDir(files);
   const pipeline = loadPipeline(path.join(dir, file), opts);
@@ -41,7 +47,8 @@ describe('param values', () => {
     const { pipeline, agent } = load(files, 'agents.yaml', { params: { model: 'haiku', fast: 'yes' } });
     expect(pipeline.params).toEqual({ model: 'haiku', rounds: 5, fast: true });
     expect(agent.model).toBe('haiku');
-    expect(agent.system_prompt).toBe('rounds=5 fast=true');
+    expect(agent.system_prompt).toBe('rounds={{ params.rounds }} fast={{ params.fast }}');
+    expect(prompt(pipeline, agent)).toBe('rounds=5 fast=true');
   });
 
   it('records the definitions, the bare shorthand typed by its value', () => {
@@ -80,7 +87,55 @@ describe('param values', () => {
       'agents.yaml',
     );
     expect(pipeline.params).toEqual({ tone: null });
-    expect(agent.system_prompt).toBe('[]');
+    expect(prompt(pipeline, agent)).toBe('[]');
+  });
+});
+
+describe('a param is data', () => {
+  const substitute = (value: unknown, params: Record<string, unknown>) => {
+    const warnings: string[] = [];
+    const result = substituteParams(value, params, {
+      error: (_, message) => {
+        throw new Error(message);
+      },
+      warning: (_, written) => warnings.push(written.replace('$', '')),
+    });
+    return { result, warnings };
+  };
+
+  it('in a gate command, a quoted environment variable whatever quotes it stands in', () => {
+    const { result, warnings } = substitute(
+      {
+        gate: {
+          command: `test \${{ params.b }} = "x \${{ params.b }}" && echo '\${{ params.my-b }}' \\\${{ params.b }}`,
+        },
+      },
+      { b: 'main; touch x #', 'my-b': 'y' },
+    );
+    expect(result).toEqual({
+      gate: {
+        command: `test "$TROUPE_PARAM_B" = "x \${TROUPE_PARAM_B}" && echo ''"$TROUPE_PARAM_MY_B"'' \\\${{ params.b }}`,
+      },
+    });
+    expect(warnings).toEqual(['{{ params.b }}', '{{ params.b }}', '{{ params.my-b }}']);
+  });
+
+  it('in a template, a template variable; inside a tag, an expression', () => {
+    const { result } = substitute(
+      {
+        system_prompt: `a \${{ params.b }}{% if "\${{ params.b }}" == 'x' %}!{% endif %}`,
+        handoffs: [{ payload: `{{ output }} \${{ params.my-b }}` }],
+        gate: { prompt: `\${{ params.b }}` },
+        command: ['echo', `\${{ params.b }}`],
+      },
+      { b: '{{ 7*7 }}', 'my-b': 'y' },
+    );
+    expect(result).toEqual({
+      system_prompt: `a {{ params.b }}{% if params.b == 'x' %}!{% endif %}`,
+      handoffs: [{ payload: '{{ output }} {{ params["my-b"] }}' }],
+      gate: { prompt: '{{ params.b }}' },
+      command: ['echo', '{{ 7*7 }}'],
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { paramEnvName } from '../core/param-env.js';
 import type { ParamDefinition } from '../core/pipeline.js';
 import { didYouMean } from './closest.js';
 import type { DiagnosticSink } from './diagnostics.js';
@@ -146,27 +147,47 @@ function neutral(def: ParamDefinition): unknown {
 
 const PLACEHOLDER = /\$\{\{([^}]*)\}\}/g;
 const WHOLE_PLACEHOLDER = /^\$\{\{([^}]*)\}\}$/;
+const PLACEHOLDER_HERE = /\$\{\{([^}]*)\}\}/y;
 const PARAM_REFERENCE = /^\s*params\.([A-Za-z_][A-Za-z0-9_-]*)\s*$/;
 
-export type SubstitutionProblem = (path: Path, message: string, hint?: string) => void;
+export interface SubstitutionReport {
+  error(at: Path, message: string, hint?: string): void;
+  /** `written`: the placeholder as written, to point at it inside its string. */
+  warning(at: Path, written: string, message: string, hint?: string): void;
+}
+
+/**
+ * What a string of the pipeline is to whoever reads it: a template (a param becomes a template
+ * variable, so its value is never parsed as template code), a gate's shell command (a param
+ * becomes an environment variable, never shell text), or plain text (the value itself).
+ */
+type FieldKind = 'template' | 'shell' | 'text';
+
+function fieldKind(at: Path): FieldKind {
+  const [key, parent, grandparent] = [at.at(-1), at.at(-2), at.at(-3)];
+  if (key === 'system_prompt') return 'template';
+  if (parent === 'gate' && key === 'prompt') return 'template';
+  if (grandparent === 'handoffs' && key === 'payload') return 'template';
+  if (parent === 'gate' && key === 'command') return 'shell';
+  return 'text';
+}
 
 /**
  * Replaces `${{ params.X }}` in every string of `value`, before any template runs. A string that
  * is only a placeholder takes the param's own type, so `max_rounds: ${{ params.rounds }}` stays a
- * number.
+ * number. In templates and gate commands the value is data: see FieldKind.
  */
 export function substituteParams(
   value: unknown,
   params: Record<string, unknown>,
-  problem: SubstitutionProblem,
+  report: SubstitutionReport,
   at: Path = [],
 ): unknown {
-  if (typeof value === 'string') return substituteString(value, params, (m, h) => problem(at, m, h));
-  if (Array.isArray(value))
-    return value.map((item, i) => substituteParams(item, params, problem, [...at, i]));
+  if (typeof value === 'string') return substituteString(value, params, report, at);
+  if (Array.isArray(value)) return value.map((item, i) => substituteParams(item, params, report, [...at, i]));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substituteParams(v, params, problem, [...at, k])]),
+      Object.entries(value).map(([k, v]) => [k, substituteParams(v, params, report, [...at, k])]),
     );
   }
   return value;
@@ -175,27 +196,133 @@ export function substituteParams(
 function substituteString(
   text: string,
   params: Record<string, unknown>,
-  problem: (message: string, hint?: string) => void,
+  report: SubstitutionReport,
+  at: Path,
 ): unknown {
-  const lookup = (inner: string): unknown => {
+  const paramName = (inner: string): string | undefined => {
     const name = PARAM_REFERENCE.exec(inner)?.[1];
     if (name === undefined) {
-      problem(
+      report.error(
+        at,
         `\`\${{${inner}}}\` is not a param reference: only \`\${{ params.NAME }}\` is substituted`,
         `for a template variable write \`{{${inner}}}\``,
       );
-      return '';
+      return undefined;
     }
     if (!(name in params)) {
       const hint = didYouMean(name, Object.keys(params)) ?? `declare it under \`params:\``;
-      problem(`unknown param \`${name}\``, hint);
-      return '';
+      report.error(at, `unknown param \`${name}\``, hint);
+      return undefined;
     }
-    return params[name] ?? '';
+    return name;
+  };
+  const kind = fieldKind(at);
+  if (kind === 'template') return templateWithParams(text, paramName);
+  if (kind === 'shell') {
+    return shellWithParams(text, (written, inner) => {
+      const name = paramName(inner);
+      if (name === undefined) return undefined;
+      const variable = paramEnvName(name);
+      report.warning(
+        at,
+        written,
+        `param \`${name}\` in a shell command: the gate reads it from the environment variable ${variable}, never as shell text`,
+        `write "$${variable}" where the value belongs`,
+      );
+      return variable;
+    });
+  }
+  const lookup = (inner: string): unknown => {
+    const name = paramName(inner);
+    return name === undefined ? '' : (params[name] ?? '');
   };
   const whole = WHOLE_PLACEHOLDER.exec(text);
   if (whole) return lookup(whole[1]!);
   return text.replace(PLACEHOLDER, (_, inner: string) => String(lookup(inner)));
+}
+
+/** The placeholder written at `index` of `text`, if one is. */
+function placeholderAt(text: string, index: number): RegExpExecArray | null {
+  PLACEHOLDER_HERE.lastIndex = index;
+  return PLACEHOLDER_HERE.exec(text);
+}
+
+const TAG_CLOSERS: Record<string, string> = { '{{': '}}', '{%': '%}', '{#': '#}' };
+
+/**
+ * `${{ params.x }}` as the template variable `{{ params.x }}`; inside a tag (`{% if "${{ params.x }}"
+ * == "y" %}`) as the expression `params.x`, the quotes around it dropped.
+ */
+function templateWithParams(text: string, paramName: (inner: string) => string | undefined): string {
+  let out = '';
+  let closer: string | undefined;
+  let i = 0;
+  while (i < text.length) {
+    const placeholder = placeholderAt(text, i);
+    if (placeholder) {
+      const name = paramName(placeholder[1]!);
+      i += placeholder[0].length;
+      if (closer === undefined) {
+        if (name !== undefined) out += `{{ ${paramExpression(name)} }}`;
+        continue;
+      }
+      const quote = out.at(-1);
+      if ((quote === '"' || quote === "'") && text[i] === quote) {
+        out = out.slice(0, -1);
+        i += 1;
+      }
+      out += name === undefined ? '""' : paramExpression(name);
+      continue;
+    }
+    const pair = text.slice(i, i + 2);
+    if (closer === undefined && pair in TAG_CLOSERS) closer = TAG_CLOSERS[pair];
+    else if (pair === closer) closer = undefined;
+    else {
+      out += text[i];
+      i += 1;
+      continue;
+    }
+    out += pair;
+    i += 2;
+  }
+  return out;
+}
+
+function paramExpression(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? `params.${name}` : `params[${JSON.stringify(name)}]`;
+}
+
+/**
+ * `${{ params.x }}` in a shell command as a quoted reference to the variable `variable(…)` names,
+ * whatever quotes it stands in: `"$V"` outside quotes, `${V}` in double quotes, `'"$V"'` in single
+ * quotes. The value never becomes shell text, so no value can end the command or start another.
+ */
+function shellWithParams(
+  text: string,
+  variable: (written: string, inner: string) => string | undefined,
+): string {
+  let out = '';
+  let quote: '"' | "'" | undefined;
+  let i = 0;
+  while (i < text.length) {
+    const placeholder = placeholderAt(text, i);
+    if (placeholder) {
+      const name = variable(placeholder[0], placeholder[1]!);
+      i += placeholder[0].length;
+      if (name !== undefined)
+        out += quote === '"' ? `\${${name}}` : quote === "'" ? `'"$${name}"'` : `"$${name}"`;
+      continue;
+    }
+    const c = text[i]!;
+    out += c;
+    i += 1;
+    // a backslash escapes what follows, a placeholder too (`\${{ params.x }}` is left as written)
+    if (c === '\\' && quote !== "'") {
+      if (i < text.length) out += text[i++];
+    } else if (quote === undefined && (c === '"' || c === "'")) quote = c;
+    else if (c === quote) quote = undefined;
+  }
+  return out;
 }
 
 /**

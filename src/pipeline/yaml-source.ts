@@ -25,6 +25,7 @@ export type Path = readonly (string | number)[];
 export class YamlSource {
   readonly #doc: Document.Parsed;
   readonly #lines: LineCounter;
+  readonly #text: string;
 
   readonly #value: unknown;
 
@@ -32,9 +33,11 @@ export class YamlSource {
     readonly file: string,
     doc: Document.Parsed,
     lines: LineCounter,
+    text: string,
     value: unknown,
   ) {
     this.#doc = doc;
+    this.#text = text;
     this.#lines = lines;
     this.#value = value;
   }
@@ -113,7 +116,7 @@ export class YamlSource {
       }
       return undefined;
     }
-    return new YamlSource(file, doc, lines, value);
+    return new YamlSource(file, doc, lines, text, value);
   }
 
   /** The document as plain data (null for an empty file). */
@@ -128,6 +131,14 @@ export class YamlSource {
       if (node?.range) return this.#at(node.range[0]);
     }
     return { file: this.file, line: 1, col: 1 };
+  }
+
+  /** Where `written` stands inside the string at `path` as the file spells it, else the string. */
+  positionWithin(path: Path, written: string): SourcePosition {
+    const range = this.#node(path)?.range;
+    if (!range) return this.position(path);
+    const offset = this.#text.slice(range[0], range[1]).indexOf(written);
+    return this.#at(range[0] + Math.max(offset, 0));
   }
 
   /** Where the key `key` of the mapping at `path` was written (for unknown keys). */

@@ -1,5 +1,6 @@
 import type { TaskEvent } from '../../core/events.js';
 import { isTroupeServer } from '../../core/mcp-call.js';
+import { paramEnv } from '../../core/param-env.js';
 import type { AgentNode } from '../../core/pipeline.js';
 import { type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../../pipeline/lang/gate-decision.js';
@@ -37,6 +38,7 @@ export async function judgeOutput(
       signal: ctx.signal,
       processTag: taskProcessTag(ctx.taskId),
       env: {
+        ...paramEnv(ctx.state.definition.params),
         TROUPE_TASK_ID: ctx.taskId,
         TROUPE_STAGE: String(step.stage),
         TROUPE_AGENT: node.id,

@@ -7,8 +7,8 @@ import { didYouMean } from '../closest.js';
  * Jinja2 templates (prompts, payloads, gate prompts) rendered with nunjucks the way aqm's
  * SandboxedEnvironment renders them: no autoescape, undefined variables are "" and iterate as
  * empty, reading an attribute of an undefined variable is an error, and one trailing newline of
- * the template is dropped (Jinja's keep_trailing_newline=False). `${{ params.x }}` is substituted
- * before any of this runs.
+ * the template is dropped (Jinja's keep_trailing_newline=False). `${{ params.x }}` has become the
+ * variable `{{ params.x }}` before any of this runs (pipeline/params.ts), so a value is never code.
  */
 
 export class TemplateError extends TroupeError {
