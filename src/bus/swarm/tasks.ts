@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { z } from 'zod';
 import { messageOf, NotFoundError, StateError, TooLargeError } from '../../core/errors.js';
+import { printable } from '../../core/printable.js';
 import { claudeDir, readJson, tasksDir, withLock, writeJsonAtomic } from './files.js';
 import { reasonOf, TaskSchema, type Warn } from './schema.js';
 
@@ -111,8 +112,10 @@ export function listTasks(team: string, warn: Warn = () => {}): TeamTask[] {
   return found.map((f) => f.task);
 }
 
+/** Why a file was passed over; a parser's message may quote the file, so it is made printable. */
 function refusalText(r: Refused): string {
-  return r.reason.startsWith(r.file) ? `skipped ${r.reason}` : `skipped ${r.file}: ${r.reason}`;
+  const reason = printable(r.reason);
+  return reason.startsWith(r.file) ? `skipped ${reason}` : `skipped ${r.file}: ${reason}`;
 }
 
 /** AMQ's lock beside the task directories, so a watcher of the team's directory sees no lock churn. */
