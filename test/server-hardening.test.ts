@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +130,46 @@ describe('no internals in any response', () => {
     expect(status).toBe(404);
     expect(text).not.toContain(tmpdir());
     expect(text).not.toContain('dist');
+  });
+});
+
+describe('malformed requests are 400s, not internal errors', () => {
+  /** A request with a Host header of our choosing (fetch sets its own). */
+  const withHost = (host: string, path: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const u = new URL(path, server.url);
+      request({ host: u.hostname, port: u.port, path: u.pathname, headers: { Host: host } }, (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  it('answers a Host that looks like the loopback but is no address (127.0.0.256) with 400', async () => {
+    for (const host of ['127.0.0.256', '127.999.999.999', '127.0.0.256:8080']) {
+      for (const path of ['/api/tasks', '/']) {
+        const { status, text } = await withHost(host, path);
+        expect(status, `${host} ${path}: ${text}`).toBe(400);
+        expect(codeOf(text)).toBe('bad_request');
+        expect(text).toContain('Host header');
+      }
+    }
+    expect((await withHost(new URL(server.url).host, '/api/tasks')).status).toBe(200);
+  });
+
+  it('refuses an inline script nested 400,000 levels deep with 400, and one of ordinary depth runs', async () => {
+    const depth = 400_000;
+    const body = `{"input":"x","script":{"agents":{"writer":${'['.repeat(depth)}${']'.repeat(depth)}}}}`;
+    const { status, text } = await answer(await post('/api/run', body));
+    expect(status).toBe(400);
+    expect(codeOf(text)).toBe('bad_request');
+    expect(text).toContain('nests deeper than 100 levels');
+    const fine = await post('/api/run', { input: 'x', script: { agents: { writer: ['draft'] } } });
+    expect(fine.status).toBe(202);
   });
 });
 

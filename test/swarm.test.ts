@@ -12,6 +12,41 @@ function teamHome(): string {
   return home;
 }
 
+/** `bus swarm bridge --team review-squad --me codex` into `.agent-mail`, rescanning every 100 ms, once it says it runs. */
+async function startBridge(dir: string, env: Record<string, string>) {
+  const child = execa(
+    'node',
+    [
+      bin,
+      'bus',
+      'swarm',
+      'bridge',
+      '--team',
+      'review-squad',
+      '--me',
+      'codex',
+      '--root',
+      '.agent-mail',
+      '--poll-interval',
+      '100ms',
+    ],
+    { cwd: dir, env: { NO_COLOR: '1', ...env }, reject: false, stdin: 'ignore' },
+  );
+  let said = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    said += chunk.toString();
+  });
+  await waitFor(() => (said.includes('bridging') || child.exitCode !== null ? true : undefined));
+  return {
+    child,
+    stderr: () => said,
+    async stop() {
+      child.kill('SIGTERM');
+      await child;
+    },
+  };
+}
+
 const json = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
 
 interface Listed {
@@ -70,31 +105,8 @@ describe('troupe bus swarm: a Claude Code Agent Team from the bus', () => {
     const home = teamHome();
     const dir = project();
     await troupe(dir, ['bus', 'init', '--root', '.agent-mail', '--agents', 'codex']);
-    const env = { NO_COLOR: '1', HOME: home };
-    const bridge = execa(
-      'node',
-      [
-        bin,
-        'bus',
-        'swarm',
-        'bridge',
-        '--team',
-        'review-squad',
-        '--me',
-        'codex',
-        '--root',
-        '.agent-mail',
-        '--poll-interval',
-        '100ms',
-      ],
-      { cwd: dir, env, reject: false, stdin: 'ignore' },
-    );
-    let said = '';
-    bridge.stderr?.on('data', (chunk: Buffer) => {
-      said += chunk.toString();
-    });
+    const bridge = await startBridge(dir, { HOME: home });
     try {
-      await waitFor(() => (said.includes('bridging') ? true : undefined));
       const tasks = join(home, '.claude/tasks/review-squad');
       writeFileSync(
         join(tasks, '4.json'),
@@ -131,8 +143,131 @@ describe('troupe bus swarm: a Claude Code Agent Team from the bus', () => {
       // a relay, as AMQ's bridge: no mailbox (outbox, presence) for swarm-bridge
       expect(existsSync(join(dir, '.agent-mail', 'agents', 'swarm-bridge'))).toBe(false);
     } finally {
-      bridge.kill('SIGTERM');
-      await bridge;
+      await bridge.stop();
     }
+  });
+});
+
+/** The fixture team in a temp CLAUDE_CONFIG_DIR, with `patch(dir)` making it hostile. */
+function hostileTeam(patch: (claude: string) => void) {
+  const claude = mkdtempSync(join(tmpdir(), 'troupe-claude-'));
+  cpSync(join(repoRoot, 'test', 'fixtures', 'claude-team'), claude, { recursive: true });
+  patch(claude);
+  const dir = project();
+  const env = { CLAUDE_CONFIG_DIR: claude };
+  const swarm = (args: string[]) => troupe(dir, ['bus', 'swarm', ...args], env);
+  const mail = async () => {
+    const r = await troupe(dir, ['bus', 'list', '--me', 'codex', '--root', '.agent-mail', '--json']);
+    return JSON.parse(r.stdout) as Listed[];
+  };
+  const mailed = (taskId: string) =>
+    waitFor(async () => {
+      const items = await mail();
+      return items.some((m) => m.context?.task_id === taskId) ? items : undefined;
+    }, 20_000);
+  const addTask = (id: string, subject: string) =>
+    writeFileSync(
+      join(claude, 'tasks', 'review-squad', `${id}.json`),
+      JSON.stringify({ id, subject, status: 'pending', owner: '', blockedBy: [] }),
+    );
+  return { claude, dir, env, swarm, mail, mailed, addTask };
+}
+
+const writeJson = (path: string, value: unknown) => writeFileSync(path, JSON.stringify(value));
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
+
+describe('troupe bus swarm: hostile team files get one warning each, never a crash or a flood', () => {
+  it('skips members that are not members (null, a number, a name that is not a string), and still bridges', async () => {
+    const team = hostileTeam((claude) => {
+      const config = join(claude, 'teams', 'review-squad', 'config.json');
+      const raw = json(config);
+      writeJson(config, { ...raw, members: [...(raw.members as unknown[]), null, 42, { name: { x: 1 } }] });
+    });
+    const listed = await team.swarm(['list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('review-squad  2 member(s): team-lead, security');
+    expect(listed.stderr).toContain('members[2] skipped');
+    expect(listed.stderr).toContain('members[3] skipped');
+    expect(listed.stderr).toContain('members[4] skipped');
+    expect((await team.swarm(['join', '--team', 'review-squad', '--me', 'codex'])).code).toBe(0);
+    // joining keeps the entries troupe passed over: they are not its to delete
+    const members = json(join(team.claude, 'teams', 'review-squad', 'config.json')).members as unknown[];
+    expect(members.slice(2)).toEqual([
+      null,
+      42,
+      { name: { x: 1 } },
+      expect.objectContaining({ name: 'codex' }),
+    ]);
+
+    await troupe(team.dir, ['bus', 'init', '--root', '.agent-mail', '--agents', 'codex']);
+    const bridge = await startBridge(team.dir, team.env);
+    try {
+      team.addTask('4', 'Check password reset');
+      await team.mailed('4');
+      expect(bridge.child.exitCode).toBeNull();
+      expect(occurrences(bridge.stderr(), 'members[2] skipped')).toBe(1);
+    } finally {
+      await bridge.stop();
+    }
+  });
+
+  it('keeps one task per id: a second file with the same id is skipped once, and rescans send nothing new', async () => {
+    const team = hostileTeam((claude) => {
+      const tasks = join(claude, 'tasks', 'review-squad');
+      // two files say they are task 2, in two states: each rescan used to mail both changes
+      writeJson(join(tasks, '13.json'), { id: '2', subject: 'Impostor', status: 'completed', owner: '' });
+    });
+    const listed = await team.swarm(['tasks', '--team', 'review-squad', '--json']);
+    const tasks = JSON.parse(listed.stdout) as Array<{ id: string; subject: string }>;
+    expect(tasks.filter((t) => t.id === '2').map((t) => t.subject)).toEqual(['Review token refresh']);
+    expect(listed.stderr).toMatch(/13\.json: task 2 is already .*2\.json/);
+
+    await troupe(team.dir, ['bus', 'init', '--root', '.agent-mail', '--agents', 'codex']);
+    const bridge = await startBridge(team.dir, team.env);
+    try {
+      team.addTask('4', 'First new task');
+      await team.mailed('4');
+      team.addTask('5', 'Second new task'); // mailed after more rescans of the two files
+      const mail = await team.mailed('5');
+      expect(mail.map((m) => m.context?.task_id).sort()).toEqual(['4', '5']);
+      expect(occurrences(bridge.stderr(), '13.json')).toBe(1);
+    } finally {
+      await bridge.stop();
+    }
+  });
+
+  it('refuses to claim a task nested 5,000 levels deep with a clear error, and lists the others', async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const team = hostileTeam((claude) => {
+      writeFileSync(
+        join(claude, 'tasks', 'review-squad', '9.json'),
+        `{"id":"9","subject":"deep","status":"pending","owner":"","x":${deep}}`,
+      );
+    });
+    const listed = await team.swarm(['tasks', '--team', 'review-squad']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('#2 [pending] Review token refresh');
+    expect(listed.stderr).toContain('9.json nests deeper than 100 levels');
+    const claim = await team.swarm(['claim', '--team', 'review-squad', '--task', '9', '--me', 'codex']);
+    expect(claim.code).not.toBe(0);
+    expect(claim.stderr).toContain('task 9 of team review-squad cannot be used');
+    expect(claim.stderr).toContain('nests deeper than 100 levels');
+    expect(claim.stderr).not.toContain('call stack');
+  });
+
+  it('prints task subjects without terminal escapes, and a newline in one forges no line', async () => {
+    const team = hostileTeam((claude) => {
+      writeJson(join(claude, 'tasks', 'review-squad', '7.json'), {
+        id: '7',
+        subject: '\u001b[2J\u001b]0;title-pwn\u0007Innocent\nFake: approved',
+        status: 'pending',
+        owner: '',
+      });
+    });
+    const listed = await team.swarm(['tasks', '--team', 'review-squad']);
+    expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(listed.stdout).toMatch(/^#7 \[pending\] Innocent Fake: approved$/m);
+    expect(listed.stdout).toContain('#3 [pending] Write the review summary  blocked by 1, 2');
+    expect(listed.stdout.split('\n').filter((l) => l.startsWith('Fake'))).toEqual([]);
   });
 });

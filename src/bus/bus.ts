@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
+import { nestsDeeperThan } from '../core/nesting.js';
 import type { Amqrc } from './amqrc.js';
 import { nowNs, rfc3339Nano } from './clock.js';
 import { type DeliveryReport, deliver, type Recipient } from './deliver.js';
@@ -38,7 +39,6 @@ import {
   type Kind,
   MAX_HEADER_DEPTH,
   MAX_MESSAGE_BYTES,
-  nestsDeeperThan,
   PRIORITIES,
   type Priority,
 } from './message.js';

@@ -1,4 +1,5 @@
 import { messageOf } from '../core/errors.js';
+import { nestsDeeperThan } from '../core/nesting.js';
 import { MessageInvalidError } from './errors.js';
 import { goJson, sortMaps } from './go-json.js';
 
@@ -26,20 +27,6 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
  * take, so a hostile `context` is dead-lettered on read rather than crashing whoever prints it.
  */
 export const MAX_HEADER_DEPTH = 100;
-
-/** Whether `value` nests objects or arrays more than `max` levels deep (iterative: any depth is safe). */
-export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: Array<[object, number]> = [];
-  if (value !== null && typeof value === 'object') pending.push([value, 1]);
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next;
-    if (depth > max) return true;
-    for (const child of Object.values(node)) {
-      if (child !== null && typeof child === 'object') pending.push([child, depth + 1]);
-    }
-  }
-  return false;
-}
 
 /**
  * A message header as read from disk. `priority` and `kind` are plain strings here because a

@@ -1,3 +1,5 @@
+import { printable } from '../core/printable.js';
+
 /**
  * When a wake rings, decided purely from the names in `inbox/new` and the time. One notice for new
  * mail; while it is unanswered, new mail only joins the next ring, and rings back off (first
@@ -87,10 +89,6 @@ export function noticeText(me: string, items: NoticeItem[], readCommand: string)
 
 /** A subject from another process, made safe to type: one line, no control characters, short. */
 function clean(text: string): string {
-  const one = text
-    .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '') // terminal escape sequences, whole
-    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
-    .replace(/ {2,}/g, ' ')
-    .trim();
+  const one = printable(text);
   return one.length > 80 ? `${one.slice(0, 79)}…` : one;
 }

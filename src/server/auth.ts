@@ -28,6 +28,10 @@ export function guard(options: AuthOptions): MiddlewareHandler {
   const expected = options.token ? digest(options.token) : null;
   return async (c, next) => {
     const host = c.req.header('host') ?? '';
+    // a name no URL can hold (127.0.0.256) would fail later, when the request's URL is built
+    if (host && !URL.canParse(`http://${host}/`)) {
+      return denied(c, 400, 'bad_request', 'the Host header is not a valid host name or address');
+    }
     // cookies ignore ports: the name carries it so two servers on one host keep their own
     const cookieName = `troupe_token_${host.match(/:(\d+)$/)?.[1] ?? 'default'}`;
     if (!expected && !isLoopback(hostName(host))) {
@@ -74,6 +78,6 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-function denied(c: Context, status: 401 | 403, code: string, message: string): Response {
+function denied(c: Context, status: 400 | 401 | 403, code: string, message: string): Response {
   return c.json({ error: { code, message } }, status);
 }

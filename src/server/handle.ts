@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../core/nesting.js';
 import type { JsonResponse, Route } from './api/define.js';
 import { badRequest } from './errors.js';
 
@@ -67,13 +68,20 @@ function present(query: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
 }
 
-/** The JSON body; an empty body is `{}`. */
+/**
+ * The JSON body; an empty body is `{}`. JSON.parse takes any depth, but the schemas and the
+ * handlers recurse: a body nested deeper than MAX_JSON_DEPTH is refused before they see it.
+ */
 async function jsonBody(c: Context): Promise<unknown> {
   const text = await c.req.text();
   if (!text.trim()) return {};
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw badRequest('the body is not valid JSON');
   }
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH))
+    throw badRequest(`the body nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`);
+  return body;
 }

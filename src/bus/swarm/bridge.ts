@@ -1,4 +1,5 @@
 import { existsSync, type FSWatcher, watch } from 'node:fs';
+import { printable } from '../../core/printable.js';
 import type { MessageBus } from '../bus.js';
 import { tasksDir } from './files.js';
 import { listTasks, type TeamTask } from './tasks.js';
@@ -97,7 +98,7 @@ export function deliverSwarmEvent(bus: MessageBus, team: string, handle: string,
     relay: true,
     to: handle,
     thread: `swarm/${team}`,
-    subject: `[swarm] ${event.type}: ${event.subject}`,
+    subject: printable(`[swarm] ${event.type}: ${event.subject}`),
     kind: 'status',
     priority: 'normal',
     labels: ['swarm', event.type],
@@ -116,14 +117,25 @@ export async function runSwarmBridge(options: {
   me: Me;
   pollMs: number;
   signal: AbortSignal;
+  /** The baseline is taken: a task written from now on is mailed. */
+  onStart?: () => void;
   onEvent?: (event: SwarmEvent) => void;
   onError?: (error: unknown) => void;
+  /** A task file passed over: told once for as long as the bridge runs, not at every rescan. */
+  onWarning?: (message: string) => void;
 }): Promise<void> {
   const { bus, team, me, signal } = options;
-  const seen = seenNow(listTasks(team));
+  const told = new Set<string>();
+  const warn = (message: string) => {
+    if (told.has(message)) return;
+    told.add(message);
+    options.onWarning?.(message);
+  };
+  const seen = seenNow(listTasks(team, warn));
+  options.onStart?.();
   const scan = () => {
     try {
-      for (const event of taskChanges(seen, listTasks(team), me)) {
+      for (const event of taskChanges(seen, listTasks(team, warn), me)) {
         deliverSwarmEvent(bus, team, me.handle, event);
         options.onEvent?.(event);
       }

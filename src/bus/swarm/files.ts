@@ -10,7 +10,8 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { NotFoundError, StateError } from '../../core/errors.js';
+import { NotFoundError, StateError, TooLargeError } from '../../core/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../core/nesting.js';
 
 /**
  * Where Claude Code keeps its Agent Teams (docs/swarm.md has the formats and their sources):
@@ -39,8 +40,12 @@ function checkTeamName(team: string): string {
   return team;
 }
 
+/** A JSON file; one nested deeper than MAX_JSON_DEPTH is refused (troupe could not write it back). */
 export function readJson(path: string): unknown {
-  return JSON.parse(readFileSync(path, 'utf8'));
+  const value: unknown = JSON.parse(readFileSync(path, 'utf8'));
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH))
+    throw new TooLargeError(`${path} nests deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
 }
 
 /** As Claude Code writes them: 2-space JSON and a newline, through a temp file and a rename. */

@@ -1,7 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { NotFoundError, StateError } from '../../core/errors.js';
+import { basename, join } from 'node:path';
+import type { z } from 'zod';
+import { messageOf, NotFoundError, StateError, TooLargeError } from '../../core/errors.js';
+import { printable } from '../../core/printable.js';
 import { claudeDir, readJson, tasksDir, withLock, writeJsonAtomic } from './files.js';
+import { reasonOf, TaskSchema, type Warn } from './schema.js';
 
 /**
  * A team's shared task list, one file per task as Claude Code writes it:
@@ -22,50 +25,97 @@ export interface TeamTask {
 
 type Raw = Record<string, unknown>;
 
-const str = (value: unknown): string =>
-  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
-const ids = (value: unknown): string[] => (Array.isArray(value) ? value.map(str).filter(Boolean) : []);
-
-function task(raw: Raw, file: string): TeamTask {
+function task(t: z.output<typeof TaskSchema>, file: string): TeamTask {
   return {
-    id: str(raw.id),
-    subject: str(raw.subject) || str(raw.title),
-    status: str(raw.status) || 'pending',
-    owner: str(raw.owner) || str(raw.assigned_to),
-    blockedBy: raw.blockedBy !== undefined ? ids(raw.blockedBy) : ids(raw.depends_on),
+    id: t.id,
+    subject: t.subject || t.title || '',
+    status: t.status || 'pending',
+    owner: t.owner || t.assigned_to || '',
+    blockedBy: t.blockedBy ?? t.depends_on ?? [],
     file,
   };
 }
 
-/** Every task file's raw objects: a task per file, or the `{tasks: [...]}` of a list file. */
-function rawTasks(team: string): Array<{ file: string; raw: Raw; holder: Raw }> {
+/** A task as found: `raw` is its object as read (changed in place), `holder` what its file holds. */
+interface Found {
+  task: TeamTask;
+  raw: Raw;
+  holder: Raw;
+}
+
+/** A file or entry passed over, and why; `id` when it names one. */
+interface Refused {
+  file: string;
+  id?: string;
+  reason: string;
+  tooDeep?: boolean;
+}
+
+/**
+ * Every task of the team's files: a task per file, or the `{tasks: [...]}` of a list file. What
+ * is not a task is refused (Claude Code's own readers skip it too), and so is a second task under
+ * an id already taken: the one in `<id>.json` is kept, else the first in file order.
+ */
+function scanTasks(team: string): { found: Found[]; refused: Refused[] } {
   const dir = tasksDir(team);
-  if (!existsSync(dir)) return [];
-  const found: Array<{ file: string; raw: Raw; holder: Raw }> = [];
+  const found = new Map<string, Found>();
+  const refused: Refused[] = [];
+  if (!existsSync(dir)) return { found: [], refused };
+  const take = (file: string, entry: unknown, holder: Raw, where: string) => {
+    const parsed = TaskSchema.safeParse(entry);
+    if (!parsed.success) {
+      const id = (entry as Raw | null)?.id;
+      refused.push({
+        file,
+        ...(typeof id === 'string' ? { id } : {}),
+        reason: `${where}${reasonOf(parsed.error)}`,
+      });
+      return;
+    }
+    const next = { task: task(parsed.data, file), raw: entry as Raw, holder };
+    const id = next.task.id;
+    const kept = found.get(id);
+    if (kept && (basename(kept.task.file) === `${id}.json` || basename(file) !== `${id}.json`)) {
+      refused.push({ file, reason: `${where}task ${id} is already ${kept.task.file}` });
+      return;
+    }
+    if (kept) refused.push({ file: kept.task.file, reason: `task ${id} is already ${file}` });
+    found.set(id, next);
+  };
   for (const name of readdirSync(dir).sort(byNumber)) {
     if (name.startsWith('.') || !name.endsWith('.json')) continue;
     const file = join(dir, name);
-    let raw: unknown;
+    let content: unknown;
     try {
-      raw = readJson(file);
-    } catch {
-      continue; // being written, or not a task: Claude Code's own readers skip it too
+      content = readJson(file);
+    } catch (error) {
+      refused.push({ file, reason: messageOf(error), tooDeep: error instanceof TooLargeError });
+      continue;
     }
-    if (typeof raw !== 'object' || raw === null) continue;
-    const holder = raw as Raw;
-    if (Array.isArray(holder.tasks))
-      for (const t of holder.tasks as Raw[]) found.push({ file, raw: t, holder });
-    else if (str(holder.id)) found.push({ file, raw: holder, holder });
+    const holder = content as Raw;
+    if (content !== null && typeof content === 'object' && Array.isArray(holder.tasks)) {
+      for (const [i, entry] of (holder.tasks as unknown[]).entries())
+        take(file, entry, holder, `tasks[${i}]: `);
+    } else take(file, content, holder, '');
   }
-  return found;
+  return { found: [...found.values()], refused };
 }
 
 function byNumber(a: string, b: string): number {
   return Number.parseInt(a, 10) - Number.parseInt(b, 10) || a.localeCompare(b);
 }
 
-export function listTasks(team: string): TeamTask[] {
-  return rawTasks(team).map((t) => task(t.raw, t.file));
+/** The team's tasks; each file or entry passed over is told to `warn` once. */
+export function listTasks(team: string, warn: Warn = () => {}): TeamTask[] {
+  const { found, refused } = scanTasks(team);
+  for (const r of refused) warn(refusalText(r));
+  return found.map((f) => f.task);
+}
+
+/** Why a file was passed over; a parser's message may quote the file, so it is made printable. */
+function refusalText(r: Refused): string {
+  const reason = printable(r.reason);
+  return reason.startsWith(r.file) ? `skipped ${reason}` : `skipped ${r.file}: ${reason}`;
 }
 
 /** AMQ's lock beside the task directories, so a watcher of the team's directory sees no lock churn. */
@@ -78,8 +128,7 @@ function tasksLock(team: string): string {
  * is blocked by completed; then `owner` is the handle and `status` in_progress.
  */
 export function claimTask(team: string, id: string, handle: string): TeamTask {
-  return updateTask(team, id, (raw, all) => {
-    const t = task(raw, '');
+  return updateTask(team, id, (t, raw, all) => {
     if (t.status === 'completed') throw new StateError(`task ${id} of team ${team} is already completed`);
     if (t.owner && t.owner.toLowerCase() !== handle)
       throw new StateError(`task ${id} of team ${team} is already claimed by ${t.owner}`);
@@ -93,8 +142,7 @@ export function claimTask(team: string, id: string, handle: string): TeamTask {
 
 /** `handle` is done with a task it holds: `status` completed. */
 export function completeTask(team: string, id: string, handle: string): TeamTask {
-  return updateTask(team, id, (raw) => {
-    const t = task(raw, '');
+  return updateTask(team, id, (t, raw) => {
     if (t.status !== 'in_progress')
       throw new StateError(`task ${id} of team ${team} is ${t.status}, not in_progress`);
     if (t.owner.toLowerCase() !== handle)
@@ -103,19 +151,30 @@ export function completeTask(team: string, id: string, handle: string): TeamTask
   });
 }
 
-function updateTask(team: string, id: string, change: (raw: Raw, all: TeamTask[]) => void): TeamTask {
+function updateTask(
+  team: string,
+  id: string,
+  change: (t: TeamTask, raw: Raw, all: TeamTask[]) => void,
+): TeamTask {
   return withLock(tasksLock(team), () => {
-    const found = rawTasks(team);
-    const target = found.find((t) => str(t.raw.id) === id);
-    if (!target)
-      throw new NotFoundError(`team ${team} has no task ${id}`, {
-        hint: `see \`troupe bus swarm tasks --team ${team}\``,
-      });
+    const { found, refused } = scanTasks(team);
+    const target = found.find((f) => f.task.id === id);
+    if (!target) throw missing(team, id, refused);
     change(
+      target.task,
       target.raw,
-      found.map((t) => task(t.raw, t.file)),
+      found.map((f) => f.task),
     );
-    writeJsonAtomic(target.file, target.holder);
-    return task(target.raw, target.file);
+    writeJsonAtomic(target.task.file, target.holder);
+    return task(TaskSchema.parse(target.raw), target.task.file);
   });
+}
+
+/** No task `id`: a file of that name (or entry of that id) that was refused says why. */
+function missing(team: string, id: string, refused: Refused[]): Error {
+  const hint = { hint: `see \`troupe bus swarm tasks --team ${team}\`` };
+  const why = refused.find((r) => r.id === id || basename(r.file) === `${id}.json`);
+  if (!why) return new NotFoundError(`team ${team} has no task ${id}`, hint);
+  const message = `task ${id} of team ${team} cannot be used: ${refusalText(why).replace(/^skipped /, '')}`;
+  return why.tooDeep ? new TooLargeError(message, hint) : new NotFoundError(message, hint);
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError } from '../../core/errors.js';
 import { readJson, teamDir, teamsDir, withLock, writeJsonAtomic } from './files.js';
+import { MemberSchema, reasonOf, type Warn } from './schema.js';
 
 /**
  * A Claude Code Agent Team's membership: `~/.claude/teams/<team>/config.json`, `members` each
@@ -34,6 +35,18 @@ function member(raw: Raw): TeamMember {
   };
 }
 
+/** The config's members that are members (an object with a name); each other entry is skipped with a warning. */
+function members(raw: Raw, config: string, warn: Warn): TeamMember[] {
+  if (!Array.isArray(raw.members)) return [];
+  const found: TeamMember[] = [];
+  raw.members.forEach((entry: unknown, i) => {
+    const parsed = MemberSchema.safeParse(entry);
+    if (parsed.success) found.push(member(parsed.data));
+    else warn(`${config}: members[${i}] skipped (${reasonOf(parsed.error)})`);
+  });
+  return found;
+}
+
 function configPath(team: string): string {
   return join(teamDir(team), 'config.json');
 }
@@ -48,25 +61,24 @@ function readConfig(team: string): Raw {
   return raw as Raw;
 }
 
-export function loadTeam(team: string): TeamSummary {
+export function loadTeam(team: string, warn: Warn = () => {}): TeamSummary {
   const raw = readConfig(team);
-  const members = Array.isArray(raw.members) ? (raw.members as Raw[]).map(member) : [];
   return {
     name: str(raw.name) || team,
     description: str(raw.description),
-    members,
+    members: members(raw, configPath(team), warn),
     config: configPath(team),
   };
 }
 
 /** Every team under ~/.claude/teams (one whose config cannot be read is listed with no members). */
-export function listTeams(): TeamSummary[] {
+export function listTeams(warn: Warn = () => {}): TeamSummary[] {
   if (!existsSync(teamsDir())) return [];
   return readdirSync(teamsDir(), { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
     .map((e) => {
       try {
-        return loadTeam(e.name);
+        return loadTeam(e.name, warn);
       } catch {
         return { name: e.name, description: '', members: [], config: configPath(e.name) };
       }
@@ -82,9 +94,10 @@ export function joinTeam(team: string, handle: string, cwd: string): { member: T
   return withLock(`${configPath(team)}.troupe.lock`, () => {
     const raw = readConfig(team);
     const name = str(raw.name) || team;
-    const members = Array.isArray(raw.members) ? (raw.members as Raw[]) : [];
     const agentId = `${handle}@${name}`;
-    const existing = members.map(member).find((m) => m.agentId === agentId || m.name === handle);
+    const existing = members(raw, configPath(team), () => {}).find(
+      (m) => m.agentId === agentId || m.name === handle,
+    );
     if (existing) return { member: existing, added: false };
     const added = {
       agentId,
@@ -94,7 +107,9 @@ export function joinTeam(team: string, handle: string, cwd: string): { member: T
       cwd,
       backendType: 'external',
     };
-    writeJsonAtomic(configPath(team), { ...raw, members: [...members, added] });
+    // the entries troupe passes over are not its to delete
+    const kept: unknown[] = Array.isArray(raw.members) ? raw.members : [];
+    writeJsonAtomic(configPath(team), { ...raw, members: [...kept, added] });
     return { member: member(added), added: true };
   });
 }

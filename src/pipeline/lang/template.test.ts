@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { isTroupeError } from '../../core/errors.js';
-import { referencedVariables, renderTemplate, TemplateError, templateSyntaxError } from './template.js';
+import {
+  referencedVariables,
+  renderTemplate,
+  TemplateError,
+  templateProblems,
+  templateSyntaxError,
+} from './template.js';
 
 const render = (template: string, vars: Record<string, unknown> = {}) =>
   renderTemplate(template, vars, 'dev: system_prompt');
@@ -107,6 +113,74 @@ describe('renderTemplate', () => {
       "line 1, column 4: access to 'constructor' is unsafe",
     );
     expect(renderError('{{ a[k] }}', { a: {}, k: '__proto__' }).detail).toContain("'__proto__' is unsafe");
+  });
+
+  it('refuses __lookupGetter__ and __lookupSetter__, which lead to the __proto__ accessors', () => {
+    for (const template of [
+      '{{ range.__lookupGetter__("__proto__").call(range) }}',
+      '{{ range.__lookupSetter__("__proto__") }}',
+      '{{ range["__lookupGetter__"] }}',
+      '{{ range.__defineGetter__ }}',
+    ]) {
+      expect(renderError(template).detail, template).toMatch(
+        /access to '__(lookup|define)[GS]etter__' is unsafe/,
+      );
+      expect(templateProblems(template), template).toEqual([
+        expect.objectContaining({ message: expect.stringMatching(/is refused by the sandbox$/) }),
+      ]);
+    }
+  });
+
+  it('refuses the keys in the attribute arguments of filters, literal or computed, and reads the others', () => {
+    const vars = { fns: [Math.max, Math.min], k: 'constructor', deep: 'a.prototype' };
+    for (const template of [
+      '{{ fns | sum("constructor") }}',
+      '{{ fns | sum(k) }}',
+      '{{ fns | join(",", "constructor") }}',
+      '{{ fns | sort(attribute="prototype") | first }}',
+      '{{ fns | sort(false, false, "constructor") | first }}',
+      '{{ fns | selectattr("constructor") | length }}',
+      '{{ fns | rejectattr("__proto__") | length }}',
+      '{{ fns | groupby(deep) | dump }}',
+    ]) {
+      const error = renderError(template, vars);
+      expect(error.detail, template).toMatch(
+        /^filter '\w+': access to '(constructor|prototype|__proto__)' is unsafe$/,
+      );
+    }
+    const items = {
+      items: [
+        { name: 'b', price: 2, ok: true },
+        { name: 'a', price: 3, ok: false },
+      ],
+    };
+    expect(render('{{ items | sum("price") }}', items)).toBe('5');
+    expect(render('{{ items | sort(attribute="name") | join(",", "name") }}', items)).toBe('a,b');
+    expect(
+      render('{{ items | selectattr("ok") | length }}{{ items | rejectattr("ok") | length }}', items),
+    ).toBe('11');
+    expect(render('{% for g, xs in items | groupby("ok") %}{{ g }}{% endfor %}', items)).toBe('truefalse');
+  });
+
+  it('says at validation which literal attribute arguments would be refused', () => {
+    expect(
+      templateProblems(
+        '{{ xs | sum("constructor") }}{{ xs | sort(attribute="a.__proto__") }}{{ xs | sum("price") }}',
+      ),
+    ).toEqual([
+      expect.objectContaining({
+        message: 'line 1, column 13: access to `constructor` is refused by the sandbox',
+      }),
+      expect.objectContaining({
+        message: expect.stringMatching(/access to `__proto__` is refused by the sandbox$/),
+      }),
+    ]);
+    expect(
+      templateProblems('{{ xs | selectattr("prototype") }}{{ xs | groupby("constructor") }}'),
+    ).toHaveLength(2);
+    expect(templateProblems('{{ xs | map(attribute="constructor") }}')[0]?.message).toContain(
+      'unknown filter `map`',
+    );
   });
 
   it('calls methods of values', () => {

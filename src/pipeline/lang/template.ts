@@ -80,6 +80,10 @@ export function templateProblems(template: string): { message: string; hint?: st
           message: `${at(name)}: unknown filter \`${filter}\``,
           hint: didYouMean(filter, known('filters')) ?? `filters: ${known('filters').join(', ')}`,
         });
+      for (const attribute of attributeLiterals(node)) {
+        const unsafe = unsafeKeyIn(String(attribute.value));
+        if (unsafe) problems.push(refusedKey(at(attribute), unsafe));
+      }
     } else if (node.typename === 'Is') {
       const right = node.right as AstNode;
       const name = (right.typename === 'FunCall' ? right.name : right) as AstNode;
@@ -92,14 +96,32 @@ export function templateProblems(template: string): { message: string; hint?: st
     } else if (node.typename === 'LookupVal') {
       const key = node.val as AstNode;
       if (key.typename === 'Literal' && UNSAFE_KEYS.has(String(key.value)))
-        problems.push({
-          message: `${at(key)}: access to \`${String(key.value)}\` is refused by the sandbox`,
-          hint: 'templates cannot read constructor, __proto__, prototype, __defineGetter__ or __defineSetter__',
-        });
+        problems.push(refusedKey(at(key), String(key.value)));
     }
   };
   visit(root);
   return problems;
+}
+
+function refusedKey(at: string, key: string): { message: string; hint: string } {
+  return {
+    message: `${at}: access to \`${key}\` is refused by the sandbox`,
+    hint: `templates cannot read ${[...UNSAFE_KEYS].join(', ')}`,
+  };
+}
+
+/** The literal attribute names a filter call reads (`sum("price")`, `sort(attribute="name")`). */
+function attributeLiterals(filter: AstNode): AstNode[] {
+  const index = ATTRIBUTE_ARGUMENT.get(String((filter.name as AstNode).value));
+  if (index === undefined) return [];
+  const [, ...args] = children(filter.args as AstNode);
+  const positional = args.filter((arg) => arg.typename !== 'KeywordArgs')[index];
+  const named = args
+    .filter((arg) => arg.typename === 'KeywordArgs')
+    .flatMap(children)
+    .filter((pair) => (pair.key as AstNode).value === 'attribute')
+    .map((pair) => pair.value as AstNode);
+  return [positional, ...named].filter((arg): arg is AstNode => arg?.typename === 'Literal');
 }
 
 /**
@@ -223,7 +245,52 @@ const UNSAFE_KEYS = new Set([
   'prototype',
   '__defineGetter__',
   '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
 ]);
+
+/** The refused key among an attribute path's parts (`a.constructor`), if any. */
+function unsafeKeyIn(attribute: string): string | undefined {
+  return attribute.split('.').find((key) => UNSAFE_KEYS.has(key));
+}
+
+/**
+ * The built-in filters that read an attribute a template names (`xs | sum("price")`), and that
+ * argument's place after the filtered value; `sort` also takes it as `attribute=`. They read it
+ * without nunjucks' lookup, so the sandbox checks it itself.
+ */
+const ATTRIBUTE_ARGUMENT = new Map([
+  ['sum', 0],
+  ['join', 1],
+  ['sort', 2],
+  ['selectattr', 0],
+  ['rejectattr', 0],
+  ['groupby', 0],
+]);
+
+/**
+ * The filter's attribute arguments made plain strings (a value that is not is turned into one
+ * once, as a property read would, so it cannot name another key later) and checked.
+ */
+function guardAttributes(filter: string, index: number, args: unknown[]): unknown[] {
+  const checked = (attribute: unknown): unknown => {
+    if (!attribute || typeof attribute === 'number') return attribute;
+    const key = String(attribute);
+    const unsafe = unsafeKeyIn(key);
+    if (unsafe) throw new UndefinedAttributeError(`filter '${filter}': access to '${unsafe}' is unsafe`);
+    return key;
+  };
+  const isKeywords = (arg: unknown) =>
+    typeof arg === 'object' && arg !== null && Object.hasOwn(arg, '__keywords');
+  const positional = args.filter((arg) => !isKeywords(arg)).length;
+  return args.map((arg, i) => {
+    if (isKeywords(arg)) {
+      const keywords = arg as Record<string, unknown>;
+      return 'attribute' in keywords ? { ...keywords, attribute: checked(keywords.attribute) } : arg;
+    }
+    return i === index && i < positional ? checked(arg) : arg;
+  });
+}
 
 const GLOBAL_NAMES = new Set(['range', 'cycler', 'joiner', 'True', 'False', 'None']);
 
@@ -244,6 +311,12 @@ function nunjucks(): NonNullable<typeof loaded> {
       throw new UndefinedAttributeError(`${position}: access to '${String(key)}' is unsafe`);
     return key;
   });
+  for (const [name, index] of ATTRIBUTE_ARGUMENT) {
+    const filter = env.getFilter(name) as (this: unknown, ...args: unknown[]) => unknown;
+    env.addFilter(name, function (this: unknown, value: unknown, ...args: unknown[]) {
+      return filter.call(this, value, ...guardAttributes(name, index, args));
+    });
+  }
   // Jinja's spellings; nunjucks only knows true/false/none.
   env.addGlobal('True', true);
   env.addGlobal('False', false);

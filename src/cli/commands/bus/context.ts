@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { messageOf, UsageError } from '../../../core/errors.js';
+import { printable } from '../../../core/printable.js';
 
 /** Every flag any `troupe bus` verb takes (commander camel-cases them). */
 export interface BusFlags {
@@ -57,8 +58,9 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? undefined : v), 2)}\n`);
 }
 
+/** A warning often quotes what it is about (a file's name, a parser's message): printed as one clean line. */
 export function warn(message: string): void {
-  process.stderr.write(`troupe: warning: ${message}\n`);
+  process.stderr.write(`troupe: warning: ${printable(message)}\n`);
 }
 
 export function count(text: string | undefined, flag: string, fallback: number): number {

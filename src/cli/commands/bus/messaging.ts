@@ -4,6 +4,7 @@ import { parseHandle } from '../../../bus/handle.js';
 import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
 import type { Kind, Priority } from '../../../bus/message.js';
 import { UsageError } from '../../../core/errors.js';
+import { printable } from '../../../core/printable.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, count, printJson, readBody, readContext, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
@@ -110,7 +111,7 @@ export async function list_(flags: BusFlags): Promise<number> {
   }
   for (const m of items) {
     process.stdout.write(
-      `${m.created}  ${(m.priority || '-').padEnd(6)}  ${m.from}  ${m.id}  ${m.subject}\n`,
+      `${m.created}  ${(m.priority || '-').padEnd(6)}  ${m.from}  ${m.id}  ${printable(m.subject)}\n`,
     );
   }
   return Exit.ok;
@@ -142,14 +143,14 @@ export function printDrained(handle: string, items: DrainItem[], withBody: boole
   const out: string[] = [`[AMQ] ${items.length} new message(s) for ${handle}:`];
   for (const m of items) {
     if (m.moved_to_dlq) {
-      out.push(`- ID: ${m.id}`, `  Moved to DLQ: ${m.parse_error ?? ''}`, '---');
+      out.push(`- ID: ${m.id}`, `  Moved to DLQ: ${printable(m.parse_error ?? '')}`, '---');
       continue;
     }
     out.push(
       `- From: ${m.from}`,
-      `  Thread: ${m.thread}`,
+      `  Thread: ${printable(m.thread)}`,
       `  ID: ${m.id}`,
-      `  Subject: ${m.subject}`,
+      `  Subject: ${printable(m.subject)}`,
       `  Priority: ${m.priority}`,
       `  Kind: ${m.kind}`,
       `  Created: ${m.created}`,
@@ -179,7 +180,7 @@ export async function thread(flags: BusFlags): Promise<number> {
     return Exit.ok;
   }
   for (const m of items) {
-    process.stdout.write(`${m.created}  ${m.from} -> ${m.to.join(', ')}  ${m.id}  ${m.subject}\n`);
+    process.stdout.write(`${m.created}  ${m.from} -> ${m.to.join(', ')}  ${m.id}  ${printable(m.subject)}\n`);
     if (flags.includeBody && m.body) process.stdout.write(`${m.body.replace(/\n?$/, '\n')}---\n`);
   }
   return Exit.ok;

@@ -9,6 +9,7 @@ import {
   runSwarmBridge,
 } from '../../../bus/swarm/index.js';
 import { UsageError } from '../../../core/errors.js';
+import { printable } from '../../../core/printable.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, printJson, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
@@ -30,28 +31,30 @@ function task(flags: SwarmFlags): string {
   return flags.task;
 }
 
+/** `#<id> <subject>`: what the team's files say, cleaned for the terminal. */
+const taskLine = (t: { id: string; subject: string }) => printable(`#${t.id} ${t.subject}`);
+
 export async function swarmList(flags: SwarmFlags): Promise<number> {
-  const teams = listTeams();
+  const teams = listTeams(warn);
   if (flags.json) printJson(teams);
   else if (teams.length === 0)
     process.stdout.write('no Claude Code agent teams (~/.claude/teams is empty)\n');
   else
     for (const t of teams)
       process.stdout.write(
-        `${t.name}  ${t.members.length} member(s): ${t.members.map((m) => m.name).join(', ')}\n`,
+        `${printable(t.name)}  ${t.members.length} member(s): ${printable(t.members.map((m) => m.name).join(', '))}\n`,
       );
   return Exit.ok;
 }
 
 export async function swarmTasks(flags: SwarmFlags): Promise<number> {
-  const tasks = listTasks(team(flags));
+  const tasks = listTasks(team(flags), warn);
   if (flags.json) printJson(tasks);
   else
     for (const t of tasks) {
-      const blocked = t.blockedBy.length ? `  blocked by ${t.blockedBy.join(', ')}` : '';
-      process.stdout.write(
-        `#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (owner: ${t.owner})` : ''}${blocked}\n`,
-      );
+      const blocked = t.blockedBy.length ? `  blocked by ${printable(t.blockedBy.join(', '))}` : '';
+      const owner = t.owner ? ` (owner: ${printable(t.owner)})` : '';
+      process.stdout.write(`${printable(`#${t.id} [${t.status}] ${t.subject}`)}${owner}${blocked}\n`);
     }
   return Exit.ok;
 }
@@ -61,7 +64,7 @@ export async function swarmJoin(flags: SwarmFlags): Promise<number> {
   if (flags.json) printJson(joined);
   else
     process.stdout.write(
-      `${joined.added ? 'joined' : 'already in'} team ${flags.team} as ${joined.member.name} (${joined.member.agentId})\n`,
+      `${joined.added ? 'joined' : 'already in'} team ${flags.team} as ${printable(joined.member.name)} (${printable(joined.member.agentId)})\n`,
     );
   return Exit.ok;
 }
@@ -69,14 +72,14 @@ export async function swarmJoin(flags: SwarmFlags): Promise<number> {
 export async function swarmClaim(flags: SwarmFlags): Promise<number> {
   const claimed = claimTask(team(flags), task(flags), me(flags));
   if (flags.json) printJson(claimed);
-  else process.stdout.write(`claimed #${claimed.id} ${claimed.subject} for ${claimed.owner}\n`);
+  else process.stdout.write(`claimed ${taskLine(claimed)} for ${printable(claimed.owner)}\n`);
   return Exit.ok;
 }
 
 export async function swarmComplete(flags: SwarmFlags): Promise<number> {
   const done = completeTask(team(flags), task(flags), me(flags));
   if (flags.json) printJson(done);
-  else process.stdout.write(`completed #${done.id} ${done.subject}\n`);
+  else process.stdout.write(`completed ${taskLine(done)}\n`);
   return Exit.ok;
 }
 
@@ -84,23 +87,25 @@ export async function swarmComplete(flags: SwarmFlags): Promise<number> {
 export async function swarmBridge(flags: SwarmFlags): Promise<number> {
   const name = team(flags);
   const handle = me(flags);
-  const members = loadTeam(name);
+  const members = loadTeam(name, warn);
   const agentId = members.members.find((m) => m.name === handle)?.agentId ?? `${handle}@${members.name}`;
   const { bus } = openFromFlags(flags);
   const stop = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
   const pollMs = parseDuration(flags.pollInterval ?? '3s', '--poll-interval');
-  process.stderr.write(`bridging team ${name} to ${handle}'s inbox (thread swarm/${name})\n`);
   await runSwarmBridge({
     bus,
     team: name,
     me: { handle, agentId },
     pollMs: Math.max(pollMs, 50),
     signal: stop.signal,
+    onStart: () =>
+      process.stderr.write(`bridging team ${name} to ${handle}'s inbox (thread swarm/${name})\n`),
     onEvent: (e) => {
       if (flags.json) process.stdout.write(`${JSON.stringify(e)}\n`);
-      else process.stdout.write(`${e.type} #${e.taskId} ${e.subject}\n`);
+      else process.stdout.write(`${e.type} #${printable(e.taskId)} ${printable(e.subject)}\n`);
     },
+    onWarning: warn,
     onError: (error) => warn(`bridge: ${error instanceof Error ? error.message : String(error)}`),
   });
   return Exit.ok;

@@ -3,8 +3,9 @@ import { parseDuration } from '../../../bus/duration.js';
 import { messageFilename } from '../../../bus/handle.js';
 import { loadMessage } from '../../../bus/inbox.js';
 import { UsageError } from '../../../core/errors.js';
+import { printable } from '../../../core/printable.js';
 import { Exit } from '../../exit-codes.js';
-import { type BusFlags, count, printJson } from './context.js';
+import { type BusFlags, count, printJson, warn } from './context.js';
 import { printDrained } from './messaging.js';
 import { me, openFromFlags } from './open.js';
 
@@ -50,8 +51,9 @@ export async function watch(flags: BusFlags): Promise<number> {
     });
   } else if (result.event === 'timeout') process.stdout.write('timeout\n');
   else {
-    for (const w of parseErrors) process.stderr.write(`troupe: warning: ${w}\n`);
-    for (const m of result.messages) process.stdout.write(`${m.created}  ${m.from}  ${m.id}  ${m.subject}\n`);
+    for (const w of parseErrors) warn(w);
+    for (const m of result.messages)
+      process.stdout.write(`${m.created}  ${m.from}  ${m.id}  ${printable(m.subject)}\n`);
   }
   return result.event === 'timeout' ? Exit.timeout : Exit.ok;
 }
