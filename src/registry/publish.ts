@@ -23,7 +23,7 @@ import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
 import { pipelineFiles } from './pipeline-files.js';
 import { type Bump, nextVersion, sortVersions } from './reference.js';
-import { registryGit, registryGitOk } from './registry-git.js';
+import { HARDENED_RECEIVE_PACK, registryGit, registryGitOk } from './registry-git.js';
 import { checkPipeline } from './validate-folder.js';
 
 export interface PublishOptions {
@@ -145,7 +145,13 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
       dir,
       dispose,
       deliver: async () => {
-        await pushOrExplain(dir, source, ['push', '--quiet', 'origin', `HEAD:refs/heads/${base}`]);
+        await pushOrExplain(dir, source, [
+          'push',
+          '--quiet',
+          HARDENED_RECEIVE_PACK,
+          'origin',
+          `HEAD:refs/heads/${base}`,
+        ]);
         return {};
       },
     };

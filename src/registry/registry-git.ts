@@ -3,11 +3,16 @@ import { type GitOptions, type GitResult, git, gitOk, gitOkRetryingLock } from '
 /**
  * Git in a registry's repository, whose `.git/config` and hooks may be someone else's: none of
  * its hooks run (`post-commit`, `prepare-commit-msg`, `reference-transaction`,
- * `post-index-change`, … all live under core.hooksPath; `-c` reaches the receive-pack of a local
- * push too), nor its fsmonitor, nor a signing program it names. Every git command troupe runs in
+ * `post-index-change`, … all live under core.hooksPath), nor its fsmonitor, nor a signing program it names. Every git command troupe runs in
  * a registry goes through here.
  */
 const HARDENED = ['core.hooksPath=/dev/null', 'core.fsmonitor=false', 'commit.gpgSign=false'];
+
+/**
+ * For a push to a registry on this machine: git starts the receiving side with a clean
+ * environment (no `-c`), so its receive hooks would run as the user; this receive-pack skips them.
+ */
+export const HARDENED_RECEIVE_PACK = `--receive-pack=git ${HARDENED.map((s) => `-c ${s}`).join(' ')} receive-pack`;
 
 export function registryGit(
   cwd: string,
