@@ -146,7 +146,7 @@ describe('file sizes in a registry (L3)', () => {
 });
 
 describe('publishing to a registry with hooks (L4)', () => {
-  it('runs none of its hooks nor its fsmonitor, in a checkout or behind a local push', async () => {
+  it('runs none of its hooks, its fsmonitor or its filter drivers, in a checkout or behind a local push', async () => {
     const env = userDirs();
     const witness = mkdtempSync(join(tmpdir(), 'troupe-witness-'));
     const arm = async (repo: string, gitDir: string) => {
@@ -168,8 +168,11 @@ describe('publishing to a registry with hooks (L4)', () => {
       writeFileSync(monitor, `#!/bin/sh\ntouch '${witness}/fsmonitor'\nexit 1\n`);
       chmodSync(monitor, 0o755);
       await sh(repo, 'config', 'core.fsmonitor', monitor);
+      // a filter driver its .gitattributes names: git add would run it
+      await sh(repo, 'config', 'filter.evil.clean', `sh -c 'touch ${witness}/filter-clean; cat'`);
+      await sh(repo, 'config', 'filter.evil.process', `sh -c 'touch ${witness}/filter-process'`);
     };
-    const checkout = await tmpRepo({ 'README.md': 'registry\n' });
+    const checkout = await tmpRepo({ 'README.md': 'registry\n', '.gitattributes': '* filter=evil\n' });
     await arm(checkout, join(checkout, '.git'));
     const bare = `${await tmpRepo({ 'README.md': 'registry\n' })}.git`;
     await sh(tmpdir(), 'clone', '--quiet', '--bare', checkout, bare);

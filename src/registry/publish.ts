@@ -23,7 +23,7 @@ import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
 import { pipelineFiles } from './pipeline-files.js';
 import { type Bump, nextVersion, sortVersions } from './reference.js';
-import { HARDENED_RECEIVE_PACK, registryGit, registryGitOk } from './registry-git.js';
+import { filterDriversOff, HARDENED_RECEIVE_PACK, registryGit, registryGitOk } from './registry-git.js';
 import { checkPipeline } from './validate-folder.js';
 
 export interface PublishOptions {
@@ -98,16 +98,18 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
       });
       const hash = hashFolder(dir).hash;
       writeIndex(work.dir, found.name, { version, hash, description, tags, agentsCount });
-      await registryGitOk(work.dir, ['add', '--', ...paths]);
+      const config = work.config;
+      await registryGitOk(work.dir, ['add', '--', ...paths], { config });
       const env = await identityEnv(work.dir);
       const message = `Publish ${found.name} ${version}`;
       await registryGitOk(work.dir, ['commit', '--quiet', '--no-verify', '-m', message, '--', ...paths], {
         env,
+        config,
       });
       commit = (await registryGitOk(work.dir, ['rev-parse', 'HEAD'])).trim();
     } catch (error) {
       // in a registry checkout, leave no half-published version behind
-      await registryGit(work.dir, ['reset', '--quiet', '--', ...paths]);
+      await registryGit(work.dir, ['reset', '--quiet', '--', ...paths], { config: work.config });
       rmSync(dir, { recursive: true, force: true });
       if (indexBefore) writeFileSync(indexFile, indexBefore);
       else rmSync(indexFile, { force: true });
@@ -123,6 +125,8 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
 
 interface WorkTree {
   dir: string;
+  /** Extra git settings for commands there (a checkout's filter drivers switched off). */
+  config: string[];
   /** Makes the commit reach the registry. */
   deliver(name: string, version: string, description: string): Promise<{ branch?: string; url?: string }>;
   dispose(): void;
@@ -143,6 +147,7 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
   if (location.kind === 'path') {
     return {
       dir,
+      config: [],
       dispose,
       deliver: async () => {
         await pushOrExplain(dir, source, [
@@ -158,6 +163,7 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
   }
   return {
     dir,
+    config: [],
     dispose,
     deliver: async (name, version, description) => {
       const branch = `publish/${name}-${version}`;
@@ -204,13 +210,14 @@ async function isCheckout(dir: string): Promise<boolean> {
 
 /** A registry that is a checkout on this machine: the commit goes on its branch, with only the publish's paths. */
 async function checkoutWorkTree(dir: string): Promise<WorkTree> {
-  const dirty = await registryGitOk(dir, ['status', '--porcelain', '--', 'index.json']);
+  const config = await filterDriversOff(dir);
+  const dirty = await registryGitOk(dir, ['status', '--porcelain', '--', 'index.json'], { config });
   if (dirty.trim()) {
     throw new RegistryError(`registry ${dir} has uncommitted changes to index.json`, {
       hint: 'commit or discard them first: troupe publish commits index.json there',
     });
   }
-  return { dir, dispose: () => {}, deliver: async () => ({}) };
+  return { dir, config, dispose: () => {}, deliver: async () => ({}) };
 }
 
 async function pushOrExplain(dir: string, source: string, args: string[]): Promise<void> {
