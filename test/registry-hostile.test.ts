@@ -50,7 +50,7 @@ function oneLine(result: CliResult): string[] {
 }
 
 describe('names in pipelines.lock (M5)', () => {
-  it('refuses `../pipes2` and `..` in one line, writing nothing and leaving no staging folder', async () => {
+  it('refuses `../pipes2`, `..` and escapes in one line, writing nothing and leaving no staging folder', async () => {
     const env = userDirs();
     const registry = await tmpRepo({
       'pipelines/ok/1.0.0/agents.yaml': PIPELINE,
@@ -60,7 +60,7 @@ describe('names in pipelines.lock (M5)', () => {
     const source = project();
     expect((await troupe(source, ['pull', 'ok', '--registry', registry], env)).code).toBe(0);
     const entry = parse(readFileSync(join(source, '.troupe', 'pipelines.lock'), 'utf8')).pipelines.ok;
-    for (const name of ['../pipes2', '..']) {
+    for (const name of ['../pipes2', '..', '\u001b]0;pwn\u0007x']) {
       const dir = project({
         '.troupe/pipelines.lock': stringify({ lockfile: 1, pipelines: { [name]: entry } }),
       });
@@ -69,6 +69,7 @@ describe('names in pipelines.lock (M5)', () => {
         expect(result.code, `${name} ${args.join(' ')}`).toBe(2);
         expect(oneLine(result)[0]).toMatch(/pipelines\.lock:\d+:\d+: .*pipeline name/);
         expect(result.stderr).not.toContain('EINVAL');
+        expect(result.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
         expect(troupeFiles(dir)).toEqual(['pipelines.lock']);
         expect(existsSync(join(dir, 'pipes2'))).toBe(false);
       }

@@ -8,6 +8,17 @@ export function terminalSafe(text: string): string {
   return text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, ' ').replace(/ {2,}/g, ' ').trim();
 }
 
+/**
+ * The same for a message of several lines that may quote such text (an error naming a file or a
+ * key someone else wrote): each line made safe, the lines and their indentation kept.
+ */
+export function terminalSafeLines(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, ' ').trimEnd())
+    .join('\n');
+}
+
 // OSC/DCS/SOS/PM/APC strings end at BEL or ST (ESC \); CSI ends at a final byte; the rest are ESC + one byte.
 const ESCAPE_SEQUENCE =
   /\u001b[\]PX^_][\s\S]*?(?:\u0007|\u001b\\|$)|(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b[ -/]*[0-~]|[\u0090\u009d\u009e\u009f][\s\S]*?(?:\u0007|\u009c|$)/g;
