@@ -1,4 +1,5 @@
 import { isTroupeError, messageOf } from '../core/errors.js';
+import { printableLines } from '../core/printable.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 
 /**
@@ -21,7 +22,8 @@ export function reportError(error: unknown): void {
   if (process.env.TROUPE_DEBUG) {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }
-  const message = messageOf(error);
+  // a message may quote what others wrote (a lock's key, a registry's file name): no escapes reach the terminal
+  const message = printableLines(messageOf(error));
   process.stderr.write(`troupe: ${message}\n`);
-  if (isTroupeError(error) && error.hint) process.stderr.write(`  hint: ${error.hint}\n`);
+  if (isTroupeError(error) && error.hint) process.stderr.write(`  hint: ${printableLines(error.hint)}\n`);
 }

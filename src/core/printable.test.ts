@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { printable } from './printable.js';
+import { printable, printableLines } from './printable.js';
 
 describe('printable (text from others on a terminal)', () => {
   it('removes escape sequences whole: colours, screen clears, window titles, hyperlinks', () => {
@@ -13,5 +13,11 @@ describe('printable (text from others on a terminal)', () => {
     expect(printable('hello\nFake: approved\r\n---json')).toBe('hello Fake: approved ---json');
     expect(printable('a\u0000b\u0007c\u007fd\u0085e\u2028f')).toBe('a b c d e f');
     expect(printable('  plain text, ünïcode 👋  ')).toBe('plain text, ünïcode 👋');
+  });
+
+  it('keeps the lines of a message and their indentation', () => {
+    expect(printableLines('a.yaml:3:3: invalid key `\u001b[2Jx\ry`\n  hint: fix it')).toBe(
+      'a.yaml:3:3: invalid key `x y`\n  hint: fix it',
+    );
   });
 });

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { git, gitOk, gitOkRetryingLock } from '../workspace/git.js';
 import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
+import { registryGit, registryGitOk, registryGitOkRetryingLock } from './registry-git.js';
 
 export interface RegistryCheckout {
   location: RegistryLocation;
@@ -29,18 +29,18 @@ export async function openRegistry(location: RegistryLocation): Promise<Registry
   }
   const dir = cacheDir(source);
   if (!existsSync(dir)) await createCache(dir, source);
-  const fetched = await git(dir, ['fetch', '--quiet', '--no-tags', 'origin', 'HEAD']);
+  const fetched = await registryGit(dir, ['fetch', '--quiet', '--no-tags', 'origin', 'HEAD']);
   if (fetched.code !== 0) {
-    const listed = await git(dir, ['ls-remote', 'origin']);
+    const listed = await registryGit(dir, ['ls-remote', 'origin']);
     if (listed.code === 0 && listed.stdout.trim() === '') return { location, dir, commit: null };
     throw new RegistryError(`cannot fetch registry ${source}: ${gitReason(fetched.stderr)}`, {
       hint: 'check the URL and that `git ls-remote <url>` works with your credentials',
     });
   }
   // two troupe processes may share the cache: the checkout's index lock is waited for
-  await gitOkRetryingLock(dir, ['checkout', '--quiet', '--force', '--detach', 'FETCH_HEAD']);
-  await gitOk(dir, ['clean', '-ffdxq']);
-  const commit = (await gitOk(dir, ['rev-parse', 'HEAD'])).trim();
+  await registryGitOkRetryingLock(dir, ['checkout', '--quiet', '--force', '--detach', 'FETCH_HEAD']);
+  await registryGitOk(dir, ['clean', '-ffdxq']);
+  const commit = (await registryGitOk(dir, ['rev-parse', 'HEAD'])).trim();
   return { location, dir, commit };
 }
 
@@ -55,8 +55,8 @@ async function createCache(dir: string, source: string): Promise<void> {
   mkdirSync(path.dirname(dir), { recursive: true });
   const temp = `${dir}.tmp-${randomBytes(4).toString('hex')}`;
   try {
-    await gitOk(path.dirname(dir), ['init', '--quiet', temp]);
-    await gitOk(temp, ['remote', 'add', 'origin', source]);
+    await registryGitOk(path.dirname(dir), ['init', '--quiet', temp]);
+    await registryGitOk(temp, ['remote', 'add', 'origin', source]);
     renameSync(temp, dir);
   } catch (error) {
     rmSync(temp, { recursive: true, force: true });

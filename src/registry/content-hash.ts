@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RegistryError } from './errors.js';
+import { listFiles } from './registry-files.js';
 
 /** `sha256:<hex>` of each file of a folder (by its path inside, with `/`), and of the whole. */
 export interface ContentHash {
@@ -12,7 +12,8 @@ export interface ContentHash {
 /**
  * The hash of a folder's content: each regular file's sha256, and a sha256 over the sorted
  * `<hex>  <path>` lines (sha256sum's output), so the whole changes when any file is
- * added, removed, renamed or edited. A symbolic link is refused: it could point anywhere.
+ * added, removed, renamed or edited. A symbolic link is refused (it could point anywhere), and so
+ * is a file or folder over the size caps (registry-files.ts).
  */
 export function hashFolder(dir: string): ContentHash {
   return hashFiles(dir, listFiles(dir));
@@ -36,19 +37,6 @@ export function combinedHash(files: Record<string, string>): string {
 export function changedFiles(recorded: Record<string, string>, actual: Record<string, string>): string[] {
   const names = new Set([...Object.keys(recorded), ...Object.keys(actual)]);
   return [...names].filter((rel) => recorded[rel] !== actual[rel]).sort();
-}
-
-/** Every regular file under `dir`, relative, with `/`, sorted. */
-export function listFiles(dir: string, prefix = ''): string[] {
-  return readdirSync(path.join(dir, prefix), { withFileTypes: true })
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .flatMap((entry) => {
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) return listFiles(dir, rel);
-      if (entry.isFile()) return [rel];
-      const kind = lstatSync(path.join(dir, rel)).isSymbolicLink() ? 'a symbolic link' : 'not a regular file';
-      throw new RegistryError(`${path.join(dir, rel)} is ${kind}; a pipeline folder holds files only`);
-    });
 }
 
 export function sha256(data: string | Buffer): string {

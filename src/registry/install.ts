@@ -5,6 +5,7 @@ import { PipelineError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { type ContentHash, changedFiles, hashFiles, hashFolder } from './content-hash.js';
 import { type Lock, writeLock } from './lock.js';
+import { assertPipelineName } from './reference.js';
 import { checkPipeline } from './validate-folder.js';
 
 /** A version folder of a registry checkout, to install as `.troupe/pipelines/<name>/`. */
@@ -29,7 +30,9 @@ export function pipelinesDir(root: string): string {
   return path.join(root, '.troupe', 'pipelines');
 }
 
+/** The name is checked here too, whatever it came from: it becomes a path. */
 export function installedDir(root: string, name: string): string {
+  assertPipelineName(name);
   return path.join(pipelinesDir(root), name);
 }
 
@@ -55,6 +58,7 @@ export function installedState(root: string, name: string, locked: Lock[string] 
  * pipeline is removed again and thrown as its first error, nothing installed.
  */
 export function stageInstall(root: string, config: ProjectConfig, item: Installable): StagedInstall {
+  const target = installedDir(root, item.name);
   const base = pipelinesDir(root);
   mkdirSync(base, { recursive: true });
   const staging = path.join(base, `.staging-${item.name}-${randomBytes(4).toString('hex')}`);
@@ -77,7 +81,7 @@ export function stageInstall(root: string, config: ProjectConfig, item: Installa
         `${item.name}@${item.version} of ${item.registry} is not a valid pipeline, so nothing was installed`,
       );
     }
-    return { ...item, staging, target: installedDir(root, item.name), hash: hashFiles(staging, item.files) };
+    return { ...item, staging, target, hash: hashFiles(staging, item.files) };
   } catch (error) {
     rmSync(staging, { recursive: true, force: true });
     throw error;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DiagnosticSink, toPipelineError } from '../pipeline/diagnostics.js';
 import { checkSchema } from '../pipeline/schema-issues.js';
 import { YamlSource } from '../pipeline/yaml-source.js';
+import { PIPELINE_NAME } from './reference.js';
 
 /**
  * `.troupe/pipelines.lock`: what `troupe pull` installed, each pipeline with its version, the
@@ -26,12 +27,15 @@ const LockSchema = z.strictObject({
   lockfile: z.literal(1),
   pipelines: z
     .record(
-      z.string(),
+      // a locked name becomes a folder under .troupe/pipelines/: `../x` or `..` must not
+      z
+        .string()
+        .regex(PIPELINE_NAME, 'a pipeline name: letters, digits, ., _ and -, not starting with a dot'),
       z.strictObject({
         version: z.string().min(1),
         registry: z.string().min(1),
         hash: HASH,
-        files: z.record(z.string(), HASH),
+        files: z.record(z.string().regex(/^[^\u0000-\u001f\u007f-\u009f]+$/, 'a file name'), HASH),
       }),
     )
     .nullish(),

@@ -14,7 +14,7 @@ import { StateError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { toPipelineError } from '../pipeline/diagnostics.js';
 import { resolvePipeline } from '../pipeline/discover.js';
-import { git, gitOk, identityEnv } from '../workspace/git.js';
+import { identityEnv } from '../workspace/git.js';
 import { ghPullRequest, requireGh, shellQuote } from '../workspace/pull-request.js';
 import { type IndexEntry, readIndex, readMeta, versionFolders } from './catalog.js';
 import { gitReason } from './checkout.js';
@@ -23,6 +23,7 @@ import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
 import { pipelineFiles } from './pipeline-files.js';
 import { type Bump, nextVersion, sortVersions } from './reference.js';
+import { filterDriversOff, HARDENED_RECEIVE_PACK, registryGit, registryGitOk } from './registry-git.js';
 import { checkPipeline } from './validate-folder.js';
 
 export interface PublishOptions {
@@ -97,14 +98,18 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
       });
       const hash = hashFolder(dir).hash;
       writeIndex(work.dir, found.name, { version, hash, description, tags, agentsCount });
-      await gitOk(work.dir, ['add', '--', ...paths]);
+      const config = work.config;
+      await registryGitOk(work.dir, ['add', '--', ...paths], { config });
       const env = await identityEnv(work.dir);
       const message = `Publish ${found.name} ${version}`;
-      await gitOk(work.dir, ['commit', '--quiet', '--no-verify', '-m', message, '--', ...paths], { env });
-      commit = (await gitOk(work.dir, ['rev-parse', 'HEAD'])).trim();
+      await registryGitOk(work.dir, ['commit', '--quiet', '--no-verify', '-m', message, '--', ...paths], {
+        env,
+        config,
+      });
+      commit = (await registryGitOk(work.dir, ['rev-parse', 'HEAD'])).trim();
     } catch (error) {
       // in a registry checkout, leave no half-published version behind
-      await git(work.dir, ['reset', '--quiet', '--', ...paths]);
+      await registryGit(work.dir, ['reset', '--quiet', '--', ...paths], { config: work.config });
       rmSync(dir, { recursive: true, force: true });
       if (indexBefore) writeFileSync(indexFile, indexBefore);
       else rmSync(indexFile, { force: true });
@@ -120,6 +125,8 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
 
 interface WorkTree {
   dir: string;
+  /** Extra git settings for commands there (a checkout's filter drivers switched off). */
+  config: string[];
   /** Makes the commit reach the registry. */
   deliver(name: string, version: string, description: string): Promise<{ branch?: string; url?: string }>;
   dispose(): void;
@@ -130,25 +137,33 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
   if (location.kind === 'path' && (await isCheckout(location.path))) return checkoutWorkTree(location.path);
   const temp = mkdtempSync(path.join(os.tmpdir(), 'troupe-publish-'));
   const dir = path.join(temp, 'registry');
-  const cloned = await git(temp, ['clone', '--quiet', '--', source, dir]);
+  const cloned = await registryGit(temp, ['clone', '--quiet', '--', source, dir]);
   const dispose = () => rmSync(temp, { recursive: true, force: true });
   if (cloned.code !== 0) {
     dispose();
     throw new RegistryError(`cannot clone registry ${source}: ${gitReason(cloned.stderr)}`);
   }
-  const base = (await gitOk(dir, ['symbolic-ref', '--short', 'HEAD'])).trim();
+  const base = (await registryGitOk(dir, ['symbolic-ref', '--short', 'HEAD'])).trim();
   if (location.kind === 'path') {
     return {
       dir,
+      config: [],
       dispose,
       deliver: async () => {
-        await pushOrExplain(dir, source, ['push', '--quiet', 'origin', `HEAD:refs/heads/${base}`]);
+        await pushOrExplain(dir, source, [
+          'push',
+          '--quiet',
+          HARDENED_RECEIVE_PACK,
+          'origin',
+          `HEAD:refs/heads/${base}`,
+        ]);
         return {};
       },
     };
   }
   return {
     dir,
+    config: [],
     dispose,
     deliver: async (name, version, description) => {
       const branch = `publish/${name}-${version}`;
@@ -157,7 +172,7 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
       const gh = requireGh(
         `push and open it yourself from a clone of the registry:\n    git push origin ${branch}\n    ${['gh', 'pr', 'create', ...create].map(shellQuote).join(' ')} --fill`,
       );
-      await gitOk(dir, ['branch', '--quiet', branch]);
+      await registryGitOk(dir, ['branch', '--quiet', branch]);
       await pushOrExplain(dir, source, [
         'push',
         '--quiet',
@@ -179,9 +194,9 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
  */
 async function isCheckout(dir: string): Promise<boolean> {
   const [bare, top, gitDir] = await Promise.all([
-    git(dir, ['rev-parse', '--is-bare-repository']),
-    git(dir, ['rev-parse', '--show-toplevel']),
-    git(dir, ['rev-parse', '--absolute-git-dir']),
+    registryGit(dir, ['rev-parse', '--is-bare-repository']),
+    registryGit(dir, ['rev-parse', '--show-toplevel']),
+    registryGit(dir, ['rev-parse', '--absolute-git-dir']),
   ]);
   const real = realpathSync(dir);
   if (bare.stdout.trim() === 'false' && top.code === 0 && realpathSync(top.stdout.trim()) === real)
@@ -195,17 +210,18 @@ async function isCheckout(dir: string): Promise<boolean> {
 
 /** A registry that is a checkout on this machine: the commit goes on its branch, with only the publish's paths. */
 async function checkoutWorkTree(dir: string): Promise<WorkTree> {
-  const dirty = await gitOk(dir, ['status', '--porcelain', '--', 'index.json']);
+  const config = await filterDriversOff(dir);
+  const dirty = await registryGitOk(dir, ['status', '--porcelain', '--', 'index.json'], { config });
   if (dirty.trim()) {
     throw new RegistryError(`registry ${dir} has uncommitted changes to index.json`, {
       hint: 'commit or discard them first: troupe publish commits index.json there',
     });
   }
-  return { dir, dispose: () => {}, deliver: async () => ({}) };
+  return { dir, config, dispose: () => {}, deliver: async () => ({}) };
 }
 
 async function pushOrExplain(dir: string, source: string, args: string[]): Promise<void> {
-  const pushed = await git(dir, args);
+  const pushed = await registryGit(dir, args);
   if (pushed.code !== 0) {
     throw new RegistryError(`cannot push to registry ${source}: ${gitReason(pushed.stderr)}`, {
       hint: 'someone may have published at the same time: run the command again',

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { NotFoundError, StateError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
-import { readIndex, versionFolders } from './catalog.js';
+import { readIndex, versionFiles, versionFolders } from './catalog.js';
 import { openRegistry, type RegistryCheckout } from './checkout.js';
 import { changedFiles, hashFiles } from './content-hash.js';
 import { IntegrityError } from './errors.js';
@@ -150,7 +150,7 @@ function installable(registry: RegistryCheckout, name: string, version: string):
     registry: text,
     dir: path.join(registry.dir, folder.rel),
     rel: folder.rel,
-    files: folder.files,
+    files: versionFiles(registry.dir, folder),
   };
 }
 

@@ -2,7 +2,7 @@ import semver from 'semver';
 import { NotFoundError, UsageError } from '../core/errors.js';
 
 /** Letters, digits, `.`, `_` and `-`, not starting with a dot: a pipeline's name and folder. */
-const PIPELINE_NAME = /^(?!\.)[\w.-]+$/;
+export const PIPELINE_NAME = /^(?!\.)[\w.-]+$/;
 
 export interface PipelineRef {
   name: string;

@@ -15,6 +15,8 @@ export interface GitResult {
 
 export interface GitOptions {
   env?: Record<string, string>;
+  /** `key=value` settings passed as `-c` before the command (not shown in a GitError). */
+  config?: readonly string[];
 }
 
 const BASE_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' };
@@ -25,7 +27,8 @@ export async function git(
   args: readonly string[],
   options: GitOptions = {},
 ): Promise<GitResult> {
-  const result = await execa('git', args, {
+  const settings = (options.config ?? []).flatMap((setting) => ['-c', setting]);
+  const result = await execa('git', [...settings, ...args], {
     cwd,
     reject: false,
     stdin: 'ignore',
@@ -48,9 +51,13 @@ export async function gitOk(cwd: string, args: readonly string[], options: GitOp
  * For writes that take a repository-wide lock (`git config` takes `.git/config.lock`): parallel
  * tasks in one repository may collide, so a lock conflict is retried for up to about two seconds.
  */
-export async function gitOkRetryingLock(cwd: string, args: readonly string[]): Promise<string> {
+export async function gitOkRetryingLock(
+  cwd: string,
+  args: readonly string[],
+  options: GitOptions = {},
+): Promise<string> {
   for (let attempt = 0; ; attempt++) {
-    const result = await git(cwd, args);
+    const result = await git(cwd, args, options);
     if (result.code === 0) return result.stdout;
     if (attempt >= 40 || !/could not lock|\.lock': File exists/i.test(result.stderr)) {
       throw new GitError(args, result.code, result.stderr || result.stdout);

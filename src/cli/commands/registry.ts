@@ -27,8 +27,11 @@ export function registerRegistry(program: Command): void {
         const { matches, readCatalog } = await import('../../registry/catalog.js');
         const { locationText } = await import('../../registry/location.js');
         const { location } = await registryContext(flags.registry);
+        const { printable } = await import('../../core/printable.js');
         const registry = await openRegistry(location);
-        const pipelines = readCatalog(registry.dir).filter((e) => matches(e, query));
+        const skipped = (s: { what: string; reason: string }) =>
+          process.stderr.write(`troupe: skipped ${printable(s.what)}: ${printable(s.reason)}\n`);
+        const pipelines = readCatalog(registry.dir, skipped).filter((e) => matches(e, query));
         if (flags.json) {
           const { printJson } = await import('../options.js');
           printJson({ registry: locationText(location), pipelines });
@@ -37,10 +40,10 @@ export function registerRegistry(program: Command): void {
         } else {
           const width = Math.max(...pipelines.map((p) => p.name.length));
           for (const p of pipelines) {
-            const tags = p.tags.length ? `  [${p.tags.join(', ')}]` : '';
-            process.stdout.write(
-              `${p.name.padEnd(width)}  ${p.latest}  ${p.description}${tags}\n`.replace(/ +\n$/, '\n'),
-            );
+            // names, descriptions and tags are the registry's: printed without their escapes
+            const tags = p.tags.length ? `  [${p.tags.map(printable).join(', ')}]` : '';
+            const line = `${printable(p.name).padEnd(width)}  ${p.latest}  ${printable(p.description)}${tags}`;
+            process.stdout.write(`${line.trimEnd()}\n`);
           }
         }
         return 0;
@@ -85,10 +88,11 @@ export function registerRegistry(program: Command): void {
         } else if (results.length === 0) {
           process.stdout.write('pipelines.lock is empty: nothing to install\n');
         } else {
+          const { printable } = await import('../../core/printable.js');
           for (const r of results) {
             process.stdout.write(
               r.status === 'installed'
-                ? `installed ${r.name}@${r.version} from ${r.registry} into .troupe/pipelines/${r.name}/\n`
+                ? `installed ${r.name}@${r.version} from ${printable(r.registry)} into .troupe/pipelines/${r.name}/\n`
                 : `${r.name}@${r.version} is installed as locked\n`,
             );
           }
