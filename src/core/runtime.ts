@@ -41,6 +41,16 @@ export function taskProcessTag(taskId: string): string {
  */
 export const WITHHELD_FROM_AGENTS = ['TROUPE_TOKEN'] as const;
 
+/** What a `gate: {type: command}` runs with (the engine's CommandGate port, runtimes/command-gate.ts). */
+export interface CommandGateOptions {
+  cwd: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+  env: Record<string, string>;
+  /** As a runtime request's `processTag`: the task's, so a takeover can find what it left. */
+  processTag?: string;
+}
+
 export interface RuntimeRequest {
   /** The agent (or, for purpose 'gate', the agent whose output is judged). */
   agentId: string;

@@ -3,7 +3,7 @@ import type { LeftoverProcess, StoredEvent } from '../core/events.js';
 import type { McpDirective, TroupeMcpCall } from '../core/mcp-call.js';
 import type { AgentNode, McpServer, RuntimeName } from '../core/pipeline.js';
 import type { Env } from '../core/provider-key.js';
-import type { Runtime } from '../core/runtime.js';
+import type { CommandGateOptions, Runtime } from '../core/runtime.js';
 import type { Script } from '../core/script.js';
 import type { TaskMail } from '../core/task-mail.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
@@ -37,17 +37,7 @@ export interface CommandGateResult {
 export type EndLeftovers = (taskId: string) => Promise<LeftoverProcess[]>;
 
 /** Runs a gate's shell command in the task's working directory: exit 0 approves. */
-export type CommandGate = (
-  command: string,
-  options: {
-    cwd: string;
-    timeoutMs: number;
-    signal: AbortSignal;
-    env: Record<string, string>;
-    /** As a runtime request's `processTag`: the task's, so a takeover can find what it left. */
-    processTag?: string;
-  },
-) => Promise<CommandGateResult>;
+export type CommandGate = (command: string, options: CommandGateOptions) => Promise<CommandGateResult>;
 
 export interface HumanResponder {
   /** An answer available without waiting (a script's `human:` entry), or undefined. */

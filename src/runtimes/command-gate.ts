@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { PROCESS_TAG_ENV, WITHHELD_FROM_AGENTS } from '../core/runtime.js';
+import { type CommandGateOptions, PROCESS_TAG_ENV, WITHHELD_FROM_AGENTS } from '../core/runtime.js';
 import { processTag, supervisedArgv } from './supervisor.js';
 
 export interface CommandGateResult {
@@ -14,13 +14,7 @@ export interface CommandGateResult {
  */
 export async function runCommandGate(
   command: string,
-  options: {
-    cwd: string;
-    timeoutMs: number;
-    signal: AbortSignal;
-    env: Record<string, string>;
-    processTag?: string;
-  },
+  options: CommandGateOptions,
 ): Promise<CommandGateResult> {
   const result = await execa(process.execPath, supervisedArgv('/bin/sh', ['-c', command], 1500), {
     cwd: options.cwd,
