@@ -186,6 +186,15 @@ describe('param errors', () => {
     expect(diagnostics[0]?.hint).toBe('did you mean `model`?');
   });
 
+  it('two params a command gate would read from one variable, at the second', () => {
+    const { lines } = validateYaml(
+      'params:\n  base-ref: main\n  base_ref: dev\nagents:\n  - id: a\n    runtime: claude\n',
+    );
+    expect(lines).toEqual([
+      'agents.yaml:3:3 error: params `base-ref` and `base_ref` would both be TROUPE_PARAM_BASE_REF in a command gate',
+    ]);
+  });
+
   it('a reference to an undeclared param, at the string', () => {
     const { lines, diagnostics } = validateYaml(
       `params:\n  model: x\nagents:\n  - id: a\n    runtime: claude\n    model: \${{ params.modl }}\n`,

@@ -83,6 +83,19 @@ export function resolveParams(
   sink: DiagnosticSink,
 ): Record<string, unknown> {
   const names = Object.keys(defs);
+  // a command gate reads each param from one variable: two params must not share it
+  const byVariable = new Map<string, string>();
+  for (const name of names) {
+    const variable = paramEnvName(name);
+    const first = byVariable.get(variable);
+    if (first === undefined) byVariable.set(variable, name);
+    else
+      sink.error(
+        source.keyPosition(['params'], name),
+        `params \`${first}\` and \`${name}\` would both be ${variable} in a command gate`,
+        'rename one of them',
+      );
+  }
   for (const name of Object.keys(inputs.cli)) {
     if (!(name in defs)) {
       sink.error(
