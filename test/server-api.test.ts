@@ -1,4 +1,7 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSse, type Served, serve } from './support/serve.js';
 import { eventLog, example, project, troupe, waitFor, writerEditorPipeline } from './support/troupe.js';
@@ -486,7 +489,7 @@ describe('troupe serve: sessions, chunks and the agent form', () => {
 describe('troupe serve: security and lifecycle', () => {
   it('with a token, every request needs it (header, ?token= or the cookie the page gets)', async () => {
     const d = project({ '.troupe/pipelines/write.yaml': writerEditorPipeline });
-    const s = await serve(d, ['--token', 'sekrit-token']);
+    const s = await serve(d, ['--token', 'sekrit-token-0123456789']);
     try {
       const url = (p: string) => new URL(p, s.url).toString();
       expect((await fetch(url('/api/tasks'))).status).toBe(401);
@@ -494,16 +497,67 @@ describe('troupe serve: security and lifecycle', () => {
         401,
       );
       expect(
-        (await fetch(url('/api/tasks'), { headers: { Authorization: 'Bearer sekrit-token' } })).status,
+        (await fetch(url('/api/tasks'), { headers: { Authorization: 'Bearer sekrit-token-0123456789' } })).status,
       ).toBe(200);
-      expect((await fetch(url('/api/events?token=sekrit-token'))).status).toBe(200);
-      const page = await fetch(url('/?token=sekrit-token'), { redirect: 'manual' });
+      expect((await fetch(url('/api/events?token=sekrit-token-0123456789'))).status).toBe(200);
+      const page = await fetch(url('/?token=sekrit-token-0123456789'), { redirect: 'manual' });
       expect(page.status).toBe(302);
       expect(page.headers.get('set-cookie')).toMatch(/HttpOnly/i);
       expect(s.stdout()).not.toContain('token: '); // given, so not printed
     } finally {
       await s.stop();
     }
+  });
+
+  it("by default, a token of the project's own, in a file only its user can read, and a link that opens the page once", async () => {
+    const d = project({ '.troupe/pipelines/write.yaml': writerEditorPipeline });
+    const state = mkdtempSync(join(tmpdir(), 'troupe-state-'));
+    const s = await serve(d, [], { XDG_STATE_HOME: state }, { projectToken: true });
+    try {
+      const url = (p: string) => new URL(p, s.url).toString();
+      await waitFor(() => (s.stdout().includes('dashboard:') ? true : undefined));
+      // no token: refused, whoever asks (another user of the machine is in this position)
+      expect((await fetch(url('/api/tasks'))).status).toBe(401);
+      const file = /token: in (\S+)/.exec(s.stdout())?.[1];
+      expect(file?.startsWith(join(state, 'troupe', 'tokens'))).toBe(true);
+      expect(statSync(file!).mode & 0o777).toBe(0o600);
+      expect(statSync(join(state, 'troupe', 'tokens')).mode & 0o777).toBe(0o700);
+      const token = readFileSync(file!, 'utf8').trim();
+      expect(Buffer.from(token, 'base64url').length).toBeGreaterThanOrEqual(32);
+      // the token itself is never printed
+      expect(s.stdout()).not.toContain(token);
+      const auth = { headers: { Authorization: `Bearer ${token}` } };
+      expect((await fetch(url('/api/tasks'), auth)).status).toBe(200);
+      // the printed link opens the page once, with the token's cookie
+      const link = /dashboard: (\S+)/.exec(s.stdout())![1]!;
+      const first = await fetch(link, { redirect: 'manual' });
+      expect(first.status).toBe(302);
+      const cookie = first.headers.get('set-cookie')!.split(';')[0]!;
+      expect((await fetch(url('/api/tasks'), { headers: { Cookie: cookie } })).status).toBe(200);
+      expect((await fetch(link, { redirect: 'manual' })).status).toBe(401);
+    } finally {
+      await s.stop();
+    }
+    // started again: the same token, from the same file
+    const again = await serve(d, [], { XDG_STATE_HOME: state }, { projectToken: true });
+    try {
+      await waitFor(() => (again.stdout().includes('dashboard:') ? true : undefined));
+      const file = /token: in (\S+)/.exec(again.stdout())![1]!;
+      const token = readFileSync(file, 'utf8').trim();
+      const answer = await fetch(new URL('/api/tasks', again.url), {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      expect(answer.status).toBe(200);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('--no-token is for the loopback only', async () => {
+    const d = project({ '.troupe/pipelines/write.yaml': writerEditorPipeline });
+    const refused = await troupe(d, ['serve', '--no-token', '--host', '0.0.0.0', '--port', '0']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--no-token is for the loopback only');
   });
 
   it('without a token, only requests addressed to the loopback are answered (no DNS rebinding)', async () => {

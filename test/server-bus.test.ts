@@ -4,7 +4,7 @@ import { project, troupe } from './support/troupe.js';
 
 /** The bus routes of a real `troupe serve --token`, on a bus made and read by the CLI. */
 
-const TOKEN = 'bus-token';
+const TOKEN = 'bus-token-for-the-test';
 let dir: string;
 let server: Served;
 

@@ -6,7 +6,7 @@ import { queueWorkers } from '../app/queue-config.js';
 import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
 import { serverApi } from './api/events.js';
-import { guard } from './auth.js';
+import { guard, type LoginLinks } from './auth.js';
 import { limitBodies } from './body-limit.js';
 import type { ServerContext } from './context.js';
 import { ApiError, errorResponse } from './errors.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
   project: Pick<Project, 'root' | 'store' | 'config'>;
   /** Required on every request when set. */
   token?: string | null;
+  /** The one-time links that open the dashboard (`?login=`). */
+  logins?: LoginLinks;
   /** The built dashboard; default dist/web of the package. */
   webRoot?: string;
   pollMs?: number;
@@ -66,7 +68,10 @@ export function createApp(options: AppOptions): TroupeApp {
 
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
-  app.use('*', guard({ token: options.token ?? null }));
+  app.use(
+    '*',
+    guard({ token: options.token ?? null, ...(options.logins ? { logins: options.logins } : {}) }),
+  );
   app.use('/api/*', limitBodies());
   handle(app, serverApi.openapi, ({ reply }) => reply(200, openApiDocument()));
   app.route('/', taskRoutes(ctx));

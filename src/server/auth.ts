@@ -3,21 +3,44 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 
 /**
- * Who may talk to the server. Without a token (loopback only), the Host header must name the
- * loopback (no DNS rebinding). With a token, every request carries it: `Authorization: Bearer`,
- * `?token=` (EventSource cannot set headers; a page opened with it also gets a SameSite=Strict
- * cookie and is redirected to the same URL without it), or that cookie. Requests that change
- * anything must also come from this origin: a page on another site cannot post here.
+ * Who may talk to the server. With a token (the default: `serve` makes one per project and user,
+ * token-file.ts), every request carries it: `Authorization: Bearer`, `?token=` (EventSource cannot
+ * set headers; a page opened with it also gets a SameSite=Strict cookie and is redirected to the
+ * same URL without it), or that cookie, which a one-time login link (`?login=`) also sets. Without
+ * one (`serve --no-token`, loopback only), the Host header must name the loopback (no DNS
+ * rebinding). Requests that change anything must also come from this origin: a page on another
+ * site cannot post here.
  */
 export interface AuthOptions {
   token: string | null;
+  logins?: LoginLinks;
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 export function generateToken(): string {
-  return randomBytes(24).toString('base64url');
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * Links that open the dashboard once (`/?login=<code>`): printed by `serve` instead of the token,
+ * so a terminal's scrollback or a log holds nothing that still opens the server. A code is good
+ * for one visit, which turns it into the token's cookie.
+ */
+export class LoginLinks {
+  private readonly codes = new Set<string>();
+
+  issue(): string {
+    const code = randomBytes(24).toString('base64url');
+    this.codes.add(code);
+    return code;
+  }
+
+  /** Whether the code was issued and not used yet; it is used up either way. */
+  take(code: string): boolean {
+    return this.codes.delete(code);
+  }
 }
 
 export function isLoopback(host: string): boolean {
@@ -41,6 +64,26 @@ export function guard(options: AuthOptions): MiddlewareHandler {
       return denied(c, 403, 'forbidden_origin', 'state-changing requests must come from this origin');
     }
     if (!expected) return next();
+    const login = c.req.query('login');
+    if (login !== undefined && c.req.method === 'GET' && !c.req.path.startsWith('/api/')) {
+      if (!options.logins?.take(login)) {
+        return denied(
+          c,
+          401,
+          'unauthorized',
+          'this login link was used already; open the one `troupe serve` printed last, or add ?token=',
+        );
+      }
+      setCookie(c, cookieName, options.token!, {
+        httpOnly: true,
+        sameSite: 'Strict',
+        path: '/',
+        maxAge: 30 * 86_400,
+      });
+      const url = new URL(c.req.url);
+      url.searchParams.delete('login');
+      return c.redirect(`${url.pathname}${url.search}`, 302);
+    }
     const fromQuery = c.req.query('token');
     const given = bearer(c.req.header('authorization')) ?? fromQuery ?? getCookie(c, cookieName) ?? null;
     if (given === null || !timingSafeEqual(digest(given), expected)) {

@@ -3,12 +3,15 @@ import { serve } from '@hono/node-server';
 import type { Project } from '../app/project.js';
 import { checkSeconds } from '../app/queue-config.js';
 import { createApp } from './app.js';
+import type { LoginLinks } from './auth.js';
 
 export interface ServeOptions {
   project: Project;
   port: number;
   host: string;
   token: string | null;
+  /** The one-time links that open the dashboard (`?login=`). */
+  logins?: LoginLinks;
   log?: (line: string) => void;
   webRoot?: string;
   /** Carry on the tasks whose process is gone, at start and every lease period (default true; `--no-adopt`). */
@@ -29,6 +32,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const troupe = createApp({
     project: options.project,
     token: options.token,
+    ...(options.logins ? { logins: options.logins } : {}),
     ...(options.log ? { log: options.log } : {}),
     ...(options.webRoot ? { webRoot: options.webRoot } : {}),
   });

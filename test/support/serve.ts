@@ -9,12 +9,19 @@ export interface Served {
   stop(signal?: NodeJS.Signals): Promise<number | undefined>;
 }
 
+/**
+ * `troupe serve` on a free port. Unless the test speaks of tokens itself (`--token`, TROUPE_TOKEN,
+ * or `projectToken` for serve's own default), it runs with `--no-token`, so the test's requests
+ * need none; the tests of the token itself are in server-api.test.ts.
+ */
 export async function serve(
   cwd: string,
   args: string[] = [],
   env: Record<string, string> = {},
+  options: { projectToken?: boolean } = {},
 ): Promise<Served> {
-  const child = execa('node', [bin, 'serve', '--port', '0', ...args], {
+  const ownToken = options.projectToken || args.some((a) => a.startsWith('--token')) || 'TROUPE_TOKEN' in env;
+  const child = execa('node', [bin, 'serve', '--port', '0', ...(ownToken ? [] : ['--no-token']), ...args], {
     cwd,
     reject: false,
     env: { NO_COLOR: '1', ...env },

@@ -6,6 +6,7 @@ interface ServeFlags {
   port: string;
   host: string;
   open?: boolean;
+  /** A value, false (`--no-token`), or unset or true (the project's own). */
   token?: string | boolean;
   adopt: boolean;
 }
@@ -15,10 +16,14 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('serve the HTTP API and the dashboard; runs submitted tasks in the background')
     .option('--port <n>', 'port (0: any free port)', '8000')
-    .option('--host <address>', 'address to bind; anything but the loopback needs a token', '127.0.0.1')
+    .option('--host <address>', 'address to bind (default: the loopback only)', '127.0.0.1')
     .option(
       '--token [token]',
-      'require this token on every request (generated when no value; also TROUPE_TOKEN)',
+      "the token every request needs (also TROUPE_TOKEN; default: the project's own, kept where only you can read it)",
+    )
+    .option(
+      '--no-token',
+      'no token, on the loopback only: any user of this machine can then drive the server',
     )
     .option('--open', 'open the dashboard in a browser')
     .option('--no-adopt', 'do not carry on the tasks whose process is gone (killed, or its lease expired)')
@@ -26,24 +31,42 @@ export function registerServe(program: Command): void {
       action(async (flags: ServeFlags) => {
         const { openProject } = await import('../../app/project.js');
         const { startServer } = await import('../../server/serve.js');
-        const { generateToken, isLoopback } = await import('../../server/auth.js');
+        const { isLoopback, LoginLinks } = await import('../../server/auth.js');
         const port = Number(flags.port);
         if (!Number.isInteger(port) || port < 0 || port > 65535)
           throw new UsageError(`--port ${flags.port} is not a port`);
-        let token = typeof flags.token === 'string' ? flags.token : (process.env.TROUPE_TOKEN ?? null);
-        if (flags.token === true || (!token && !isLoopback(flags.host))) token = generateToken();
+        if (flags.token === false && !isLoopback(flags.host))
+          throw new UsageError(`--no-token is for the loopback only, not ${flags.host}`);
         const project = openProject();
+        const { projectToken } = await import('../../server/token-file.js');
+        const given = typeof flags.token === 'string' ? flags.token : (process.env.TROUPE_TOKEN ?? null);
+        const kept = flags.token !== false && given === null ? projectToken(project.root) : null;
+        const token = flags.token === false ? null : (given ?? kept!.token);
+        if (token !== null && token.length < 16)
+          throw new UsageError('a token must be at least 16 characters', {
+            hint: 'leave --token out: serve makes one',
+          });
+        const logins = new LoginLinks();
         const { describeStore } = await import('../../store/store-url.js');
         const { projectStoreLocation } = await import('../../app/project.js');
         const log = (line: string) =>
           process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-        const server = await startServer({ project, port, host: flags.host, token, log, adopt: flags.adopt });
-        const link = token ? `${server.url}?token=${encodeURIComponent(token)}` : server.url;
+        const server = await startServer({
+          project,
+          port,
+          host: flags.host,
+          token,
+          logins,
+          log,
+          adopt: flags.adopt,
+        });
+        // the token itself is never printed: a link that opens the dashboard once, and where the token is
+        const link = token ? `${server.url}?login=${logins.issue()}` : server.url;
         process.stdout.write(`troupe serve: listening on ${server.url}\n`);
         process.stdout.write(`store: ${describeStore(projectStoreLocation(project.root, project.config))}\n`);
-        if (token && typeof flags.token !== 'string' && !process.env.TROUPE_TOKEN)
-          process.stdout.write(`token: ${token}\n`);
-        process.stdout.write(`dashboard: ${link}\n`);
+        if (kept) process.stdout.write(`token: in ${kept.file} (Authorization: Bearer, or ?token=)\n`);
+        if (!token) log('no token: any user of this machine can drive this server (--no-token)');
+        process.stdout.write(`dashboard: ${link} (opens once)\n`);
         if (server.resumed.length) log(`resumed ${server.resumed.join(', ')}`);
         if (flags.open) await openBrowser(link);
 
