@@ -497,7 +497,8 @@ describe('troupe serve: security and lifecycle', () => {
         401,
       );
       expect(
-        (await fetch(url('/api/tasks'), { headers: { Authorization: 'Bearer sekrit-token-0123456789' } })).status,
+        (await fetch(url('/api/tasks'), { headers: { Authorization: 'Bearer sekrit-token-0123456789' } }))
+          .status,
       ).toBe(200);
       expect((await fetch(url('/api/events?token=sekrit-token-0123456789'))).status).toBe(200);
       const page = await fetch(url('/?token=sekrit-token-0123456789'), { redirect: 'manual' });
