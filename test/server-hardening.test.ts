@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Served, serve } from './support/serve.js';
-import { project, troupe } from './support/troupe.js';
+import { project, troupe, waitFor } from './support/troupe.js';
 
 /**
  * `troupe serve` against hostile requests (issue #18): files outside the project, huge bodies,
@@ -90,6 +90,26 @@ describe('files named in a request stay inside the project', () => {
     }
     const after = await (await fetch(api('/api/tasks'))).json();
     expect(after).toEqual(before);
+  });
+
+  it("runs no command from a script sent inline (the red team's one-request H2), unless the project allows it", async () => {
+    const marker = join(dir, 'pwned.txt');
+    const inline = {
+      input: 'go',
+      script: { agents: { writer: [{ reply: 'x', run: ['touch', marker] }] } },
+    };
+    const { status, text } = await answer(await post('/api/run', inline));
+    expect(status).toBe(422);
+    expect(codeOf(text)).toBe('script_invalid');
+    expect(text).toContain('run:');
+    expect(existsSync(marker)).toBe(false);
+    // the same script as a file of the project runs: its owner wrote it
+    writeFileSync(
+      join(dir, 'effects-script.yaml'),
+      `agents:\n  writer:\n    - reply: x\n      run: [touch, ${marker}]\n`,
+    );
+    expect((await post('/api/run', { input: 'go', script: 'effects-script.yaml' })).status).toBe(202);
+    await waitFor(() => (existsSync(marker) ? true : undefined), 20_000);
   });
 
   it('refuses imports and output_schema files outside the project in pipeline text', async () => {

@@ -58,6 +58,13 @@ export interface ProjectConfig {
   queue: string | null;
   /** Where tasks live: a `postgres://` URL or a SQLite file (docs/distributed.md); null: .troupe/troupe.db. */
   store: string | null;
+  server: {
+    /**
+     * Whether a script sent inline to `POST /api/run` may hold `run:` commands (docs/server.md).
+     * Off by default: the API is a door to this machine, and a command is more than a test reply.
+     */
+    script_commands: boolean;
+  };
 }
 
 export const DEFAULT_RUNTIME_TIMEOUT = 600;
@@ -104,6 +111,7 @@ const ConfigSchema = z.strictObject({
     .regex(/^postgres(ql)?:\/\//, 'a postgres:// URL')
     .nullish(),
   store: z.string().min(1).nullish(),
+  server: z.strictObject({ script_commands: z.boolean().optional() }).nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -124,6 +132,7 @@ export function defaultConfig(): ProjectConfig {
     registry: null,
     queue: null,
     store: null,
+    server: { script_commands: false },
   };
 }
 
@@ -168,6 +177,7 @@ export function parseProjectConfig(text: string, file: string): ProjectConfig {
   if (raw.registry) config.registry = raw.registry;
   if (raw.queue) config.queue = raw.queue;
   if (raw.store) config.store = raw.store;
+  if (raw.server?.script_commands) config.server.script_commands = true;
   if (raw.routing) {
     try {
       config.routing = normalizeRouting(raw.routing);

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { ScriptError } from '../../core/errors.js';
 import type { Script } from '../../core/script.js';
 import { loadProjectConfig } from '../../pipeline/config.js';
 import { resolvePipeline } from '../../pipeline/discover.js';
@@ -56,5 +57,21 @@ function scriptFrom(ctx: ServerContext, body: RunRequest | FixRequest, target?: 
   if (script === undefined || script === null) return null;
   // the route's schema lets through a path or an object, nothing else
   if (typeof script === 'string') return loadProjectScript(ctx.root, script, target);
-  return parseScript(JSON.stringify(script), '<inline script>', target);
+  const parsed = parseScript(JSON.stringify(script), '<inline script>', target);
+  if (!loadProjectConfig(ctx.root).server.script_commands) refuseCommands(parsed);
+  return parsed;
+}
+
+/** An inline script runs no command unless the project allows it (`server: {script_commands: true}`). */
+function refuseCommands(script: Script): void {
+  for (const [agent, entries] of Object.entries(script.agents)) {
+    if (entries.some((entry) => typeof entry === 'object' && 'run' in entry && entry.run)) {
+      throw new ScriptError(
+        `<inline script>: agent '${agent}' has a \`run:\` command, and scripts sent to the API run none here`,
+        {
+          hint: 'put the script in a file of the project, or set `server: {script_commands: true}` in .troupe/config.yaml',
+        },
+      );
+    }
+  }
 }
