@@ -24,11 +24,20 @@ describe('loadProjectConfig', () => {
       registry: null,
       queue: null,
       store: null,
+      server: { script_commands: false },
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': 'registry: ../registry\n' })).registry).toBe(
       '../registry',
     );
+  });
+
+  it('reads the switches the person turns on: mail verdicts for gates, commands in API scripts', () => {
+    const config = loadProjectConfig(
+      tempDir({ '.troupe/config.yaml': 'gate:\n  mail_verdicts: true\nserver:\n  script_commands: true\n' }),
+    );
+    expect(config.gate.mail_verdicts).toBe(true);
+    expect(config.server.script_commands).toBe(true);
   });
 
   it('reads routing tiers (cheapest first, the last the default) and limits per provider', () => {
