@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -529,6 +530,20 @@ describe('troupe serve: security and lifecycle', () => {
       expect(s.stdout()).not.toContain(token);
       const auth = { headers: { Authorization: `Bearer ${token}` } };
       expect((await fetch(url('/api/tasks'), auth)).status).toBe(200);
+      if (process.getuid?.() === 0) {
+        // literally another user of the machine: `nobody` can neither read the token nor do without it
+        const probe = `
+          const fs = require('node:fs');
+          let read = 'read';
+          try { fs.readFileSync(${JSON.stringify(file)}); } catch (e) { read = e.code; }
+          fetch(${JSON.stringify(url('/api/tasks'))}).then((r) => console.log(read, r.status));`;
+        const asNobody = spawnSync(process.execPath, ['-e', probe], {
+          uid: 65534,
+          gid: 65534,
+          encoding: 'utf8',
+        });
+        expect(asNobody.stdout.trim()).toBe('EACCES 401');
+      }
       // the printed link opens the page once, with the token's cookie
       const link = /dashboard: (\S+)/.exec(s.stdout())![1]!;
       const first = await fetch(link, { redirect: 'manual' });

@@ -37,9 +37,11 @@ export function taskProcessTag(taskId: string): string {
 
 /**
  * What troupe's own environment holds that its agents and gates must not get: the server's
- * token would let an agent decide its own gate through the API (docs/security.md).
+ * token would let an agent decide its own gate through the API, and the store's URL (often with
+ * a password) would let it append a verdict to the log itself (docs/security.md). An agent's MCP
+ * server gets the store it needs by name (`TROUPE_MCP_STORE`, core/mcp-call.ts).
  */
-export const WITHHELD_FROM_AGENTS = ['TROUPE_TOKEN'] as const;
+export const WITHHELD_FROM_AGENTS = ['TROUPE_TOKEN', 'TROUPE_STORE'] as const;
 
 /** What a `gate: {type: command}` runs with (the engine's CommandGate port, runtimes/command-gate.ts). */
 export interface CommandGateOptions {

@@ -18,17 +18,19 @@ describe('a command gate', () => {
     });
   });
 
-  it("does not hand the server's token to the gate's command", async () => {
+  it("does not hand the server's token or the store's URL to the gate's command", async () => {
     process.env.TROUPE_TOKEN = 'server-secret';
+    process.env.TROUPE_STORE = 'postgres://troupe:password@db/troupe';
     try {
       const cwd = mkdtempSync(path.join(os.tmpdir(), 'troupe-gate-'));
       const options = { cwd, timeoutMs: 20_000, signal: new AbortController().signal, env: {} };
-      expect(await runCommandGate('test -z "$TROUPE_TOKEN"', options)).toEqual({
+      expect(await runCommandGate('test -z "$TROUPE_TOKEN" && test -z "$TROUPE_STORE"', options)).toEqual({
         decision: 'approved',
         reason: '',
       });
     } finally {
       delete process.env.TROUPE_TOKEN;
+      delete process.env.TROUPE_STORE;
     }
   });
 

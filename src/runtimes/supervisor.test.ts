@@ -48,20 +48,22 @@ describe('the agent supervisor', () => {
     await until('the setsid child ends', () => !alive(escaped!));
   });
 
-  it("does not hand the server's token to the agent", async () => {
+  it("does not hand the server's token or the store's URL to the agent", async () => {
     process.env.TROUPE_TOKEN = 'server-secret';
+    process.env.TROUPE_STORE = 'postgres://troupe:password@db/troupe';
     try {
       const proc = new CliProcess({
         bin: 'sh',
-        args: ['-c', 'printenv TROUPE_TOKEN || echo withheld'],
+        args: ['-c', 'printenv TROUPE_TOKEN || echo withheld; printenv TROUPE_STORE || echo withheld'],
         cwd: os.tmpdir(),
       });
       const lines: string[] = [];
       for await (const line of proc.lines()) lines.push(line);
       await proc.wait();
-      expect(lines).toEqual(['withheld']);
+      expect(lines).toEqual(['withheld', 'withheld']);
     } finally {
       delete process.env.TROUPE_TOKEN;
+      delete process.env.TROUPE_STORE;
     }
   });
 
