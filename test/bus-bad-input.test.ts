@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeF
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { troupe } from './support/troupe.js';
+import { bin, troupe } from './support/troupe.js';
 
 /** Every bad input is refused or dead-lettered with its reason, and nothing else moves. */
 async function mailboxWithGoodMail() {
@@ -321,6 +321,28 @@ describe('bad input', () => {
     expect(listed.stdout).toMatch(new RegExp(`  ${clean.replace(/[?]/g, '\\?')}$`, 'm'));
     expect(drained.stdout).toContain(`  Subject: ${clean}\n`);
     expect(thread.stdout).toContain(clean);
+  });
+
+  it('read prints a body as written into a pipe, and without escapes on a terminal', async () => {
+    const { dir, env } = await mailboxWithGoodMail();
+    const text = 'before\u001b[2J\u001b]0;title-pwn\u0007after\nsecond line';
+    const sent = await troupe(
+      dir,
+      ['bus', 'send', '--me', 'claude', '--to', 'codex', '--body', text, '--json'],
+      env,
+    );
+    const id = (JSON.parse(sent.stdout) as { id: string }).id;
+    const read = ['bus', 'read', '--me', 'codex', '--id', id];
+    const piped = await troupe(dir, read, env);
+    expect(piped.stdout).toBe(text);
+    // `script` gives the command a real terminal
+    const command = ['node', bin, ...read].map((a) => `'${a}'`).join(' ');
+    const onTerminal = execFileSync('script', ['-qec', command, '/dev/null'], {
+      cwd: dir,
+      env: { ...process.env, ...env, NO_COLOR: '1' },
+      encoding: 'utf8',
+    });
+    expect(onTerminal.replace(/\r/g, '')).toBe('beforeafter\nsecond line\n');
   });
 
   it('a CRLF message is read, not rejected', async () => {

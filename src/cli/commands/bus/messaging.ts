@@ -4,10 +4,18 @@ import { parseHandle } from '../../../bus/handle.js';
 import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
 import type { Kind, Priority } from '../../../bus/message.js';
 import { UsageError } from '../../../core/errors.js';
-import { printable } from '../../../core/printable.js';
+import { printable, printableLines } from '../../../core/printable.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, count, printJson, readBody, readContext, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
+
+/**
+ * A mail's body as written, byte for byte, into a pipe or a file; on a terminal, without the escape
+ * sequences that would drive it (a sender could clear the screen, retitle the window, hide lines).
+ */
+function body(text: string): string {
+  return process.stdout.isTTY ? printableLines(text) : text;
+}
 
 function waitStage(flags: BusFlags, recipients: number): 'drained' | 'dlq' | undefined {
   if (flags.waitFor === undefined) return undefined;
@@ -122,7 +130,7 @@ export async function read(flags: BusFlags): Promise<number> {
   const { bus } = openFromFlags(flags);
   const result = bus.read(me(flags), flags.id!);
   if (flags.json) printJson({ header: result.header, body: result.body });
-  else process.stdout.write(result.body);
+  else process.stdout.write(body(result.body));
   return Exit.ok;
 }
 
@@ -158,7 +166,7 @@ export function printDrained(handle: string, items: DrainItem[], withBody: boole
     if (withBody)
       out.push(
         '  Body:',
-        ...(m.body ?? '')
+        ...body(m.body ?? '')
           .replace(/\n$/, '')
           .split('\n')
           .map((l) => `  ${l}`),
@@ -181,7 +189,7 @@ export async function thread(flags: BusFlags): Promise<number> {
   }
   for (const m of items) {
     process.stdout.write(`${m.created}  ${m.from} -> ${m.to.join(', ')}  ${m.id}  ${printable(m.subject)}\n`);
-    if (flags.includeBody && m.body) process.stdout.write(`${m.body.replace(/\n?$/, '\n')}---\n`);
+    if (flags.includeBody && m.body) process.stdout.write(`${body(m.body).replace(/\n?$/, '\n')}---\n`);
   }
   return Exit.ok;
 }
