@@ -2,9 +2,14 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeMcpCall, mcpDirectiveLine, type TroupeMcpCall } from '../core/mcp-call.js';
+import {
+  decodeMcpCall,
+  MCP_CALL_FILE_MAX_BYTES,
+  mcpDirectiveLine,
+  type TroupeMcpCall,
+} from '../core/mcp-call.js';
 import { packageRoot } from '../package-root.js';
-import { openCallStore, projectTroupeMcp } from './troupe-mcp.js';
+import { openCallStore, projectTroupeMcp, recordedDirectives } from './troupe-mcp.js';
 
 const call: TroupeMcpCall = {
   taskId: 'T-ABC123',
@@ -43,6 +48,17 @@ describe('projectTroupeMcp', () => {
     mcp.server(call);
     expect(existsSync(file)).toBe(false);
     expect(mcp.directives(call)).toEqual([]);
+  });
+});
+
+describe('recordedDirectives', () => {
+  it('reads a call file no further than its cap, whatever wrote it', () => {
+    const root = mkdtempSync(join(tmpdir(), 'troupe-mcp-'));
+    const file = join(root, 'calls.jsonl');
+    const line = mcpDirectiveLine({ kind: 'chunk_add', description: 'x'.repeat(1000) });
+    writeFileSync(file, line.repeat(Math.ceil((MCP_CALL_FILE_MAX_BYTES * 2) / line.length)));
+    expect(recordedDirectives(file)).toHaveLength(Math.floor(MCP_CALL_FILE_MAX_BYTES / line.length));
+    expect(recordedDirectives(join(root, 'none.jsonl'))).toEqual([]);
   });
 });
 

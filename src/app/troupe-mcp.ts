@@ -1,10 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
 import {
   encodeMcpCall,
+  MCP_CALL_FILE_MAX_BYTES,
+  type McpDirective,
   parseMcpDirectives,
   TROUPE_MCP_ENV,
   TROUPE_MCP_SERVER,
@@ -42,10 +44,31 @@ export function projectTroupeMcp(root: string, store: StoreLocation): TroupeMcp 
       };
     },
     directives(call) {
-      const calls = file(call);
-      return existsSync(calls) ? parseMcpDirectives(readFileSync(calls, 'utf8')) : [];
+      return recordedDirectives(file(call));
     },
   };
+}
+
+/**
+ * The directives a call's file holds, read up to its cap whatever wrote it (the agent can reach
+ * the file too): a longer file's cut-off last line is passed over like a torn one.
+ */
+export function recordedDirectives(calls: string): McpDirective[] {
+  let fd: number;
+  try {
+    fd = openSync(calls, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const buffer = Buffer.alloc(MCP_CALL_FILE_MAX_BYTES);
+    let length = 0;
+    for (let n = 1; n > 0 && length < buffer.length; length += n)
+      n = readSync(fd, buffer, length, buffer.length - length, null);
+    return parseMcpDirectives(buffer.subarray(0, length).toString('utf8'));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 // a lease's length is left out: the server takes no lease

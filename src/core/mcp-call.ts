@@ -56,6 +56,12 @@ export function mcpDirectiveLine(directive: McpDirective): string {
 }
 
 /**
+ * What one call may record: a thousand and more directives of the largest text a tool takes
+ * (64 KiB). The server refuses to record past it and the executor reads no further.
+ */
+export const MCP_CALL_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
  * The directives of a call file, in order. A line that is not one (a write cut off when the
  * CLI killed the server) is passed over, so a torn last line never fails the stage.
  */

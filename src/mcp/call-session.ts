@@ -1,13 +1,13 @@
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { openCallStore } from '../app/troupe-mcp.js';
+import { appendFileSync, statSync } from 'node:fs';
+import { openCallStore, recordedDirectives } from '../app/troupe-mcp.js';
 import { projectMail } from '../bus/task-mail.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import type { EventStore } from '../core/event-store.js';
 import {
   decodeMcpCall,
+  MCP_CALL_FILE_MAX_BYTES,
   type McpDirective,
   mcpDirectiveLine,
-  parseMcpDirectives,
   TROUPE_MCP_ENV,
   type TroupeMcpCall,
 } from '../core/mcp-call.js';
@@ -63,11 +63,17 @@ export class CallSession {
 
   /** What this call recorded so far. */
   recorded(): McpDirective[] {
-    return existsSync(this.callsFile) ? parseMcpDirectives(readFileSync(this.callsFile, 'utf8')) : [];
+    return recordedDirectives(this.callsFile);
   }
 
   record(directive: McpDirective): void {
-    appendFileSync(this.callsFile, mcpDirectiveLine(directive));
+    const line = mcpDirectiveLine(directive);
+    const size = statSync(this.callsFile, { throwIfNoEntry: false })?.size ?? 0;
+    if (size + Buffer.byteLength(line) > MCP_CALL_FILE_MAX_BYTES)
+      throw new UsageError(
+        `this call has recorded ${size} bytes of tool calls; at most ${MCP_CALL_FILE_MAX_BYTES} are kept`,
+      );
+    appendFileSync(this.callsFile, line);
   }
 
   close(): void {

@@ -163,6 +163,18 @@ describe('troupe mcp', () => {
     ]);
   });
 
+  it('records no further once the call has recorded its 4 MiB; the tool says so', async () => {
+    const { tool, recorded } = await server();
+    const description = 'x'.repeat(60 * 1024);
+    const answers = [];
+    for (let i = 0; i < 70; i++) answers.push(await tool('add_chunk', { description }));
+    const refused = answers.filter((a) => a.error);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.text).toMatch(/at most 4194304 are kept/);
+    expect(recorded()).toHaveLength(70 - refused.length);
+    expect(answers.slice(0, 70 - refused.length).every((a) => !a.error)).toBe(true);
+  });
+
   it('a chunk that does not exist is a tool error naming the ones that do', async () => {
     const { tool, recorded } = await server();
     const missing = await tool('complete_chunk', { id: 'C-009' });
