@@ -3,8 +3,10 @@ import { Hono } from 'hono';
 import type { Project } from '../app/project.js';
 import { projectTaskService } from '../app/project.js';
 import { queueWorkers } from '../app/queue-config.js';
+import { enqueueWakeUps } from '../app/worker.js';
 import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
+import type { WorkQueue } from '../store/queue/work-queue.js';
 import { serverApi } from './api/events.js';
 import { guard, type LoginLinks } from './auth.js';
 import { limitBodies } from './body-limit.js';
@@ -34,6 +36,8 @@ export interface AppOptions {
   webRoot?: string;
   pollMs?: number;
   log?: (line: string) => void;
+  /** The project's work queue: tasks that can go on are handed to its workers, never run here. */
+  queue?: WorkQueue | null;
 }
 
 export interface TroupeApp {
@@ -61,7 +65,12 @@ export function createApp(options: AppOptions): TroupeApp {
     store,
     tasks,
     cache: new TaskCache(store),
-    runner: new Runner(tasks, store, options.log),
+    runner: new Runner(
+      tasks,
+      store,
+      options.log,
+      options.queue ? (id) => enqueueWakeUps(options.queue!, tasks.state(id)).then(() => undefined) : null,
+    ),
     hub,
     workers: () => queueWorkers(project),
   };

@@ -3,10 +3,15 @@ import type { EventStore } from '../core/event-store.js';
 import { AWAITING_PERSON_STATUSES } from '../core/events.js';
 import type { TaskService } from '../engine/task-service.js';
 
+/** Gives a task that can go on to the work queue: its wake-ups, in the lanes its steps need. */
+export type HandOff = (taskId: string) => Promise<void>;
+
 /**
- * Runs tasks in the server process, in the background: a request records what a person decided
- * and returns; the task carries on here. One executor per task at a time: a second request for
- * a task already running here is folded into one more pass after the current one.
+ * Carries tasks on in the background once a request has recorded what a person decided. Without
+ * a work queue they run in the server process, one executor per task at a time (a second request
+ * for a task already running here is folded into one more pass after the current one). With a
+ * queue (`handOff`) they go to the workers, in the lanes their steps need: the server never runs
+ * a stage outside the lanes, runtimes and labels the workers serve.
  */
 export class Runner {
   #running = new Map<string, Promise<void>>();
@@ -19,14 +24,27 @@ export class Runner {
     private readonly tasks: TaskService,
     private readonly store: EventStore,
     private readonly log: (line: string) => void = () => {},
+    private readonly handOff: HandOff | null = null,
   ) {}
 
+  /** Tasks run by the workers of a queue, not here. */
+  get handsOff(): boolean {
+    return this.handOff !== null;
+  }
+
   get active(): string[] {
-    return [...this.#running.keys()];
+    return this.handOff ? [] : [...this.#running.keys()];
   }
 
   run(taskId: string): void {
     if (this.#closing) return;
+    if (this.handOff) {
+      const queued = this.handOff(taskId)
+        .catch((error) => this.log(`${taskId}: not queued: ${messageOf(error)}`))
+        .finally(() => this.#running.delete(taskId));
+      this.#running.set(taskId, queued);
+      return;
+    }
     if (this.#running.has(taskId)) {
       this.#again.add(taskId);
       return;
@@ -55,8 +73,12 @@ export class Runner {
     return () => clearInterval(timer);
   }
 
-  /** Tasks left running or pending by a process that is gone (its lease is free): carry them on. */
+  /**
+   * Tasks left running or pending by a process that is gone (its lease is free): carry them on.
+   * None with a queue: its workers' check lane finds those.
+   */
   resumeOrphans(): string[] {
+    if (this.handOff) return [];
     const orphans = this.store
       .tasks({ status: ['running', 'pending'] })
       .filter((t) => this.store.leaseHolder(t.id) === null)
@@ -71,6 +93,7 @@ export class Runner {
    * Tasks no process has taken (a queue's backlog) are left to the workers.
    */
   adoptOrphans(ms: number): () => void {
+    if (this.handOff) return () => {};
     const timer = setInterval(() => {
       if (this.#closing) return;
       try {

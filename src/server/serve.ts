@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Project } from '../app/project.js';
-import { checkSeconds } from '../app/queue-config.js';
+import { checkSeconds, openQueue, queueUrl } from '../app/queue-config.js';
+import { redactStoreUrl } from '../store/store-url.js';
 import { createApp } from './app.js';
 import type { LoginLinks } from './auth.js';
 
@@ -16,21 +17,36 @@ export interface ServeOptions {
   webRoot?: string;
   /** Carry on the tasks whose process is gone, at start and every lease period (default true; `--no-adopt`). */
   adopt?: boolean;
+  /**
+   * Hand tasks to the project's work queue when it has one (default true), so they run on its
+   * workers, in their lanes; false (`--no-queue`): run them in this process all the same.
+   */
+  queue?: boolean;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
-  /** Tasks resumed at start (left running by a process that is gone); none with `adopt: false`. */
+  /** Tasks resumed at start (left running by a process that is gone); none with `adopt: false` or a queue. */
   resumed: string[];
+  /** Where tasks run: this process, or the work queue (its URL without the password). */
+  runsOn: 'here' | { queue: string };
   /** Stops taking requests and ends the live streams; waits up to `graceMs` for running tasks. */
   close(graceMs?: number): Promise<{ idle: boolean }>;
 }
 
 /** Starts the API and dashboard on host:port and carries on the tasks left running by a dead process (unless `adopt: false`). */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const url = options.queue === false ? null : queueUrl(options.project);
+  const queue = url
+    ? await openQueue(options.project, {
+        needed: 'serve',
+        onError: (e) => options.log?.(`queue: ${e.message}`),
+      })
+    : null;
   const troupe = createApp({
     project: options.project,
+    queue,
     token: options.token,
     ...(options.logins ? { logins: options.logins } : {}),
     ...(options.log ? { log: options.log } : {}),
@@ -53,6 +69,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     url: `http://${host}:${port}/`,
     port,
     resumed,
+    runsOn: url ? { queue: redactStoreUrl(url) } : 'here',
     async close(graceMs = 2000) {
       troupe.stop();
       stopWatchingMail();
@@ -62,6 +79,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       const idle = await troupe.ctx.runner.drain(graceMs);
       if ('closeAllConnections' in server) server.closeAllConnections();
       await closed;
+      await queue?.close();
       return { idle };
     },
   };

@@ -9,6 +9,7 @@ interface ServeFlags {
   /** A value, false (`--no-token`), or unset or true (the project's own). */
   token?: string | boolean;
   adopt: boolean;
+  queue: boolean;
 }
 
 export function registerServe(program: Command): void {
@@ -27,6 +28,10 @@ export function registerServe(program: Command): void {
     )
     .option('--open', 'open the dashboard in a browser')
     .option('--no-adopt', 'do not carry on the tasks whose process is gone (killed, or its lease expired)')
+    .option(
+      '--no-queue',
+      "run tasks in this process even when the project has a work queue (by default they go to the queue's workers)",
+    )
     .action(
       action(async (flags: ServeFlags) => {
         const { openProject } = await import('../../app/project.js');
@@ -59,11 +64,25 @@ export function registerServe(program: Command): void {
           logins,
           log,
           adopt: flags.adopt,
+          queue: flags.queue,
         });
         // the token itself is never printed: a link that opens the dashboard once, and where the token is
         const link = token ? `${server.url}?login=${logins.issue()}` : server.url;
         process.stdout.write(`troupe serve: listening on ${server.url}\n`);
         process.stdout.write(`store: ${describeStore(projectStoreLocation(project.root, project.config))}\n`);
+        process.stdout.write(
+          server.runsOn === 'here'
+            ? 'tasks: run in this process\n'
+            : `tasks: handed to the work queue at ${server.runsOn.queue} (\`troupe worker\` runs them)\n`,
+        );
+        if (server.runsOn !== 'here') {
+          const { queueWorkers } = await import('../../app/queue-config.js');
+          const live = (await queueWorkers(project).catch(() => null))?.workers.filter((w) => !w.gone) ?? [];
+          if (live.length === 0)
+            log(
+              'no worker is running: tasks wait in the queue until one starts (`troupe worker`), or serve with --no-queue',
+            );
+        }
         if (kept) process.stdout.write(`token: in ${kept.file} (Authorization: Bearer, or ?token=)\n`);
         if (!token) log('no token: any user of this machine can drive this server (--no-token)');
         process.stdout.write(`dashboard: ${link} (opens once)\n`);
