@@ -96,9 +96,11 @@ describe('a person in the loop, across processes', () => {
       dir,
       ['run', 'write', '--file', 'p.yaml', '--script', 's.yaml', '--interactive'],
       {},
-      'engineers\nn\ntoo long\ny\n',
+      // an empty line and a typo are asked again, never taken for a rejection
+      'engineers\n\nyy\nn\ntoo long\nnope\ny\n',
     );
     expect(run.stderr).toContain('? writer: Audience?');
+    expect(run.stderr.match(/please answer y \(approve\) or n \(reject\)/g)).toHaveLength(3);
     expect(run.code).toBe(0);
     const id = /troupe (T-[0-9A-F]{6})/.exec(run.stderr)![1]!;
     const status = await troupeJson(dir, ['status', id]);

@@ -93,7 +93,7 @@ describe('troupe fix', () => {
     const dir = project({
       'p.yaml': 'agents:\n  - id: dev\n    runtime: claude\n    system_prompt: "{{ input }}"\n',
       's.yaml':
-        'agents:\n  dev:\n    - {when: "Fix request ---\\\\nalso handle HEAD", reply: "HEAD handled"}\n    - "GET handled"\n',
+        'agents:\n  dev:\n    - {when: "also handle HEAD", reply: "HEAD handled"}\n    - "GET handled"\n',
     });
     const first = await troupeJson(dir, ['run', 'add /health', '--file', 'p.yaml', '--script', 's.yaml']);
     const fix = await troupeJson<TaskJson & { parent: string }>(dir, [
@@ -103,7 +103,11 @@ describe('troupe fix', () => {
     ]);
     expect(fix.code).toBe(0);
     expect(fix.json.parent).toBe(first.json.id);
-    expect(fix.json.input).toContain(`[FIX — follow-up from ${first.json.id}]`);
+    // titled by the request, which lists show
+    expect(fix.json.input.split('\n')[0]).toBe('also handle HEAD');
+    expect(fix.json.input).toContain(`--- Follow-up of ${first.json.id}: add /health ---`);
+    const listed = await troupe(dir, ['list']);
+    expect(listed.stdout.split('\n')[0]).toMatch(/ {2}also handle HEAD$/);
     expect(fix.json.input).toContain('GET handled');
     expect(fix.json.stages[0]!.output).toBe('HEAD handled');
   });

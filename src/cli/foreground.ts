@@ -105,13 +105,14 @@ class PersonAtPrompt {
       project.tasks.answer(state.id, answer);
       return true;
     }
-    const verdict = await this.ask(`approve ${waiting.agent}'s output (stage ${waiting.stage})? [y/n] `);
+    const verdict = await this.verdict(`approve ${waiting.agent}'s output (stage ${waiting.stage})? [y/n] `);
     if (verdict === null) return false;
-    if (parseVerdict(verdict)?.decision === 'approved') {
-      project.tasks.decideGate(state.id, 'approved', '', personAtTerminal());
+    if (verdict.decision === 'approved') {
+      project.tasks.decideGate(state.id, 'approved', verdict.reason, personAtTerminal());
       return true;
     }
-    const reason = await this.ask('why (the agent gets this)? ');
+    // `n: too long` gives the reason at once
+    const reason = verdict.reason || (await this.ask('why (the agent gets this)? '));
     if (reason === null || !reason.trim()) return false;
     project.tasks.decideGate(state.id, 'rejected', reason, personAtTerminal());
     return true;
@@ -119,6 +120,16 @@ class PersonAtPrompt {
 
   close(): void {
     this.rl.close();
+  }
+
+  /** y or n (yes, no, approve, reject: …); anything else, an empty line included, is asked again. */
+  private async verdict(question: string): Promise<ReturnType<typeof parseVerdict>> {
+    for (let prompt = question; ; prompt = 'please answer y (approve) or n (reject): ') {
+      const answer = await this.ask(prompt);
+      if (answer === null) return null;
+      const verdict = parseVerdict(answer);
+      if (verdict) return verdict;
+    }
   }
 
   private ask(question: string): Promise<string | null> {

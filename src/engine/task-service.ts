@@ -193,15 +193,14 @@ export class TaskService {
   fix(parentId: string, request: string, options: { agent?: string; script?: Script | null } = {}): string {
     checkTaskInput(request, 'the fix request');
     const parent = this.state(parentId);
+    // the request first: it is the new task's title in lists and on the dashboard
     const input = [
-      `[FIX — follow-up from ${parentId}]`,
-      `Description: ${parent.input}`,
+      request,
+      '',
+      `--- Follow-up of ${parentId}: ${parent.input} ---`,
       '',
       '--- Previous context ---',
       parent.contextMd.trim(),
-      '',
-      '--- Fix request ---',
-      request,
     ].join('\n');
     return this.start({
       pipeline: parent.definition,
