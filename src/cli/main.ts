@@ -4,6 +4,7 @@ import { reportError } from './action.js';
 import { registerCommands } from './commands/index.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 import { takeOption } from './global-options.js';
+import { usageErrorLines } from './usage-error-line.js';
 import { VERSION } from './version.js';
 
 const program = new Command('troupe')
@@ -16,7 +17,9 @@ const program = new Command('troupe')
   .showSuggestionAfterError()
   // troupe's own options (-V, -h) come before a command, so a command can have a --version (publish)
   .enablePositionalOptions()
-  .exitOverride();
+  .exitOverride()
+  // said by the catch below, as troupe says every error
+  .configureOutput({ outputError: () => {} });
 
 // the reader went away (`troupe list | head -3`): what is left to print has no one to read it,
 // which is not an error (as for cat and git)
@@ -35,10 +38,26 @@ try {
   await program.parseAsync(argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    // commander already printed its message (help and version exit 0, the rest are usage errors)
+    // help and version exit 0, the rest are usage errors
+    if (error.exitCode !== 0) {
+      process.stderr.write(usageErrorLines(error.message, typedCommand(program, argv.slice(2))));
+    }
     process.exitCode = error.exitCode === 0 ? Exit.ok : Exit.usage;
   } else {
     reportError(error);
     process.exitCode = exitCodeFor(error);
   }
+}
+
+/** The (sub)command the words name, as far as they name one (`bus send`); null when none. */
+function typedCommand(root: Command, words: string[]): string | null {
+  const path: string[] = [];
+  let command = root;
+  for (const word of words) {
+    const next = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!next) break;
+    path.push(next.name());
+    command = next;
+  }
+  return path.length ? path.join(' ') : null;
 }

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Project } from '../app/project.js';
 import { checkSeconds, openQueue, queueUrl } from '../app/queue-config.js';
+import { StateError } from '../core/errors.js';
 import { redactStoreUrl } from '../store/store-url.js';
 import { createApp } from './app.js';
 import type { LoginLinks } from './auth.js';
@@ -57,6 +58,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       resolve(s),
     );
     s.once('error', reject);
+  }).catch(async (error: NodeJS.ErrnoException) => {
+    await queue?.close();
+    if (error.code !== 'EADDRINUSE') throw error;
+    throw new StateError(`port ${options.port} on ${options.host} is in use by another program`, {
+      hint: `stop it, or serve on another port: --port ${options.port + 1}, or --port 0 for any free one`,
+    });
   });
   const { port } = server.address() as AddressInfo;
   troupe.start();

@@ -7,11 +7,18 @@ export function registerCancel(program: Command): void {
     .description('stop a task, wherever it runs (its process stops within two seconds)')
     .argument('<task>', 'task id')
     .option('-r, --reason <text>', 'why', 'cancelled by user')
+    .option('--json', 'print the task as JSON once cancelled (as `troupe status --json`)')
     .action(
-      action(async (taskId: string, options: { reason: string }) => {
+      action(async (taskId: string, options: { reason: string; json?: boolean }) => {
         const { openProject } = await import('../../app/project.js');
-        openProject().tasks.cancel(taskId, options.reason);
-        process.stdout.write(`cancelled ${taskId}\n`);
+        const project = openProject();
+        project.tasks.cancel(taskId, options.reason);
+        if (options.json) {
+          const { printJson } = await import('../options.js');
+          const { taskJson, taskOwner } = await import('../../app/task-view.js');
+          const state = project.tasks.state(taskId);
+          printJson(taskJson(state, taskOwner(project.store, taskId, state.status)));
+        } else process.stdout.write(`cancelled ${taskId}\n`);
         return 0;
       }),
     );

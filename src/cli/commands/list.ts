@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import type { Project } from '../../app/project.js';
 import { UsageError } from '../../core/errors.js';
 import { AWAITING_PERSON_STATUSES, isTaskStatus, TASK_STATUSES, type TaskStatus } from '../../core/events.js';
+import { printable } from '../../core/printable.js';
 import { action } from '../action.js';
+import { wholeNumber } from '../arg-parsers.js';
 
 export function registerList(program: Command): void {
   program
@@ -11,7 +13,7 @@ export function registerList(program: Command): void {
     .option('--status <status>', 'only tasks with this status (comma list)')
     .option('--waiting', 'only tasks waiting for a person, with what they ask')
     .option('--dead', "only tasks in the work queue's dead-letter queue, with their last error")
-    .option('-n, --limit <n>', 'at most n tasks', '50')
+    .option('-n, --limit <n>', 'at most n tasks', wholeNumber(1), 50)
     .option('--json', 'print JSON: [{id, status, pipeline, input, created, owner (while it has not ended)}]')
     .action(
       action(
@@ -19,7 +21,7 @@ export function registerList(program: Command): void {
           status?: string;
           waiting?: boolean;
           dead?: boolean;
-          limit: string;
+          limit: number;
           json?: boolean;
         }) => {
           const { openProject } = await import('../../app/project.js');
@@ -30,10 +32,10 @@ export function registerList(program: Command): void {
           const project = openProject();
           const dead = options.dead ? await deadTasks(project) : null;
           const tasks = dead
-            ? dead.flatMap((d) => project.store.task(d.taskId) ?? []).slice(0, Number(options.limit) || 50)
+            ? dead.flatMap((d) => project.store.task(d.taskId) ?? []).slice(0, options.limit)
             : project.store.tasks({
                 ...(status ? { status } : {}),
-                limit: Number(options.limit) || 50,
+                limit: options.limit,
               });
           // only a task that has not ended has one
           const ownerOf = (t: { id: string; status: TaskStatus }) => {
@@ -56,7 +58,7 @@ export function registerList(program: Command): void {
           }
           if (rows.length === 0) process.stdout.write('no tasks\n');
           for (const row of rows) {
-            const input = row.input.length > 50 ? `${row.input.slice(0, 47)}...` : row.input;
+            const input = title(row.input);
             process.stdout.write(
               `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
             );
@@ -91,4 +93,10 @@ function statuses(list: string | undefined): TaskStatus[] | undefined {
   if (unknown?.length)
     throw new UsageError(`unknown status ${unknown.join(', ')}; one of ${TASK_STATUSES.join(', ')}`);
   return given as TaskStatus[] | undefined;
+}
+
+/** A task's input as one line of the table: its first line with text, at most 50 characters. */
+function title(input: string): string {
+  const first = printable(input.split('\n').find((line) => line.trim()) ?? '');
+  return first.length > 50 ? `${first.slice(0, 47)}...` : first;
 }

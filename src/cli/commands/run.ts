@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { wholeNumber } from '../arg-parsers.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
 interface RunOptions extends PipelineOptions {
   agent?: string;
   from?: string;
-  concurrency: string;
+  concurrency: number;
   script?: string;
   json?: boolean;
   interactive?: boolean;
@@ -32,7 +33,7 @@ export function registerRun(program: Command): void {
       '--from <tasks.json>',
       'run a list of tasks [{id, input, depends_on?, agent?, labels?, tier?, size?}] instead of one input',
     )
-    .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', '4')
+    .option('-c, --concurrency <n>', 'with --from: how many tasks run at the same time', wholeNumber(1), 4)
     .option('--tier <name>', 'run every routed stage (model/effort auto) on this tier of routing: in config')
     .option(
       '-l, --label <label>',
@@ -80,7 +81,7 @@ export function registerRun(program: Command): void {
             pipeline,
             script,
             options.from,
-            Number(options.concurrency),
+            options.concurrency,
             options.json === true,
             { labels: options.label, tier: options.tier ?? null },
           );
