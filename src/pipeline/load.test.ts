@@ -24,6 +24,16 @@ describe('loadPipelineText: errors carry the position of the YAML node', () => {
     expect(error.message).toMatch(/^p\.yaml:4:1: YAML syntax error: /);
   });
 
+  it.each([
+    ['"', 'system_prompt: "unclosed'],
+    ["'", "system_prompt: 'it''s unclosed"],
+  ])('an unclosed %s quote: where it opens, not where the file ends', (_quote, line) => {
+    const text = `agents:\n  - id: a\n    runtime: claude\n    ${line}\n  - id: b\n    runtime: claude\n\n`;
+    const error = thrown(() => loadPipelineText(text, 'p.yaml'));
+    expect([error.line, error.col]).toEqual([4, 20]);
+    expect(error.detail).toMatch(/YAML syntax error: Missing closing .quote/);
+  });
+
   it('a duplicate key', () => {
     const error = thrown(() => loadPipelineText('agents:\n  - id: a\n    id: b\n', 'p.yaml'));
     expect([error.line, error.col]).toEqual([3, 5]);

@@ -1,10 +1,11 @@
 import {
-  type CST,
+  CST,
   type Document,
   isCollection,
   isMap,
   isPair,
   isScalar,
+  Lexer,
   LineCounter,
   type Node,
   Parser,
@@ -66,7 +67,8 @@ export class YamlSource {
       return undefined;
     }
     for (const error of doc.errors) {
-      sink.error(at(error.pos[0]), `YAML syntax error: ${firstLine(error.message)}`, yamlHint(error.code));
+      const where = unclosedQuoteAt(text, error.message) ?? error.pos[0];
+      sink.error(at(where), `YAML syntax error: ${firstLine(error.message)}`, yamlHint(error.code));
     }
     for (const warning of doc.warnings) sink.warning(at(warning.pos[0]), firstLine(warning.message));
     if (doc.errors.length > 0) return undefined;
@@ -249,4 +251,30 @@ function firstOffset(doc: Document.Parsed, kind: 'alias' | 'merge'): number | un
     },
   });
   return found;
+}
+
+/**
+ * Where a quoted scalar that never closes opens: the parser reports it where it gave up (the end
+ * of the file), but the mistake is at the opening quote.
+ */
+function unclosedQuoteAt(text: string, message: string): number | undefined {
+  const quote = /^Missing closing (["'])quote/.exec(message)?.[1];
+  if (!quote) return undefined;
+  let offset = 0;
+  for (const lexeme of new Lexer().lex(text)) {
+    if (lexeme.startsWith(quote) && !closes(lexeme, quote)) return offset;
+    // the lexer's markers of a document, a scalar and a flow's end are not in the text
+    if (!CST_MARKERS.has(lexeme)) offset += lexeme.length;
+  }
+  return undefined;
+}
+
+const CST_MARKERS = new Set([CST.DOCUMENT, CST.SCALAR, CST.FLOW_END]);
+
+function closes(lexeme: string, quote: string): boolean {
+  if (lexeme.length < 2 || !lexeme.endsWith(quote)) return false;
+  if (quote === "'") return true; // '' inside is an escaped quote, and the scalar ends at a lone one
+  let backslashes = 0;
+  for (let i = lexeme.length - 2; i > 0 && lexeme[i] === '\\'; i--) backslashes++;
+  return backslashes % 2 === 0;
 }
