@@ -148,6 +148,16 @@ describe('troupe init on this machine', () => {
     expect(read(dir, '.troupe/pipelines/default.yaml')).toBe('agents: []\n');
     expect(existsSync(join(dir, '.troupe/config.yaml'))).toBe(false);
     expect((await init(dir, env, ['--runtime', 'claude', '--force'])).code).toBe(0);
+    // another name does not silently become the project's default
+    const other = await init(dir, env, ['--runtime', 'claude', '--name', 'other']);
+    expect([other.code, other.stderr]).toEqual([
+      2,
+      "troupe: the project's default pipeline is already default; init would make it other\n  hint: pass --force to make other the default, or `troupe pipeline create other` to add it beside",
+    ]);
+    expect(existsSync(join(dir, '.troupe/pipelines/other.yaml'))).toBe(false);
+    expect(read(dir, '.troupe/config.yaml')).toContain('default_pipeline: default');
+    expect((await init(dir, env, ['--runtime', 'claude', '--name', 'other', '--force'])).code).toBe(0);
+    expect(read(dir, '.troupe/config.yaml')).toContain('default_pipeline: other');
     for (const args of [
       ['--runtimes', 'claude,nope'],
       ['--runtime', 'claude', '--runtimes', 'gemini'],

@@ -33,7 +33,13 @@ export function initProject(choice: InitChoice): WrittenFile[] {
       hint: 'pass --force to overwrite it, or --name another',
     });
   }
-  loadProjectConfig(root); // a broken config is refused before anything is written
+  // a broken config is refused before anything is written
+  const current = loadProjectConfig(root).default_pipeline;
+  if (current && current !== name && !choice.force) {
+    throw new UsageError(`the project's default pipeline is already ${current}; init would make it ${name}`, {
+      hint: `pass --force to make ${name} the default, or \`troupe pipeline create ${name}\` to add it beside`,
+    });
+  }
   const { yaml: text } = templatePipeline(choice.template, pipelineFile, { team, validate: { name } });
   const written: WrittenFile[] = [];
   const write = (file: string, what: string, content: string) => {
