@@ -24,7 +24,7 @@ export interface Project {
 
 export function openProject(cwd = process.cwd()): Project {
   const root = findProjectRoot(cwd);
-  const config = loadProjectConfig(root);
+  const config = loadProjectConfig(root, (line) => process.stderr.write(`troupe: warning: ${line}\n`));
   const location = projectStoreLocation(root, config);
   const store = openStore(location);
   return { root, config, store, tasks: projectTaskService(root, store, config, undefined, location) };

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelineError } from '../core/errors.js';
 import { DEFAULT_PRICES } from '../scheduler/prices.js';
-import { DEFAULT_GATE_SYSTEM_PROMPT, loadProjectConfig, saveDefaultPipeline, timeoutFor } from './config.js';
+import {
+  DEFAULT_GATE_SYSTEM_PROMPT,
+  loadProjectConfig,
+  parseProjectConfig,
+  saveDefaultPipeline,
+  timeoutFor,
+} from './config.js';
 import { removeTempDirs, tempDir } from './test-files.js';
 
 afterEach(removeTempDirs);
@@ -161,6 +167,24 @@ script: replies.yaml
 
   it('broken YAML is an error (aqm silently used the defaults)', () => {
     expect(() => loadProjectConfig(tempDir({ '.troupe/config.yaml': 'gate: [\n' }))).toThrow(PipelineError);
+  });
+});
+
+describe("aqm's config read in place", () => {
+  const text = 'default_pipeline: review\nfoo: bar\ngate:\n  model: m\n  colour: red\n';
+
+  it('passes over the keys only aqm knows, each with a warning at its place', () => {
+    const warnings: string[] = [];
+    const config = parseProjectConfig(text, 'p/.aqm/config.yaml', (line) => warnings.push(line));
+    expect([config.default_pipeline, config.gate.model]).toEqual(['review', 'm']);
+    expect(warnings.sort()).toEqual([
+      'p/.aqm/config.yaml:2:1: `foo` is not a troupe setting; passed over',
+      'p/.aqm/config.yaml:5:3: `gate.colour` is not a troupe setting; passed over',
+    ]);
+  });
+
+  it("troupe's own config keeps refusing them", () => {
+    expect(() => parseProjectConfig(text, 'p/.troupe/config.yaml')).toThrow(/unknown field `foo`/);
   });
 });
 

@@ -147,17 +147,31 @@ export function configFile(root: string): string | undefined {
  * The project's config with defaults filled in. Unlike aqm (which ignores unknown keys and falls
  * back to defaults on a parse error), a typo or broken file is an error with its position.
  */
-export function loadProjectConfig(root: string): ProjectConfig {
+export function loadProjectConfig(root: string, warn?: (line: string) => void): ProjectConfig {
   const file = configFile(root);
-  return file ? parseProjectConfig(readFileSync(file, 'utf8'), file) : defaultConfig();
+  return file ? parseProjectConfig(readFileSync(file, 'utf8'), file, warn) : defaultConfig();
 }
 
-/** A config file's text, checked as loadProjectConfig checks it; `file` is where it says it is from. */
-export function parseProjectConfig(text: string, file: string): ProjectConfig {
+/**
+ * A config file's text, checked as loadProjectConfig checks it; `file` is where it says it is from.
+ * aqm's own `.aqm/config.yaml`, read in place, may hold keys only aqm knows (aqm ignores unknown
+ * keys): those are passed over with a warning rather than stopping every command.
+ */
+export function parseProjectConfig(text: string, file: string, warn?: (line: string) => void): ProjectConfig {
   const config = defaultConfig();
   const sink = new DiagnosticSink();
   const source = YamlSource.parse(file, text, sink);
-  const raw = source && checkSchema(ConfigSchema, source.value() ?? {}, source, [], sink);
+  const value = source?.value() ?? {};
+  const known =
+    source && path.basename(path.dirname(file)) === '.aqm'
+      ? withoutUnknownKeys(value, (at, key) => {
+          const { line, col } = source.keyPosition(at, key);
+          warn?.(
+            `${file}:${line}:${col}: \`${[...at, key].join('.')}\` is not a troupe setting; passed over`,
+          );
+        })
+      : value;
+  const raw = source && checkSchema(ConfigSchema, known, source, [], sink);
   if (!raw) throw toPipelineError(sink.errors());
   if (raw.default_pipeline) config.default_pipeline = raw.default_pipeline;
   if (raw.qa) config.qa = raw.qa;
@@ -212,4 +226,26 @@ export function saveConfig(root: string, values: Record<string, unknown>): void 
   for (const [key, value] of Object.entries(values)) doc.set(key, value);
   mkdirSync(path.dirname(target), { recursive: true });
   writeFileSync(target, doc.toString());
+}
+
+/** The config without the keys ConfigSchema does not have, each told to `passOver` (its mapping's path, the key). */
+function withoutUnknownKeys(
+  value: unknown,
+  passOver: (at: (string | number)[], key: string) => void,
+): unknown {
+  const copy = structuredClone(value);
+  for (let round = 0; round < 8; round++) {
+    const result = ConfigSchema.safeParse(copy);
+    const unknown = result.success ? [] : result.error.issues.filter((i) => i.code === 'unrecognized_keys');
+    if (unknown.length === 0) break;
+    for (const issue of unknown) {
+      const at = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+      const holder = at.reduce<unknown>((v, p) => (v as Record<string | number, unknown>)?.[p], copy);
+      for (const key of issue.keys) {
+        delete (holder as Record<string, unknown>)[key];
+        passOver(at, key);
+      }
+    }
+  }
+  return copy;
 }
