@@ -66,6 +66,17 @@ describe('troupe init on this machine', () => {
       reject: false,
     });
     expect(JSON.parse(String(first.stdout))).toMatchObject({ status: 'awaiting_gate', error: null });
+    // and `troupe test` finds the script init wrote (it looked only beside the pipeline)
+    const tested = await execa(process.execPath, [bin, 'test'], {
+      cwd: dir,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
+    expect([tested.exitCode, String(tested.stdout)]).toEqual([
+      0,
+      expect.stringMatching(/^✓ default: completed in 5 stages /),
+    ]);
   });
 
   it('one CLI, logged in: it writes and reviews', async () => {

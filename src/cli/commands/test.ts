@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { Project } from '../../app/project.js';
 import { UsageError } from '../../core/errors.js';
 import { action } from '../action.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
@@ -31,7 +32,7 @@ export function registerTest(program: Command): void {
         const { taskJson } = await import('../../app/task-view.js');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
-        const scriptFile = options.script ? resolve(options.script) : defaultScript(pipeline.file);
+        const scriptFile = options.script ? resolve(options.script) : defaultScript(project, pipeline.file);
         const script = loadScript(scriptFile, {
           pipeline,
           ...(options.agent ? { start: options.agent } : {}),
@@ -50,7 +51,7 @@ export function registerTest(program: Command): void {
         else if (passed) {
           const path = state.stages.map((s) => s.agent).join(' → ');
           process.stdout.write(
-            `✓ ${pipeline.name}: completed in ${state.stages.length} stages (${id}): ${path}\n`,
+            `✓ ${pipeline.name}: completed in ${state.stages.length} stage${state.stages.length === 1 ? '' : 's'} (${id}): ${path}\n`,
           );
         } else {
           const why = state.failure?.reason ?? `ended ${state.status}`;
@@ -61,13 +62,22 @@ export function registerTest(program: Command): void {
     );
 }
 
-function defaultScript(pipelineFile: string): string {
+/**
+ * The script beside the pipeline (`<pipeline>.script.yaml`, `script.yaml`), else the one `troupe
+ * init` wrote for it (`.troupe/scripts/<pipeline>.yaml`), else the project's `script:`.
+ */
+function defaultScript(project: Project, pipelineFile: string): string {
   const dir = dirname(pipelineFile);
   const stem = basename(pipelineFile).replace(/\.ya?ml$/, '');
-  const candidates = [join(dir, `${stem}.script.yaml`), join(dir, 'script.yaml')];
+  const candidates = [
+    join(dir, `${stem}.script.yaml`),
+    join(dir, 'script.yaml'),
+    join(project.root, '.troupe', 'scripts', `${stem}.yaml`),
+    ...(project.config.script ? [resolve(project.root, project.config.script)] : []),
+  ];
   const found = candidates.find((c) => existsSync(c));
   if (!found)
-    throw new UsageError(`no script given and none found beside the pipeline`, {
+    throw new UsageError(`no script given and none found for the pipeline`, {
       hint: `looked for ${candidates.join(', ')}; pass --script <file>`,
     });
   return found;
