@@ -160,6 +160,20 @@ describe('pipeline create --ai', () => {
     expect(readFileSync(file(dir, 'blog'), 'utf8')).toContain('id: editor');
   });
 
+  it('in a scripted project (no agent CLI) without replies for the author: says what to do, writes nothing', async () => {
+    const dir = project({
+      '.troupe/config.yaml': 'default_pipeline: default\nscript: .troupe/scripts/default.yaml\n',
+      '.troupe/pipelines/default.yaml': 'agents:\n  - id: dev\n    runtime: scripted\n',
+      '.troupe/scripts/default.yaml': 'agents:\n  dev: ["ok"]\n',
+    });
+    const run = await troupe(dir, ['pipeline', 'create', 'blog', '--ai', 'a blog team']);
+    expect([run.code, run.stderr]).toEqual([
+      2,
+      "troupe: --ai needs an agent to write the pipeline, and this project's team is scripted (no agent CLI was found)\n  hint: install claude, gemini or codex (then `troupe init --force`), start from a template (`--template NAME`, `--list-templates`), or give `--script` with replies for `author`",
+    ]);
+    expect(existsSync(file(dir, 'blog'))).toBe(false);
+  });
+
   it('bad flags: one line, exit 2', async () => {
     const dir = project();
     for (const args of [

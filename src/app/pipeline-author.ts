@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AuthoringError } from '../core/errors.js';
+import { AuthoringError, UsageError } from '../core/errors.js';
 import type { Pipeline, RuntimeName } from '../core/pipeline.js';
 import type { Runtime } from '../core/runtime.js';
 import { invokeRuntime } from '../engine/execute/run-support.js';
@@ -175,6 +175,13 @@ export function authorProjectPipeline(
   const writer = req.runtime ?? used[0] ?? 'claude';
   const script = req.script ? loadScript(req.script) : null;
   const configScript = config.script ? loadScript(path.join(root, config.script)) : null;
+  if (writer === 'scripted' && !(script ?? configScript)?.agents[AUTHOR_AGENT_ID]?.length)
+    throw new UsageError(
+      "--ai needs an agent to write the pipeline, and this project's team is scripted (no agent CLI was found)",
+      {
+        hint: 'install claude, gemini or codex (then `troupe init --force`), start from a template (`--template NAME`, `--list-templates`), or give `--script` with replies for `author`',
+      },
+    );
   return authorPipeline({
     request: req.request,
     file: req.file,
