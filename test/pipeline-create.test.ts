@@ -174,6 +174,25 @@ describe('pipeline create --ai', () => {
     expect(existsSync(file(dir, 'blog'))).toBe(false);
   });
 
+  it("--template in a scripted project: a scripted team with the template's own replies, which run it", async () => {
+    const dir = project({
+      '.troupe/config.yaml': 'default_pipeline: default\nscript: .troupe/scripts/default.yaml\n',
+      '.troupe/pipelines/default.yaml': 'agents:\n  - id: dev\n    runtime: scripted\n',
+      '.troupe/scripts/default.yaml': 'agents:\n  dev: ["ok"]\n',
+    });
+    const made = await troupe(dir, ['pipeline', 'create', 'fan', '--template', 'fan-out-build']);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toContain(
+      'next: troupe run "your task" --pipeline fan --script .troupe/scripts/fan.yaml',
+    );
+    expect(readFileSync(file(dir, 'fan'), 'utf8')).not.toMatch(/runtime: (claude|gemini|codex)/);
+    expect(readFileSync(join(dir, '.troupe/scripts/fan.yaml'), 'utf8')).toBe(
+      readFileSync(join(repoRoot, 'templates/fan-out-build/script.yaml'), 'utf8'),
+    );
+    const tested = await troupe(dir, ['test', '--file', '.troupe/pipelines/fan.yaml']);
+    expect([tested.code, tested.stdout]).toEqual([0, expect.stringMatching(/^✓ fan: completed in 6 stages/)]);
+  });
+
   it('bad flags: one line, exit 2', async () => {
     const dir = project();
     for (const args of [

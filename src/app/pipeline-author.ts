@@ -198,7 +198,7 @@ export function authorProjectPipeline(
  * The runtimes the project already uses (its default pipeline's agents, as `troupe init` set
  * them up), first the entry agent's; none when it has no pipeline that loads.
  */
-function projectRuntimes(root: string, config: ProjectConfig): RuntimeName[] {
+export function projectRuntimes(root: string, config: ProjectConfig): RuntimeName[] {
   try {
     const found = resolvePipeline(root, {}, config);
     const pipeline = validatePipelineFile(found.file, { name: found.name }).pipeline;

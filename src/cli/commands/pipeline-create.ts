@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { AuthorRound } from '../../app/pipeline-author.js';
@@ -78,10 +78,18 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
     pipeline: Pipeline;
     rounds?: Array<{ round: number; diagnostics: Diagnostic[] }>;
   };
+  // a scripted project (no agent CLI): a template's team is scripted too, and brings its replies
+  let templateScript: string | null = null;
   if (flags.template !== undefined) {
     const { findTemplate, templatePipeline } = await import('../../pipeline/templates.js');
-    const team = runtime ? { writer: runtime, reviewer: runtime } : undefined;
-    made = templatePipeline(findTemplate(flags.template), file, { validate, ...(team ? { team } : {}) });
+    const { projectRuntimes } = await import('../../app/pipeline-author.js');
+    const used = projectRuntimes(root, config);
+    const teamRuntime =
+      runtime ?? (used.length > 0 && used.every((r) => r === 'scripted') ? 'scripted' : undefined);
+    const team = teamRuntime ? { writer: teamRuntime, reviewer: teamRuntime } : undefined;
+    const template = findTemplate(flags.template);
+    made = templatePipeline(template, file, { validate, ...(team ? { team } : {}) });
+    if (teamRuntime === 'scripted') templateScript = template.script;
   } else {
     const { authorProjectPipeline } = await import('../../app/pipeline-author.js');
     made = await authorProjectPipeline(root, config, {
@@ -104,6 +112,11 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, made.yaml);
   }
+  const script = templateScript && save ? path.join(root, '.troupe', 'scripts', `${name}.yaml`) : null;
+  if (script) {
+    mkdirSync(path.dirname(script), { recursive: true });
+    copyFileSync(templateScript!, script);
+  }
   if (flags.json) {
     printJson({
       name,
@@ -112,9 +125,13 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
       rounds: (made.rounds ?? []).map((r) => ({ round: r.round, diagnostics: r.diagnostics })),
       yaml: made.yaml,
       saved: save,
+      script,
     });
   } else if (save) {
-    process.stdout.write(`\nsaved ${shown}\nnext: troupe run "your task" --pipeline ${name}\n`);
+    const withScript = script ? ` --script ${path.relative(process.cwd(), script) || script}` : '';
+    process.stdout.write(
+      `\nsaved ${shown}${script ? ` and its offline replies, ${path.relative(process.cwd(), script)}` : ''}\nnext: troupe run "your task" --pipeline ${name}${withScript}\n`,
+    );
   } else {
     process.stdout.write('\nnot saved\n');
   }
