@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { project, repoRoot, troupe } from './support/troupe.js';
@@ -182,15 +182,23 @@ describe('pipeline create --ai', () => {
     });
     const made = await troupe(dir, ['pipeline', 'create', 'fan', '--template', 'fan-out-build']);
     expect(made.code, made.stderr).toBe(0);
-    expect(made.stdout).toContain(
-      'next: troupe run "your task" --pipeline fan --script .troupe/scripts/fan.yaml',
-    );
+    expect(made.stdout).toContain('next: troupe run "your task" --pipeline fan');
     expect(readFileSync(file(dir, 'fan'), 'utf8')).not.toMatch(/runtime: (claude|gemini|codex)/);
     expect(readFileSync(join(dir, '.troupe/scripts/fan.yaml'), 'utf8')).toBe(
       readFileSync(join(repoRoot, 'templates/fan-out-build/script.yaml'), 'utf8'),
     );
     const tested = await troupe(dir, ['test', '--file', '.troupe/pipelines/fan.yaml']);
     expect([tested.code, tested.stdout]).toEqual([0, expect.stringMatching(/^✓ fan: completed in 6 stages/)]);
+    // the printed next command runs it with those replies
+    const run = await troupe(dir, ['run', 'your task', '--pipeline', 'fan', '--json']);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'completed' });
+    // a scripted pipeline with no replies of its own is refused before the run, naming what differs
+    writeFileSync(file(dir, 'other'), 'agents:\n  - id: writer\n    runtime: scripted\n');
+    const other = await troupe(dir, ['run', 'x', '--pipeline', 'other']);
+    expect([other.code, other.stderr]).toEqual([
+      2,
+      'troupe: .troupe/scripts/default.yaml:2:3: agents.dev: pipeline `other` has no agent `dev`\n  hint: its agents: writer',
+    ]);
   });
 
   it('bad flags: one line, exit 2', async () => {

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import type { Project } from '../app/project.js';
 import { UsageError } from '../core/errors.js';
 import type { Pipeline } from '../core/pipeline.js';
@@ -26,6 +28,18 @@ export function loadProjectPipeline(project: Project, options: PipelineOptions):
     ...(options.paramsFile ? { paramsFile: options.paramsFile } : {}),
     name: found.name,
   });
+}
+
+/**
+ * The offline replies a pipeline runs with when no `--script` is given: its own, where `troupe
+ * init` and `pipeline create --template` put them (`.troupe/scripts/<pipeline>.yaml`), else the
+ * project's `script:`; null when there is neither.
+ */
+export function projectScriptFile(project: Project, pipelineFile: string): string | null {
+  const stem = basename(pipelineFile).replace(/\.ya?ml$/, '');
+  const own = join(project.root, '.troupe', 'scripts', `${stem}.yaml`);
+  if (existsSync(own)) return own;
+  return project.config.script ? resolve(project.root, project.config.script) : null;
 }
 
 export function printJson(value: unknown): void {

@@ -128,9 +128,8 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
       script,
     });
   } else if (save) {
-    const withScript = script ? ` --script ${path.relative(process.cwd(), script) || script}` : '';
     process.stdout.write(
-      `\nsaved ${shown}${script ? ` and its offline replies, ${path.relative(process.cwd(), script)}` : ''}\nnext: troupe run "your task" --pipeline ${name}${withScript}\n`,
+      `\nsaved ${shown}${script ? ` and its offline replies, ${path.relative(process.cwd(), script)}` : ''}\nnext: troupe run "your task" --pipeline ${name}\n`,
     );
   } else {
     process.stdout.write('\nnot saved\n');

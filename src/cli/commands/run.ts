@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { Pipeline } from '../../core/pipeline.js';
 import { action } from '../action.js';
 import { wholeNumber } from '../arg-parsers.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
@@ -54,7 +55,7 @@ export function registerRun(program: Command): void {
     .action(
       action(async (words: string[], options: RunOptions) => {
         const { openProject } = await import('../../app/project.js');
-        const { loadProjectPipeline, printWarning } = await import('../options.js');
+        const { loadProjectPipeline, printWarning, projectScriptFile } = await import('../options.js');
         const { loadScript } = await import('../../runtimes/script.js');
         const { runForeground } = await import('../foreground.js');
         const { UsageError } = await import('../../core/errors.js');
@@ -67,13 +68,23 @@ export function registerRun(program: Command): void {
           throw new UsageError('--detach applies to one input, not to --from');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
-        const script = options.script
-          ? loadScript(resolve(options.script), {
+        // without --script, a pipeline with scripted agents runs with its own replies, checked
+        // against it before anything runs (a script made for another pipeline names other agents)
+        const scriptFile = options.script
+          ? resolve(options.script)
+          : usesScripted(pipeline)
+            ? projectScriptFile(project, pipeline.file)
+            : null;
+        const loaded = scriptFile
+          ? loadScript(scriptFile, {
               pipeline,
               ...(options.agent ? { start: options.agent } : {}),
               warn: printWarning,
             })
           : null;
+        // the project's replies stand in for the agents; its answers for people are `troupe test`'s:
+        // in a run, people decide
+        const script = loaded && !options.script ? { ...loaded, human: {} } : loaded;
         if (options.from) {
           const { runBatchCommand } = await import('../batch-run.js');
           return runBatchCommand(
@@ -116,4 +127,8 @@ async function parseSizeFlag(value: string) {
   const size = parseTaskSize(value);
   if (!size) throw new UsageError(`--size is one of ${TASK_SIZES.join(', ')} (got \`${value}\`)`);
   return size;
+}
+
+function usesScripted(pipeline: Pipeline): boolean {
+  return pipeline.agents.some((a) => a.type === 'agent' && a.runtime === 'scripted');
 }

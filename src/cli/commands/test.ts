@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { Project } from '../../app/project.js';
 import { UsageError } from '../../core/errors.js';
 import { action } from '../action.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
@@ -27,12 +26,16 @@ export function registerTest(program: Command): void {
     .action(
       action(async (options: TestOptions) => {
         const { openProject } = await import('../../app/project.js');
-        const { loadProjectPipeline, printJson, printWarning } = await import('../options.js');
+        const { loadProjectPipeline, printJson, printWarning, projectScriptFile } = await import(
+          '../options.js'
+        );
         const { loadScript } = await import('../../runtimes/script.js');
         const { taskJson } = await import('../../app/task-view.js');
         const project = openProject();
         const pipeline = loadProjectPipeline(project, options);
-        const scriptFile = options.script ? resolve(options.script) : defaultScript(project, pipeline.file);
+        const scriptFile = options.script
+          ? resolve(options.script)
+          : defaultScript(pipeline.file, projectScriptFile(project, pipeline.file));
         const script = loadScript(scriptFile, {
           pipeline,
           ...(options.agent ? { start: options.agent } : {}),
@@ -62,23 +65,15 @@ export function registerTest(program: Command): void {
     );
 }
 
-/**
- * The script beside the pipeline (`<pipeline>.script.yaml`, `script.yaml`), else the one `troupe
- * init` wrote for it (`.troupe/scripts/<pipeline>.yaml`), else the project's `script:`.
- */
-function defaultScript(project: Project, pipelineFile: string): string {
+/** The script beside the pipeline (`<pipeline>.script.yaml`, `script.yaml`), else the project's for it. */
+function defaultScript(pipelineFile: string, projectScript: string | null): string {
   const dir = dirname(pipelineFile);
   const stem = basename(pipelineFile).replace(/\.ya?ml$/, '');
-  const candidates = [
-    join(dir, `${stem}.script.yaml`),
-    join(dir, 'script.yaml'),
-    join(project.root, '.troupe', 'scripts', `${stem}.yaml`),
-    ...(project.config.script ? [resolve(project.root, project.config.script)] : []),
-  ];
-  const found = candidates.find((c) => existsSync(c));
+  const beside = [join(dir, `${stem}.script.yaml`), join(dir, 'script.yaml')];
+  const found = beside.find((c) => existsSync(c)) ?? projectScript;
   if (!found)
     throw new UsageError(`no script given and none found for the pipeline`, {
-      hint: `looked for ${candidates.join(', ')}; pass --script <file>`,
+      hint: `looked for ${[...beside, join('.troupe', 'scripts', `${stem}.yaml`)].join(', ')} and the config's script:; pass --script <file>`,
     });
   return found;
 }
