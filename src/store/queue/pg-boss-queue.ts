@@ -27,9 +27,9 @@ export const DEAD_QUEUE = 'troupe-dead';
  * costs at most one poll period.
  */
 const WAKE_CHANNEL = 'troupe_wake';
-const BOSS_SCHEMA = 'pgboss';
+export const BOSS_SCHEMA = 'pgboss';
 
-const QUEUE_PREFIX = 'troupe-';
+export const QUEUE_PREFIX = 'troupe-';
 
 /** A fetch loop: its queues (the labelled ones join as they appear), and while it idles, how to wake it. */
 interface Loop {
@@ -135,6 +135,12 @@ export class PgBossQueue implements WorkQueue {
   private readonly loopStates = new Set<Loop>();
   private listener: Promise<{ end(): Promise<void> } | null> | null = null;
   private working = false;
+  /**
+   * The queues of paused lanes: not fetched from at all. Skipping the fetch (rather than taking a
+   * wake-up and sending it back) leaves a paused lane's jobs as they were — no retry spent, no
+   * reordering, their age still shown by `troupe queue` — and costs nothing while paused.
+   */
+  private paused = new Set<string>();
   private readonly bossSchema: string;
   private readonly channel: string;
   private readonly url: string;
@@ -218,6 +224,13 @@ export class PgBossQueue implements WorkQueue {
     this.loops.push(this.loop(loop, options.concurrency, handler));
   }
 
+  pause(lanes: readonly string[]): void {
+    const before = this.paused;
+    this.paused = new Set(lanes.map(laneQueue));
+    // a lane resumed: its wake-ups are taken now rather than at the next poll
+    if ([...before].some((name) => !this.paused.has(name))) this.wakeLoops(() => true);
+  }
+
   async stop(): Promise<void> {
     this.working = false;
     this.wakeLoops(() => true);
@@ -294,7 +307,7 @@ export class PgBossQueue implements WorkQueue {
     let discovered = false;
     while (this.working) {
       let taken = 0;
-      const queues = [...loop.queues];
+      const queues = [...loop.queues].filter((name) => !this.paused.has(name));
       try {
         if (!discovered) await this.discover(loop);
         discovered = true;
