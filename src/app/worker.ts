@@ -9,6 +9,7 @@ import type { QueueLevers, WorkerLever } from '../store/queue/queue-levers.js';
 import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
 import type { WorkerRegistry } from '../store/queue/worker-registry.js';
 import { describeStore } from '../store/store-url.js';
+import { BackoffLog } from './backoff-log.js';
 import { type Project, projectStoreLocation } from './project.js';
 
 /**
@@ -72,13 +73,17 @@ export class Worker {
   private draining = false;
   private leverPulled = false;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** While the database is away the heartbeat fails every 5 s: said with a backoff. */
+  private readonly errors: BackoffLog;
 
   constructor(
     private readonly project: Project,
     private readonly queue: WorkQueue,
     private readonly registry: WorkerRegistry,
     private readonly settings: WorkerSettings,
-  ) {}
+  ) {
+    this.errors = new BackoffLog(settings.log);
+  }
 
   get id(): string {
     return this.settings.id;
@@ -126,7 +131,7 @@ export class Worker {
       });
       await this.readLevers();
     } catch (error) {
-      this.settings.log(`cannot register: ${(error as Error).message}`);
+      this.errors.error('cannot register', error as Error);
     }
   }
 

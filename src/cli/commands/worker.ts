@@ -60,13 +60,16 @@ export function registerWorker(program: Command): void {
         const { QueueLevers } = await import('../../store/queue/queue-levers.js');
         const { VERSION } = await import('../version.js');
         const { openSharedLimits } = await import('../../store/queue/shared-limits.js');
+        const { BackoffLog } = await import('../../app/backoff-log.js');
         const opened = openProject();
         const log = (line: string) => process.stderr.write(`troupe worker: ${line}\n`);
+        // pg-boss's errors and the polling's failures while the database is away: backed off (D8)
+        const errors = new BackoffLog(log);
         const queue = await openQueue(opened, {
           given: options.queue,
           supervise: true,
           needed: 'troupe worker',
-          onError: (error) => log(`queue: ${error.message}`),
+          onError: (error) => errors.error('queue', error),
         });
         const id = newWorkerId();
         // `limits:` caps count every worker's calls (store/queue/shared-limits.ts)

@@ -12,6 +12,7 @@ export const WorkerEntry = z.strictObject({
   tasks: z.array(z.string()).describe('the tasks it is running now'),
   started: z.string(),
   last_seen: z.string(),
+  version: z.string().nullable().describe('the troupe it runs; null: a worker older than this field'),
   gone: z.boolean().describe('not seen for 30 s: stopped or cut off'),
 });
 
