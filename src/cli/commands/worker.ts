@@ -7,6 +7,8 @@ interface WorkerOptions {
   labels?: string;
   queue?: string;
   grace: string;
+  metricsPort?: string;
+  metricsHost: string;
 }
 
 export function registerWorker(program: Command): void {
@@ -28,6 +30,11 @@ export function registerWorker(program: Command): void {
       'after SIGTERM, how long running stages may take before they are aborted',
       '30',
     )
+    .option(
+      '--metrics-port <n>',
+      "serve this worker's counters at http://<metrics-host>:<n>/metrics (Prometheus text; 0: any free port)",
+    )
+    .option('--metrics-host <address>', 'the address of --metrics-port', '127.0.0.1')
     .action(
       action(async (options: WorkerOptions) => {
         const { UsageError } = await import('../../core/errors.js');
@@ -40,6 +47,12 @@ export function registerWorker(program: Command): void {
         const grace = Number(options.grace);
         if (!Number.isFinite(grace) || grace < 0)
           throw new UsageError(`--grace must be a number of seconds (got \`${options.grace}\`)`);
+        const metricsPort = options.metricsPort === undefined ? null : Number(options.metricsPort);
+        if (
+          metricsPort !== null &&
+          !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536)
+        )
+          throw new UsageError(`--metrics-port must be a port number (got \`${options.metricsPort}\`)`);
         const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIMES];
         const unknown = runtimes.filter((r) => !(RUNTIMES as readonly string[]).includes(r));
         if (unknown.length || runtimes.length === 0)
@@ -65,20 +78,30 @@ export function registerWorker(program: Command): void {
         const log = (line: string) => process.stderr.write(`troupe worker: ${line}\n`);
         // pg-boss's errors and the polling's failures while the database is away: backed off (D8)
         const errors = new BackoffLog(log);
+        const id = newWorkerId();
+        const { workerMetrics, serveMetrics } = await import('../../app/metrics.js');
+        const metrics = metricsPort === null ? null : await workerMetrics(id);
         const queue = await openQueue(opened, {
           given: options.queue,
           supervise: true,
           needed: 'troupe worker',
           onError: (error) => errors.error('queue', error),
+          ...(metrics ? { onWakeFailed: () => metrics.counters.wakeFailed() } : {}),
         });
-        const id = newWorkerId();
         // `limits:` caps count every worker's calls (store/queue/shared-limits.ts)
         const limits = Object.keys(opened.config.limits).length
           ? await openSharedLimits(queueUrl(opened, options.queue)!, opened.config.limits, id)
           : null;
-        const project = limits
-          ? { ...opened, tasks: projectTaskService(opened.root, opened.store, opened.config, limits) }
-          : opened;
+        const { meteredStore } = await import('../../app/metered-store.js');
+        const store = metrics ? meteredStore(opened.store, metrics.counters) : opened.store;
+        const project =
+          limits || metrics
+            ? {
+                ...opened,
+                store,
+                tasks: projectTaskService(opened.root, store, opened.config, limits ?? undefined),
+              }
+            : opened;
         const levers = new QueueLevers(queue.db, queue.schema);
         // SIGTERM/SIGINT drain with the worker's grace; `troupe worker drain|stop <id>` the same, stop with none
         let asked: ((lever: 'drain' | 'stop') => void) | null = null;
@@ -100,6 +123,13 @@ export function registerWorker(program: Command): void {
           onLever: (pulled) => asked?.(pulled),
         });
         await running.start();
+        const metricsServer =
+          metrics && metricsPort !== null
+            ? await serveMetrics(metrics, metricsPort, options.metricsHost)
+            : null;
+        const address = metricsServer?.address();
+        if (address && typeof address === 'object')
+          log(`metrics at http://${options.metricsHost}:${address.port}/metrics`);
         log(
           `${running.id} ready (troupe ${VERSION}; runtimes: ${runtimes.join(', ')}${labels.length ? `; labels: ${labels.join(', ')}` : ''}; concurrency ${concurrency})`,
         );
@@ -110,6 +140,7 @@ export function registerWorker(program: Command): void {
             : `stopping${why === 'drain' ? ' (asked by `troupe worker drain`)' : ''}: no new work; running stages finish or are handed back`,
         );
         await running.drain(why === 'stop' ? 0 : grace);
+        metricsServer?.close();
         if (why !== 'signal') await levers.obeyed(id).catch(() => {});
         await queue.close();
         await limits?.close();

@@ -53,6 +53,8 @@ export interface QueueSettings {
   /** Expire stale jobs and move the failed ones (a worker's queue); clients only send. */
   supervise?: boolean;
   onError?: (error: Error) => void;
+  /** Told each wake-up whose handler failed here (a worker's metrics count them). */
+  onWakeFailed?: (wake: WakeJob) => void;
 }
 
 /** A lane's queue: what workers serving it take. */
@@ -363,10 +365,12 @@ export class PgBossQueue implements WorkQueue {
     const done = handler(wake)
       .then(
         () => this.settle(() => this.boss.complete(name, job.id)),
-        (error: unknown) =>
-          this.settle(() =>
+        (error: unknown) => {
+          this.settings.onWakeFailed?.(wake);
+          return this.settle(() =>
             this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) }),
-          ),
+          );
+        },
       )
       .finally(() => {
         mine.delete(done);
