@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startWorker, type TestDatabase, testDatabase } from './support/queue-db.js';
+import { serve } from './support/serve.js';
 import { eventLog, project, troupe, waitFor } from './support/troupe.js';
 
 /**
@@ -192,4 +193,63 @@ describe('operating the queue', () => {
     }, 20_000);
     expect(await worker.stop()).toBe(0);
   }, 60_000);
+
+  it("metrics in Prometheus text: a worker's counters on --metrics-port, the queue's gauges on serve's /metrics behind its token", async () => {
+    await using db = await testDatabase();
+    const dir = project({
+      'quick.yaml': 'agents:\n  - id: quick\n    runtime: claude\n',
+      'slow.yaml': 'agents:\n  - id: slow\n    runtime: claude\n',
+      'q.yaml': 'agents:\n  quick: ["done"]\n',
+      's.yaml': 'agents:\n  slow: [{reply: "late", delay_ms: 600000}]\n',
+    });
+    const worker = await startWorker(dir, db.url, ['--runtimes', 'claude', '--metrics-port', '0']);
+    const id = await workerId(db, worker.pid);
+    const scrapeUrl = /metrics at (http:\/\/\S+)/.exec(worker.stderr())![1]!;
+    const quick = await detach(dir, db.url, ['go', '--file', 'quick.yaml', '--script', 'q.yaml']);
+    await waitFor(() => (lastStatus(dir, quick) === 'task_completed' ? true : undefined), 30_000);
+    const counters = parse(await (await fetch(scrapeUrl)).text());
+    expect(counters.get(`troupe_worker_stages_run_total{worker="${id}"}`)).toBe(1);
+    expect(counters.get(`troupe_worker_lease_losses_total{worker="${id}"}`)).toBe(0);
+    expect(counters.get(`troupe_worker_wakeup_failures_total{worker="${id}"}`)).toBe(0);
+    expect(counters.has(`troupe_worker_takeovers_total{worker="${id}"}`)).toBe(true);
+
+    const slow = await detach(dir, db.url, ['go', '--file', 'slow.yaml', '--script', 's.yaml']);
+    await waitFor(async () => {
+      const seen = await overview(dir, db.url);
+      return seen.active.find((job) => job.taskId === slow && job.holder === id) ? true : undefined;
+    }, 30_000);
+    const served = await serve(dir, ['--token', 'scrape-me-with-this-token'], { TROUPE_QUEUE: db.url });
+    try {
+      expect((await fetch(`${served.url}metrics`)).status).toBe(401);
+      const answer = await fetch(`${served.url}metrics`, {
+        headers: { Authorization: 'Bearer scrape-me-with-this-token' },
+      });
+      expect(answer.headers.get('content-type')).toContain('text/plain; version=0.0.4');
+      const gauges = parse(await answer.text());
+      expect(gauges.get('troupe_queue_active_jobs{lane="claude"}')).toBe(1);
+      expect(gauges.get('troupe_queue_backlog{lane="claude"}')).toBe(0);
+      expect(gauges.get('troupe_queue_paused{lane="claude"}')).toBe(0);
+      expect(gauges.get('troupe_queue_active_unheld')).toBe(0);
+      expect(gauges.get('troupe_workers{state="running"}')).toBe(1);
+      expect(gauges.get('troupe_workers{state="gone"}')).toBe(0);
+      expect(gauges.get('troupe_dead_letters')).toBe(0);
+      expect(gauges.get('troupe_tasks{status="completed"}')).toBe(1);
+      expect(gauges.get('troupe_tasks{status="running"}')).toBe(1);
+    } finally {
+      await served.stop();
+    }
+    await troupe(dir, ['worker', 'stop', id], { TROUPE_QUEUE: db.url });
+    expect((await worker.child).exitCode).toBe(0);
+  }, 90_000);
 });
+
+/** Prometheus text format: each sample `name{labels} value`, by its name and labels. */
+function parse(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
