@@ -113,11 +113,14 @@ export class QueueLevers {
     }));
   }
 
-  /** Forgets the worker levers obeyed more than `seconds` ago (as gone workers expire). */
-  async forgetObeyed(seconds: number): Promise<void> {
+  /**
+   * Forgets the worker levers obeyed, or asked of a worker that never read them (it died first),
+   * more than `seconds` ago: as gone workers expire.
+   */
+  async forgetOld(seconds: number): Promise<void> {
     await this.ensure();
     await this.db.executeSql(
-      `DELETE FROM ${this.table} WHERE kind = 'worker' AND done < now() - make_interval(secs => $1)`,
+      `DELETE FROM ${this.table} WHERE kind = 'worker' AND coalesce(done, requested) < now() - make_interval(secs => $1)`,
       [seconds],
     );
   }

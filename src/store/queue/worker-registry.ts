@@ -99,7 +99,7 @@ export class WorkerRegistry {
       `DELETE FROM ${this.name} WHERE last_seen < now() - make_interval(secs => $1) RETURNING id`,
       [seconds],
     );
-    await new QueueLevers(this.db, this.schema).forgetObeyed(seconds);
+    await new QueueLevers(this.db, this.schema).forgetOld(seconds);
     return rows.length;
   }
 
