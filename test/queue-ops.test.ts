@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startWorker, type TestDatabase, testDatabase } from './support/queue-db.js';
 import { serve } from './support/serve.js';
@@ -240,6 +241,36 @@ describe('operating the queue', () => {
     }
     await troupe(dir, ['worker', 'stop', id], { TROUPE_QUEUE: db.url });
     expect((await worker.child).exitCode).toBe(0);
+  }, 90_000);
+
+  it('D8: while its database refuses it, a worker writes its errors with a backoff, saying how many it held back', async () => {
+    await using db = await testDatabase();
+    const dir = project();
+    const worker = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    const name = new URL(db.url).pathname.slice(1);
+    const admin = new pg.Client('postgres://postgres@127.0.0.1:5432/postgres');
+    await admin.connect();
+    try {
+      // the database goes away for the worker (its sessions ended, no new ones let in)
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'troupe'",
+        [name],
+      );
+      const held = () =>
+        [...worker.stderr().matchAll(/\((\d+) more\)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+      // without the backoff every failed poll (2 a second) wrote its line, and none said "(N more)"
+      await waitFor(() => (held() >= 20 ? true : undefined), 60_000);
+      const lines = worker
+        .stderr()
+        .split('\n')
+        .filter((line) => /^troupe worker: (queue|cannot register): /.test(line));
+      expect(lines.length).toBeLessThan(held());
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+    expect(await worker.stop()).toBe(0);
   }, 90_000);
 });
 
