@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import { withQueueDb } from './queue-db.js';
 import { namespaced, queueLocation } from './queue-namespace.js';
 import {
   type DeadLetter,
@@ -81,25 +82,13 @@ function toDeadLetters(rows: DeadRow[]): DeadLetter[] {
 }
 
 /** The dead letters, read without starting pg-boss; none when it was never installed there. */
-export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
-  const location = queueLocation(url);
-  const bossSchema = namespaced(BOSS_SCHEMA, location.schema);
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({
-    connectionString: location.url,
-    application_name: 'troupe',
-    connectionTimeoutMillis: 10_000,
-  });
-  await client.connect();
-  try {
-    const installed = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
-      `${bossSchema}.job`,
-    ]);
+export function readDeadLetters(url: string): Promise<DeadLetter[]> {
+  return withQueueDb(url, async (db, location) => {
+    const bossSchema = namespaced(BOSS_SCHEMA, location.schema);
+    const installed = await db.executeSql('SELECT to_regclass($1)::text AS t', [`${bossSchema}.job`]);
     if (!installed.rows[0]?.t) return [];
-    return toDeadLetters((await client.query<DeadRow>(deadLettersSql(bossSchema), [DEAD_QUEUE])).rows);
-  } finally {
-    await client.end().catch(() => {});
-  }
+    return toDeadLetters((await db.executeSql(deadLettersSql(bossSchema), [DEAD_QUEUE])).rows);
+  });
 }
 
 /** How often a job's outcome is recorded before giving up (about 30 s at RETRY_PAUSE_MS). */
