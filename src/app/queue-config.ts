@@ -37,7 +37,13 @@ export function checkSeconds(): number {
 /** Opens the project's queue; a usage error when none is configured. */
 export async function openQueue(
   project: Pick<Project, 'root' | 'config'>,
-  options: { given?: string; supervise?: boolean; onError?: (error: Error) => void; needed: string },
+  options: {
+    given?: string;
+    supervise?: boolean;
+    onError?: (error: Error) => void;
+    onWakeFailed?: QueueSettings['onWakeFailed'];
+    needed: string;
+  },
 ): Promise<PgBossQueue> {
   const url = queueUrl(project, options.given);
   if (!url) {
@@ -58,6 +64,7 @@ export async function openQueue(
     // how soon an idle worker sees new work, against the queries it makes while idle (ms)
     ...(fromEnv('TROUPE_QUEUE_POLL_MS') === undefined ? {} : { pollMs: fromEnv('TROUPE_QUEUE_POLL_MS')! }),
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.onWakeFailed ? { onWakeFailed: options.onWakeFailed } : {}),
   };
   try {
     return await openPgBossQueue(settings);

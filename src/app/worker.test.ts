@@ -11,6 +11,7 @@ function handQueue() {
   const queue: WorkQueue = {
     enqueue: async () => {},
     work: (_options, handler) => void handlers.push(handler),
+    pause: () => {},
     stop: async () => {},
     deadLetters: async () => [],
     revive: async () => false,
@@ -30,6 +31,7 @@ function scriptedWorker(project: Project, queue: WorkQueue, lines: string[]): Wo
     checkSeconds: 60,
     graceSeconds: 1,
     log: (line) => lines.push(line),
+    version: '0.0.0-test',
   });
 }
 

@@ -5,9 +5,11 @@ import { isTerminal } from '../core/events.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { Step } from '../engine/plan/plan.js';
 import { stepLabels, stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
+import type { QueueLevers, WorkerLever } from '../store/queue/queue-levers.js';
 import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
 import type { WorkerRegistry } from '../store/queue/worker-registry.js';
 import { describeStore } from '../store/store-url.js';
+import { BackoffLog } from './backoff-log.js';
 import { type Project, projectStoreLocation } from './project.js';
 
 /**
@@ -34,6 +36,12 @@ export interface WorkerSettings {
   /** After SIGTERM, how long running stages may take before they are aborted (s). */
   graceSeconds: number;
   log: (line: string) => void;
+  /** The troupe it runs (cli/version.ts), in its row of `troupe workers`. */
+  version: string;
+  /** The operator's levers, read on each heartbeat: paused lanes, and a drain or stop asked of this worker. */
+  levers?: QueueLevers;
+  /** Told once when this worker is asked to drain or stop (`troupe worker drain|stop <id>`). */
+  onLever?: (lever: WorkerLever) => void;
 }
 
 /** Why a run is aborted when its lease was taken over: told apart from a cancel or a drain. */
@@ -63,14 +71,19 @@ export class Worker {
   private readonly started = new Date().toISOString();
   private readonly running = new Map<string, AbortController>();
   private draining = false;
+  private leverPulled = false;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** While the database is away the heartbeat fails every 5 s: said with a backoff. */
+  private readonly errors: BackoffLog;
 
   constructor(
     private readonly project: Project,
     private readonly queue: WorkQueue,
     private readonly registry: WorkerRegistry,
     private readonly settings: WorkerSettings,
-  ) {}
+  ) {
+    this.errors = new BackoffLog(settings.log);
+  }
 
   get id(): string {
     return this.settings.id;
@@ -92,11 +105,11 @@ export class Worker {
    * SIGTERM: take nothing more; stages running may finish within the grace period (no new ones
    * start), then the rest are aborted and run again elsewhere. Each task is handed back.
    */
-  async drain(): Promise<void> {
+  async drain(graceSeconds = this.settings.graceSeconds): Promise<void> {
     this.draining = true;
     const grace = setTimeout(() => {
       for (const stop of this.running.values()) stop.abort();
-    }, this.settings.graceSeconds * 1000);
+    }, graceSeconds * 1000);
     await this.queue.stop();
     clearTimeout(grace);
     if (this.heartbeat) clearInterval(this.heartbeat);
@@ -114,9 +127,23 @@ export class Worker {
         tasks: [...this.running.keys()],
         started: this.started,
         lastSeen: new Date().toISOString(),
+        version: this.settings.version,
       });
+      await this.readLevers();
     } catch (error) {
-      this.settings.log(`cannot register: ${(error as Error).message}`);
+      this.errors.error('cannot register', error as Error);
+    }
+  }
+
+  /** The paused lanes, handed to the queue; a drain or stop asked of this worker, told once. */
+  private async readLevers(): Promise<void> {
+    const levers = this.settings.levers;
+    if (!levers) return;
+    this.queue.pause(await levers.pausedLanes());
+    const asked = await levers.asked(this.id);
+    if (asked && !this.leverPulled) {
+      this.leverPulled = true;
+      this.settings.onLever?.(asked);
     }
   }
 

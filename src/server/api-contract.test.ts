@@ -375,6 +375,13 @@ describe('every route answers what it declares', () => {
     await call('GET', '/api/usage');
     // a SQLite project has no queue, so no workers
     expect((await call('GET', '/api/workers')).data).toEqual({ queue: null, workers: [] });
+    expect((await call('GET', '/api/queue')).data).toEqual({
+      queue: null,
+      lanes: [],
+      active: [],
+      dead_letters: 0,
+    });
+    expect((await call('GET', '/metrics')).status).toBe(200);
     expect(apiRoutes.filter((r) => !answered.has(r)).map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 });

@@ -1,12 +1,15 @@
 import path from 'node:path';
 import { Hono } from 'hono';
+import type { Metrics } from '../app/metrics.js';
 import type { Project } from '../app/project.js';
 import { projectTaskService } from '../app/project.js';
-import { queueWorkers } from '../app/queue-config.js';
+import { readOverview } from '../app/queue-admin.js';
+import { queueUrl, queueWorkers } from '../app/queue-config.js';
 import { enqueueWakeUps } from '../app/worker.js';
 import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
 import type { WorkQueue } from '../store/queue/work-queue.js';
+import { redactStoreUrl } from '../store/store-url.js';
 import { serverApi } from './api/events.js';
 import { guard, type LoginLinks } from './auth.js';
 import { limitBodies } from './body-limit.js';
@@ -60,6 +63,12 @@ export function createApp(options: AppOptions): TroupeApp {
   const store = notifying(project.store, () => hub?.poke());
   hub = new EventHub(project.store, { pollMs: options.pollMs ?? 50 });
   const tasks = projectTaskService(project.root, store, project.config);
+  const queue = async () => {
+    const url = queueUrl(project);
+    const overview = url ? await readOverview(project) : null;
+    return url && overview ? { queue: redactStoreUrl(url), overview } : null;
+  };
+  let metrics: Promise<Metrics> | null = null;
   const ctx: ServerContext = {
     root: project.root,
     store,
@@ -73,6 +82,16 @@ export function createApp(options: AppOptions): TroupeApp {
     ),
     hub,
     workers: () => queueWorkers(project),
+    queue,
+    metrics: () => {
+      metrics ??= import('../app/metrics.js').then(({ serverMetrics }) =>
+        serverMetrics({
+          overview: async () => (await queue())?.overview ?? null,
+          statuses: () => store.tasks().map((task) => task.status),
+        }),
+      );
+      return metrics;
+    },
   };
 
   const app = new Hono();

@@ -1,6 +1,8 @@
+import type { Metrics } from '../app/metrics.js';
 import type { QueueWorkers } from '../app/queue-config.js';
 import type { EventStore } from '../core/event-store.js';
 import type { TaskService } from '../engine/task-service.js';
+import type { QueueOverview } from '../store/queue/queue-overview.js';
 import type { EventHub } from './event-hub.js';
 import type { Runner } from './runner.js';
 import type { TaskCache } from './task-cache.js';
@@ -15,4 +17,8 @@ export interface ServerContext {
   hub: EventHub;
   /** The workers on the project's queue; null when it has none. */
   workers: () => Promise<QueueWorkers | null>;
+  /** The project's queue per lane (and where it is, without its password); null when it has none. */
+  queue: () => Promise<{ queue: string; overview: QueueOverview } | null>;
+  /** `GET /metrics` (made on the first scrape). */
+  metrics: () => Promise<Metrics>;
 }

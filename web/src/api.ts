@@ -42,6 +42,7 @@ export type BusSend = z.input<typeof B.busApi.send.body>;
 export type BusReply = z.input<typeof B.busApi.reply.body>;
 export type BusSent = z.infer<typeof B.BusSent>;
 export type WorkerList = z.infer<typeof W.WorkerList>;
+export type QueueSummary = z.infer<typeof W.QueueSummary>;
 
 /** An agent as written in the pipeline file. */
 export type RawAgent = Record<string, unknown> & { id: string };
@@ -123,6 +124,7 @@ export const api = {
     call<AgentSaved>('DELETE', `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`),
   validate: (name: string, content: string) => call<Validation>('POST', '/api/validate', { name, content }),
   workers: () => call<WorkerList>('GET', '/api/workers'),
+  queue: () => call<QueueSummary>('GET', '/api/queue'),
   roster: (session: string) => call<Roster>('GET', `/api/bus/roster${inSession(session)}`),
   inbox: (handle: string, session: string) =>
     call<BusInbox>('GET', `/api/bus/mailboxes/${encodeURIComponent(handle)}/inbox${inSession(session)}`),

@@ -1,22 +1,26 @@
 import { useEffect, useState } from 'react';
-import { api, type WorkerList } from './api';
+import { api, type QueueSummary, type WorkerList } from './api';
 import { ago } from './format';
 
 /** How often the workers are read again: they report every few seconds, not through the event log. */
 const POLL_MS = 5000;
 
-/** The workers on the work queue (`troupe workers`): runtimes, what each runs, when last seen. */
+/**
+ * The work queue (`troupe queue`): a line per lane, then its workers (`troupe workers`): version,
+ * runtimes, what each runs, when last seen.
+ */
 export function WorkersSection({ now }: { now: number }) {
   const [list, setList] = useState<WorkerList | null>(null);
+  const [queue, setQueue] = useState<QueueSummary | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let alive = true;
     const load = () =>
-      api
-        .workers()
-        .then((l) => {
+      Promise.all([api.workers(), api.queue()])
+        .then(([l, q]) => {
           if (!alive) return;
           setList(l);
+          setQueue(q);
           setError(null);
         })
         .catch((e: Error) => alive && setError(e.message));
@@ -41,6 +45,7 @@ export function WorkersSection({ now }: { now: number }) {
           No work queue: tasks run in the process that starts them (docs/distributed.md).
         </p>
       )}
+      {queue && queue.lanes.length > 0 && <LaneTable queue={queue} />}
       {list?.queue && list.workers.length === 0 && <p className="empty">No workers on the queue.</p>}
       {list && list.workers.length > 0 && (
         <table className="tasks">
@@ -48,6 +53,7 @@ export function WorkersSection({ now }: { now: number }) {
             <tr>
               <th>Worker</th>
               <th>Presence</th>
+              <th>Version</th>
               <th>Runtimes</th>
               <th className="wide">Running</th>
               <th className="num">Last seen</th>
@@ -65,6 +71,7 @@ export function WorkersSection({ now }: { now: number }) {
                   <td>
                     <span className={`badge presence-${presence}`}>{w.gone ? 'gone' : presence}</span>
                   </td>
+                  <td className="mono">{w.version ?? '—'}</td>
                   <td>{w.runtimes.join(', ')}</td>
                   <td className="wide ellipsis mono">{w.tasks.join(', ') || '—'}</td>
                   <td className="num">{ago(w.last_seen, now)}</td>
@@ -75,5 +82,54 @@ export function WorkersSection({ now }: { now: number }) {
         </table>
       )}
     </section>
+  );
+}
+
+/** A row per lane: backlog, the oldest due wake-up's wait, active jobs (and those no live worker holds), retries, failures. */
+function LaneTable({ queue }: { queue: QueueSummary }) {
+  return (
+    <table className="tasks" data-testid="queue-lanes">
+      <thead>
+        <tr>
+          <th>Lane</th>
+          <th className="num">Backlog</th>
+          <th className="num">Oldest waiting</th>
+          <th className="num">Active</th>
+          <th className="num">Retrying</th>
+          <th className="num">Failed</th>
+        </tr>
+      </thead>
+      <tbody>
+        {queue.lanes.map((lane) => {
+          const unheld = queue.active.filter((job) => job.lane === lane.lane && job.holder === null).length;
+          return (
+            <tr key={lane.lane} data-testid={`lane-${lane.lane}`} data-paused={lane.paused}>
+              <td className="mono">
+                {lane.lane}
+                {lane.paused && <span className="badge presence-offline"> paused</span>}
+              </td>
+              <td className="num">
+                {lane.backlog}
+                {lane.due !== lane.backlog && <span className="muted"> ({lane.due} due)</span>}
+              </td>
+              <td className="num">
+                {lane.oldest_wait_seconds === null ? '—' : `${lane.oldest_wait_seconds}s`}
+              </td>
+              <td className="num">
+                {lane.active}
+                {unheld > 0 && <span className="error-text"> ({unheld} without a live worker)</span>}
+              </td>
+              <td className="num">{lane.retrying}</td>
+              <td className="num">{lane.failed}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+      {queue.dead_letters > 0 && (
+        <caption className="error-text">
+          {queue.dead_letters} dead letter{queue.dead_letters === 1 ? '' : 's'}: see `troupe list --dead`
+        </caption>
+      )}
+    </table>
   );
 }

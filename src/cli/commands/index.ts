@@ -16,6 +16,7 @@ import { registerMcp } from './mcp.js';
 import { registerMerge } from './merge.js';
 import { registerPipeline } from './pipeline.js';
 import { registerPr } from './pr.js';
+import { registerQueue } from './queue.js';
 import { registerRegistry } from './registry.js';
 import { registerRestart } from './restart.js';
 import { registerResume } from './resume.js';
@@ -60,6 +61,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['search', 'pull', 'publish'], registerRegistry],
   [['worker'], registerWorker],
   [['workers'], registerWorkers],
+  [['queue'], registerQueue],
   [['db'], registerDb],
 ];
 

@@ -12,6 +12,7 @@ export const WorkerEntry = z.strictObject({
   tasks: z.array(z.string()).describe('the tasks it is running now'),
   started: z.string(),
   last_seen: z.string(),
+  version: z.string().nullable().describe('the troupe it runs; null: a worker older than this field'),
   gone: z.boolean().describe('not seen for 30 s: stopped or cut off'),
 });
 
@@ -23,7 +24,52 @@ export const WorkerList = z.strictObject({
   workers: z.array(WorkerEntry),
 });
 
+export const LaneEntry = z.strictObject({
+  lane: z.string().describe('a runtime (claude), any, check, or a labelled lane (claude--gpu)'),
+  backlog: z.int().describe('wake-ups not taken yet, due or scheduled'),
+  due: z.int().describe('of those, the ones due now'),
+  oldest_wait_seconds: z
+    .int()
+    .nullable()
+    .describe('how long the oldest due wake-up has waited; null: none due'),
+  active: z.int().describe('taken by a worker and not finished'),
+  retrying: z.int().describe('waiting to be tried again after a failure'),
+  failed: z.int().describe('failed past their retry limit'),
+  paused: z.boolean().describe('`troupe queue pause`: workers take none of its wake-ups'),
+});
+
+export const ActiveJobEntry = z.strictObject({
+  lane: z.string(),
+  task_id: z.string(),
+  started: z.string(),
+  retries: z.int(),
+  holder: z.string().nullable().describe('the live worker running the task; null: none (it died)'),
+});
+
+export const QueueSummary = z.strictObject({
+  queue: z
+    .string()
+    .nullable()
+    .describe("the queue's database, without its password; null: no queue (SQLite)"),
+  lanes: z.array(LaneEntry),
+  active: z.array(ActiveJobEntry),
+  dead_letters: z.int().describe('tasks in the dead-letter queue'),
+});
+
 export const workerApi = {
+  queue: route({
+    method: 'get',
+    path: '/api/queue',
+    summary:
+      'the work queue per lane: backlog, oldest waiting wake-up, active jobs and their workers, dead letters',
+    responses: { 200: json('queue', QueueSummary) },
+  }),
+  metrics: route({
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics: the queue per lane, workers by state, dead letters, tasks by status',
+    responses: { 200: { description: 'Prometheus text format', content: 'text/plain; version=0.0.4' } },
+  }),
   workers: route({
     method: 'get',
     path: '/api/workers',

@@ -14,5 +14,22 @@ export function workerRoutes(ctx: ServerContext): Hono {
       workers: found.workers.map(({ lastSeen, ...worker }) => ({ ...worker, last_seen: lastSeen })),
     });
   });
+  handle(app, workerApi.queue, async ({ reply }) => {
+    const found = await ctx.queue();
+    if (!found) return reply(200, { queue: null, lanes: [], active: [], dead_letters: 0 });
+    return reply(200, {
+      queue: found.queue,
+      lanes: found.overview.lanes.map(({ oldestWaitSeconds, ...lane }) => ({
+        ...lane,
+        oldest_wait_seconds: oldestWaitSeconds,
+      })),
+      active: found.overview.active.map(({ taskId, ...job }) => ({ ...job, task_id: taskId })),
+      dead_letters: found.overview.deadLetters,
+    });
+  });
+  handle(app, workerApi.metrics, async (_input, c) => {
+    const metrics = await ctx.metrics();
+    return c.body(await metrics.render(), 200, { 'content-type': metrics.contentType });
+  });
   return app;
 }

@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss';
+import { withQueueDb } from './queue-db.js';
 import { namespaced, queueLocation } from './queue-namespace.js';
 import {
   type DeadLetter,
@@ -27,9 +28,9 @@ export const DEAD_QUEUE = 'troupe-dead';
  * costs at most one poll period.
  */
 const WAKE_CHANNEL = 'troupe_wake';
-const BOSS_SCHEMA = 'pgboss';
+export const BOSS_SCHEMA = 'pgboss';
 
-const QUEUE_PREFIX = 'troupe-';
+export const QUEUE_PREFIX = 'troupe-';
 
 /** A fetch loop: its queues (the labelled ones join as they appear), and while it idles, how to wake it. */
 interface Loop {
@@ -53,6 +54,8 @@ export interface QueueSettings {
   /** Expire stale jobs and move the failed ones (a worker's queue); clients only send. */
   supervise?: boolean;
   onError?: (error: Error) => void;
+  /** Told each wake-up whose handler failed here (a worker's metrics count them). */
+  onWakeFailed?: (wake: WakeJob) => void;
 }
 
 /** A lane's queue: what workers serving it take. */
@@ -79,25 +82,13 @@ function toDeadLetters(rows: DeadRow[]): DeadLetter[] {
 }
 
 /** The dead letters, read without starting pg-boss; none when it was never installed there. */
-export async function readDeadLetters(url: string): Promise<DeadLetter[]> {
-  const location = queueLocation(url);
-  const bossSchema = namespaced(BOSS_SCHEMA, location.schema);
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({
-    connectionString: location.url,
-    application_name: 'troupe',
-    connectionTimeoutMillis: 10_000,
-  });
-  await client.connect();
-  try {
-    const installed = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [
-      `${bossSchema}.job`,
-    ]);
+export function readDeadLetters(url: string): Promise<DeadLetter[]> {
+  return withQueueDb(url, async (db, location) => {
+    const bossSchema = namespaced(BOSS_SCHEMA, location.schema);
+    const installed = await db.executeSql('SELECT to_regclass($1)::text AS t', [`${bossSchema}.job`]);
     if (!installed.rows[0]?.t) return [];
-    return toDeadLetters((await client.query<DeadRow>(deadLettersSql(bossSchema), [DEAD_QUEUE])).rows);
-  } finally {
-    await client.end().catch(() => {});
-  }
+    return toDeadLetters((await db.executeSql(deadLettersSql(bossSchema), [DEAD_QUEUE])).rows);
+  });
 }
 
 /** How often a job's outcome is recorded before giving up (about 30 s at RETRY_PAUSE_MS). */
@@ -135,6 +126,12 @@ export class PgBossQueue implements WorkQueue {
   private readonly loopStates = new Set<Loop>();
   private listener: Promise<{ end(): Promise<void> } | null> | null = null;
   private working = false;
+  /**
+   * The queues of paused lanes: not fetched from at all. Skipping the fetch (rather than taking a
+   * wake-up and sending it back) leaves a paused lane's jobs as they were — no retry spent, no
+   * reordering, their age still shown by `troupe queue` — and costs nothing while paused.
+   */
+  private paused = new Set<string>();
   private readonly bossSchema: string;
   private readonly channel: string;
   private readonly url: string;
@@ -218,6 +215,13 @@ export class PgBossQueue implements WorkQueue {
     this.loops.push(this.loop(loop, options.concurrency, handler));
   }
 
+  pause(lanes: readonly string[]): void {
+    const before = this.paused;
+    this.paused = new Set(lanes.map(laneQueue));
+    // a lane resumed: its wake-ups are taken now rather than at the next poll
+    if ([...before].some((name) => !this.paused.has(name))) this.wakeLoops(() => true);
+  }
+
   async stop(): Promise<void> {
     this.working = false;
     this.wakeLoops(() => true);
@@ -294,7 +298,7 @@ export class PgBossQueue implements WorkQueue {
     let discovered = false;
     while (this.working) {
       let taken = 0;
-      const queues = [...loop.queues];
+      const queues = [...loop.queues].filter((name) => !this.paused.has(name));
       try {
         if (!discovered) await this.discover(loop);
         discovered = true;
@@ -350,10 +354,12 @@ export class PgBossQueue implements WorkQueue {
     const done = handler(wake)
       .then(
         () => this.settle(() => this.boss.complete(name, job.id)),
-        (error: unknown) =>
-          this.settle(() =>
+        (error: unknown) => {
+          this.settings.onWakeFailed?.(wake);
+          return this.settle(() =>
             this.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) }),
-          ),
+          );
+        },
       )
       .finally(() => {
         mine.delete(done);

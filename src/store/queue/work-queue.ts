@@ -63,6 +63,11 @@ export interface WorkQueue {
   enqueue(wake: Wake, options?: { startAfter?: Date }): Promise<void>;
   /** Starts taking wake-ups of `options.lanes` until `stop` (called again: more lanes, their own slots). */
   work(options: WorkOptions, handler: WakeHandler): void;
+  /**
+   * The lanes paused now (`troupe queue pause`): no wake-up of theirs is taken until they are
+   * resumed; those running go on. Replaces the lanes paused before.
+   */
+  pause(lanes: readonly string[]): void;
   /** Stops taking wake-ups; resolves when the handlers running have returned. */
   stop(): Promise<void>;
   /** Tasks whose wake-ups kept failing. */

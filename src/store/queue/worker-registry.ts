@@ -1,5 +1,7 @@
 import type PgBoss from 'pg-boss';
-import { createSchemaSql, queueLocation, queueTable } from './queue-namespace.js';
+import { ensureQueueTable, withQueueDb } from './queue-db.js';
+import { QueueLevers } from './queue-levers.js';
+import { queueTable } from './queue-namespace.js';
 
 /**
  * The workers on a queue, in a table of the queue's database: each worker upserts its row every
@@ -9,6 +11,16 @@ import { createSchemaSql, queueLocation, queueTable } from './queue-namespace.js
 
 /** A worker not seen for this long is gone. */
 export const GONE_AFTER_MS = 30_000;
+
+/**
+ * A gone worker's row is deleted once it has not been seen for this long (24 h; the environment's
+ * `TROUPE_WORKER_EXPIRY_HOURS` sets another): by any worker's heartbeat and by `troupe workers`.
+ * `troupe workers --prune` deletes every gone row at once.
+ */
+export function workerExpirySeconds(): number {
+  const hours = Number(process.env.TROUPE_WORKER_EXPIRY_HOURS);
+  return (Number.isFinite(hours) && hours > 0 ? hours : 24) * 3600;
+}
 
 export interface WorkerInfo {
   id: string;
@@ -20,32 +32,25 @@ export interface WorkerInfo {
   tasks: string[];
   started: string;
   lastSeen: string;
+  /** The troupe it runs (src/cli/version.ts); null for a row written before workers said it. */
+  version: string | null;
 }
 
 export interface WorkerRow extends WorkerInfo {
   gone: boolean;
 }
 
-const createSql = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
+const ddl = (table: string) => [
+  `CREATE TABLE IF NOT EXISTS ${table} (
   id text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL, runtimes text[] NOT NULL,
-  labels text[] NOT NULL, tasks text[] NOT NULL, started timestamptz NOT NULL, last_seen timestamptz NOT NULL)`;
+  labels text[] NOT NULL, tasks text[] NOT NULL, started timestamptz NOT NULL, last_seen timestamptz NOT NULL)`,
+  // added with the engine version: a table made by an older troupe gets it here
+  `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS version text`,
+];
 
 /** The workers on the queue at `url`, read with a connection of its own (without starting pg-boss). */
 export async function readWorkers(url: string): Promise<WorkerRow[]> {
-  const location = queueLocation(url);
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({
-    connectionString: location.url,
-    application_name: 'troupe',
-    connectionTimeoutMillis: 10_000,
-  });
-  await client.connect();
-  try {
-    const db = { executeSql: (text: string, values?: unknown[]) => client.query(text, values) };
-    return await new WorkerRegistry(db, location.schema).list();
-  } finally {
-    await client.end().catch(() => {});
-  }
+  return withQueueDb(url, (db, location) => new WorkerRegistry(db, location.schema).list());
 }
 
 export class WorkerRegistry {
@@ -62,25 +67,45 @@ export class WorkerRegistry {
 
   private async table(): Promise<void> {
     if (this.ready) return;
-    try {
-      const createSchema = createSchemaSql(this.schema);
-      if (createSchema) await this.db.executeSql(createSchema, []);
-      await this.db.executeSql(createSql(this.name), []);
-    } catch (error) {
-      // two workers creating it at once: one wins, the other sees it next time
-      if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
-    }
+    await ensureQueueTable(this.db, this.schema, ddl(this.name));
     this.ready = true;
   }
 
+  /** The worker's heartbeat; rows (and levers) of workers gone longer than the expiry go with it. */
   async seen(worker: WorkerInfo): Promise<void> {
     await this.table();
     await this.db.executeSql(
-      `INSERT INTO ${this.name} (id, host, pid, runtimes, labels, tasks, started, last_seen)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now())
-       ON CONFLICT (id) DO UPDATE SET tasks = $6, last_seen = now()`,
-      [worker.id, worker.host, worker.pid, worker.runtimes, worker.labels, worker.tasks, worker.started],
+      `INSERT INTO ${this.name} (id, host, pid, runtimes, labels, tasks, started, last_seen, version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8)
+       ON CONFLICT (id) DO UPDATE SET tasks = $6, last_seen = now(), version = $8`,
+      [
+        worker.id,
+        worker.host,
+        worker.pid,
+        worker.runtimes,
+        worker.labels,
+        worker.tasks,
+        worker.started,
+        worker.version,
+      ],
     );
+    await this.expire();
+  }
+
+  /** Deletes the rows of workers not seen for longer than the expiry; how many. */
+  async expire(seconds = workerExpirySeconds()): Promise<number> {
+    await this.table();
+    const { rows } = await this.db.executeSql(
+      `DELETE FROM ${this.name} WHERE last_seen < now() - make_interval(secs => $1) RETURNING id`,
+      [seconds],
+    );
+    await new QueueLevers(this.db, this.schema).forgetOld(seconds);
+    return rows.length;
+  }
+
+  /** `troupe workers --prune`: deletes every gone worker's row now; how many. */
+  prune(): Promise<number> {
+    return this.expire(GONE_AFTER_MS / 1000);
   }
 
   async remove(id: string): Promise<void> {
@@ -90,8 +115,9 @@ export class WorkerRegistry {
 
   async list(): Promise<WorkerRow[]> {
     await this.table();
+    await this.expire();
     const { rows } = await this.db.executeSql(
-      `SELECT id, host, pid, runtimes, labels, tasks, started, last_seen,
+      `SELECT id, host, pid, runtimes, labels, tasks, started, last_seen, version,
               last_seen < now() - make_interval(secs => $1) AS gone
        FROM ${this.name} ORDER BY started`,
       [GONE_AFTER_MS / 1000],
@@ -105,6 +131,7 @@ export class WorkerRegistry {
       tasks: r.tasks,
       started: new Date(r.started).toISOString(),
       lastSeen: new Date(r.last_seen).toISOString(),
+      version: r.version ?? null,
       gone: r.gone,
     }));
   }
