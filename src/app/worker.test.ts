@@ -14,6 +14,9 @@ function handQueue() {
     stop: async () => {},
     deadLetters: async () => [],
     revive: async () => false,
+    countFailure: async () => ({ failures: 1, parked: null }),
+    parkedTask: async () => null,
+    parked: async () => [],
     close: async () => {},
   };
   return { queue, handlers };

@@ -1,0 +1,52 @@
+import type { EventStore } from '../core/event-store.js';
+import type { TaskState } from '../engine/fold/task-state.js';
+import type { TaskService } from '../engine/task-service.js';
+import type { ParkedTask } from '../store/queue/task-failures.js';
+import type { WorkQueue } from '../store/queue/work-queue.js';
+import { enqueueWakeUps } from './worker.js';
+
+/**
+ * Parked tasks (docs/distributed.md): the queue parks a task whose wake-ups failed past its retry
+ * limit (store/queue/task-failures.ts) and the task's log says so (`task_parked`), unless the log
+ * refused even that. Here: what is parked, by either account, and a person's resume of it.
+ */
+
+/** The task's parked mark: its log's, else the queue's (the log refused the append); null: not parked. */
+export function parkedOf(state: Readonly<TaskState>, marks: readonly ParkedTask[] | null): ParkedTask | null {
+  if (state.parked) return { taskId: state.id, ...state.parked };
+  return marks?.find((m) => m.taskId === state.id) ?? null;
+}
+
+/** Every parked task: the queue's marks, and tasks whose log says parked though the queue lost its mark. */
+export function allParked(store: EventStore, marks: readonly ParkedTask[], state: (id: string) => TaskState) {
+  const ids = new Set(marks.map((m) => m.taskId));
+  const logged = store
+    .tasks({ status: ['parked'] })
+    .filter((t) => !ids.has(t.id))
+    .flatMap((t) => parkedOf(state(t.id), null) ?? []);
+  return [...marks.filter((m) => store.task(m.taskId)), ...logged];
+}
+
+export interface Resumed {
+  id: string;
+  /** It was parked or dead-lettered, and is not any more. */
+  revived: boolean;
+  /** Wake-ups queued for it. */
+  queued: number;
+}
+
+/**
+ * A person resumes the task through the queue: its log records it (`task_resumed`, when parked),
+ * its failure count and parked mark are cleared, it leaves the dead-letter queue, and its
+ * wake-ups are queued.
+ */
+export async function resumeThroughQueue(
+  tasks: TaskService,
+  queue: WorkQueue,
+  taskId: string,
+): Promise<Resumed> {
+  const unparked = tasks.unpark(taskId);
+  const revived = (await queue.revive(taskId)) || unparked;
+  const queued = await enqueueWakeUps(queue, tasks.state(taskId));
+  return { id: taskId, revived, queued };
+}
