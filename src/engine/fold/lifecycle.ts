@@ -77,9 +77,15 @@ export const lifecycleReducers = {
     state.parked = null;
   },
 
-  // the queue gave up on the task: it stays parked, whatever else is recorded, until resumed
+  // the queue gave up on the task: it stays parked, whatever else is recorded, until resumed.
+  // The stages its failed runs left open were cut off (the next take-up interrupts them in the
+  // log and runs them again); a mailbox stage still waits for its reply.
   task_parked(state, event) {
     state.parked = { reason: event.reason, failures: event.failures, at: event.at };
+    for (const stage of state.stages) {
+      if (stage?.status !== 'running' || state.activations.get(stage.activation)?.mailbox) continue;
+      stage.status = 'interrupted';
+    }
   },
 
   // the store set the later events aside, so the fold never sees them: nothing to undo here
