@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { namespaced } from '../src/store/queue/queue-namespace.js';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
 import { startWorker } from './support/queue-db.js';
+import { serve } from './support/serve.js';
 import { project, troupe, waitFor } from './support/troupe.js';
 
 /**
@@ -135,6 +136,22 @@ describe.skipIf(unreachable)(`a poison task${unreachable ? `: ${unreachable}` : 
         const listed = await troupe(dir, [...args, '--json'], env);
         const rows = JSON.parse(listed.stdout) as Array<{ id: string; status: string }>;
         expect(rows.find((r) => r.id === id)?.status, args.join(' ')).toBe('parked');
+      }
+
+      // the HTTP API: the task's status and reason, and the list of parked tasks
+      const served = await serve(dir, [], env);
+      try {
+        const detail = (await (await fetch(`${served.url}api/tasks/${id}`)).json()) as StatusJson;
+        expect(detail.status).toBe('parked');
+        expect(detail.parked?.reason).toMatch(/poisoned/);
+        const listed = (await (await fetch(`${served.url}api/parked`)).json()) as {
+          parked: Array<{ id: string; status: string; failures: number }>;
+        };
+        expect(listed.parked).toEqual([
+          expect.objectContaining({ id, status: 'parked', failures: RETRY_LIMIT + 1 }),
+        ]);
+      } finally {
+        await served.stop();
       }
 
       await cure(schema);

@@ -375,6 +375,9 @@ describe('every route answers what it declares', () => {
     await call('GET', '/api/usage');
     // a SQLite project has no queue, so no workers
     expect((await call('GET', '/api/workers')).data).toEqual({ queue: null, workers: [] });
+    // nor parked tasks or dead letters
+    expect((await call('GET', '/api/parked')).data).toEqual({ queue: null, parked: [], dead_letters: [] });
+    expect((await call('POST', '/api/parked/resume')).data).toEqual({ resumed: [] });
     expect(apiRoutes.filter((r) => !answered.has(r)).map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Hono } from 'hono';
+import { givenUp, resumeGivenUp } from '../app/parked.js';
 import type { Project } from '../app/project.js';
 import { projectTaskService } from '../app/project.js';
 import { queueWorkers } from '../app/queue-config.js';
@@ -16,6 +17,7 @@ import { openApiDocument } from './openapi.js';
 import { busRoutes } from './routes/bus.js';
 import { eventRoutes } from './routes/events.js';
 import { pipelineRoutes } from './routes/pipelines.js';
+import { queueRoutes } from './routes/queue.js';
 import { runRoutes } from './routes/run.js';
 import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
@@ -56,6 +58,7 @@ export function createApp(options: AppOptions): TroupeApp {
   const store = notifying(project.store, () => hub?.poke());
   hub = new EventHub(project.store, { pollMs: options.pollMs ?? 50 });
   const tasks = projectTaskService(project.root, store, project.config);
+  const withTasks = { ...project, store, tasks };
   const ctx: ServerContext = {
     root: project.root,
     store,
@@ -64,6 +67,8 @@ export function createApp(options: AppOptions): TroupeApp {
     runner: new Runner(tasks, store, options.log),
     hub,
     workers: () => queueWorkers(project),
+    givenUp: () => givenUp(withTasks),
+    resumeGivenUp: (which) => resumeGivenUp(withTasks, which),
   };
 
   const app = new Hono();
@@ -81,6 +86,7 @@ export function createApp(options: AppOptions): TroupeApp {
   app.route('/', eventRoutes(ctx));
   app.route('/', busRoutes(ctx));
   app.route('/', workerRoutes(ctx));
+  app.route('/', queueRoutes(ctx));
   app.all('/api/*', (c) =>
     errorResponse(c, new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)),
   );

@@ -1,3 +1,4 @@
+import type { GivenUp, Resumed } from '../app/parked.js';
 import type { QueueWorkers } from '../app/queue-config.js';
 import type { EventStore } from '../core/event-store.js';
 import type { TaskService } from '../engine/task-service.js';
@@ -15,4 +16,8 @@ export interface ServerContext {
   hub: EventHub;
   /** The workers on the project's queue; null when it has none. */
   workers: () => Promise<QueueWorkers | null>;
+  /** What the project's queue gave up on (parked tasks, dead letters); null when it has none. */
+  givenUp: () => Promise<GivenUp | null>;
+  /** Resumes tasks through the queue (ids, or every parked task); null when there is none. */
+  resumeGivenUp: (which: readonly string[] | 'all') => Promise<Resumed[] | null>;
 }

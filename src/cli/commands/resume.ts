@@ -63,22 +63,17 @@ async function queueGaveUp(project: Project, taskId: string, queue?: string): Pr
 
 /** `resume --parked`: every parked task resumed through the queue, each printed. */
 async function resumeAllParked(project: Project, options: ResumeOptions): Promise<number> {
-  const { openQueue } = await import('../../app/queue-config.js');
-  const { allParked, resumeThroughQueue } = await import('../../app/parked.js');
+  const { resumeGivenUp } = await import('../../app/parked.js');
+  const { QueueError } = await import('../../core/errors.js');
   const { printJson } = await import('../options.js');
-  const queue = await openQueue(project, { given: options.queue, needed: 'resume --parked' });
-  try {
-    const parked = allParked(project.store, await queue.parked(), (id) => project.tasks.state(id));
-    const resumed = [];
-    for (const task of parked) {
-      await resumeThroughQueue(project.tasks, queue, task.taskId);
-      resumed.push({ id: task.taskId, reason: task.reason, failures: task.failures });
-      if (!options.json) process.stdout.write(`${task.taskId}  queued again (was parked: ${task.reason})\n`);
-    }
-    if (options.json) printJson(resumed);
-    else if (resumed.length === 0) process.stdout.write('no parked tasks\n');
-    return 0;
-  } finally {
-    await queue.close();
-  }
+  const resumed = await resumeGivenUp(project, 'all', options.queue);
+  if (!resumed)
+    throw new QueueError('--parked needs the work queue, and none is configured', {
+      hint: 'give --queue postgres://…, set TROUPE_QUEUE, or add `queue: postgres://…` to .troupe/config.yaml',
+    });
+  if (options.json) printJson(resumed);
+  else if (resumed.length === 0) process.stdout.write('no parked tasks\n');
+  for (const task of options.json ? [] : resumed)
+    process.stdout.write(`${task.id}  queued again (was parked: ${task.parked?.reason ?? 'by its log'})\n`);
+  return 0;
 }
