@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { expectText, launchBrowser, noBrowser } from './support/browser.js';
 import { readSse, type Served, serve } from './support/serve.js';
 import { example, project } from './support/troupe.js';
@@ -113,6 +114,15 @@ function post(path: string, body: Record<string, unknown> = {}): Promise<Respons
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
   });
+}
+
+async function waitForStatus(id: string, status: string): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const task = (await (await fetch(new URL(`/api/tasks/${id}`, server.url))).json()) as { status: string };
+    if (task.status === status) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`task ${id} never reached ${status}`);
 }
 
 const shot = (name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
@@ -353,6 +363,22 @@ describe.skipIf(noBrowser)('the dashboard shows everything', () => {
     await expectText(page.getByTestId('detail-status'), 'rate-limited');
     await expectText(page.getByTestId('stage-2'), 'interrupted');
     await post(`/api/tasks/${gated}/cancel`);
+  });
+
+  it('shows a parked task in red with its reason; Resume takes it up again', async () => {
+    const id = await run({ input: 'Refactor auth', pipeline: 'deploy', script: 'no-human.yaml' });
+    await waitForStatus(id, 'awaiting_human_input');
+    // as a worker records it when the task's runs kept failing (docs/distributed.md)
+    const store = openSqliteStore(path.join(dir, '.troupe', 'troupe.db'));
+    store.append(id, [{ type: 'task_parked', reason: 'refused append', failures: 4 }], { status: 'parked' });
+    store.close();
+    await page.goto(new URL(`/tasks/${id}`, server.url).toString());
+    await expectText(page.getByTestId('detail-status'), 'parked');
+    await expectText(page.getByTestId('parked'), 'Parked after 4 failed runs: refused append');
+    await shot('task-parked');
+    await page.getByTestId('resume-parked').click();
+    await expectText(page.getByTestId('detail-status'), 'needs answer');
+    await post(`/api/tasks/${id}/cancel`);
   });
 
   it('shows mail that could not be delivered', async () => {

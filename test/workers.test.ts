@@ -255,7 +255,7 @@ describe('troupe worker', () => {
     expect(await Promise.all(workers.map((w) => w.stop()))).toEqual([0, 0, 0]);
   }, 90_000);
 
-  it('a task whose wake-ups keep failing lands in the dead-letter queue; resume takes it out', async () => {
+  it('a task whose wake-ups keep failing is parked (its log unreadable: by the queue alone); resume clears it', async () => {
     await using db = await testDatabase();
     const env = { TROUPE_QUEUE: db.url, TROUPE_QUEUE_RETRY_LIMIT: '1', TROUPE_QUEUE_RETRY_DELAY: '1' };
     const dir = project({
@@ -278,9 +278,9 @@ describe('troupe worker', () => {
     sqlite.prepare('DELETE FROM events WHERE seq = ?').run(bad.lastInsertRowid);
     sqlite.close();
     const shown = await troupe(dir, ['status', id], env);
-    expect(shown.stdout).toMatch(/dead-lettered .*troupe resume/);
+    expect(shown.stdout).toMatch(/parked: .*troupe resume/);
     const resumed = await troupe(dir, ['resume', id], env);
-    expect(resumed.stdout).toMatch(/out of the dead-letter queue/);
+    expect(resumed.stdout).toMatch(/parked no more, queued again/);
     expect(resumed.code).toBe(0);
     await waitFor(() => (status(dir, id) === 'task_completed' ? true : undefined), 30_000);
     expect(completions(dir, id)).toEqual([1, 1]);

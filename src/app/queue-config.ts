@@ -1,6 +1,7 @@
 import { QueueError } from '../core/errors.js';
 import type { PgBossQueue, QueueSettings } from '../store/queue/pg-boss-queue.js';
 import { withDefaultSchema } from '../store/queue/queue-namespace.js';
+import type { ParkedTask } from '../store/queue/task-failures.js';
 import type { DeadLetter } from '../store/queue/work-queue.js';
 import type { WorkerRow } from '../store/queue/worker-registry.js';
 import { redactStoreUrl } from '../store/store-url.js';
@@ -115,6 +116,22 @@ export async function deadLetters(
     return await readDeadLetters(url);
   } catch (error) {
     const message = `cannot read the dead-letter queue at ${redactStoreUrl(url)}: ${(error as Error).message}`;
+    throw new QueueError(message, { cause: error });
+  }
+}
+
+/** The tasks the queue parked (their wake-ups kept failing); null when no queue is configured. */
+export async function parkedTasks(
+  project: Pick<Project, 'root' | 'config'>,
+  given?: string,
+): Promise<ParkedTask[] | null> {
+  const url = queueUrl(project, given);
+  if (!url) return null;
+  const { readParkedTasks } = await import('../store/queue/task-failures.js');
+  try {
+    return await readParkedTasks(url);
+  } catch (error) {
+    const message = `cannot read the parked tasks at ${redactStoreUrl(url)}: ${(error as Error).message}`;
     throw new QueueError(message, { cause: error });
   }
 }

@@ -66,6 +66,8 @@ export function taskJson(state: TaskState, owner: TaskOwner | null = null) {
     /** Mail the task wrote that was not delivered, oldest first. */
     mail_failed: state.mailFailures.map((f) => ({ ...f })),
     error: state.failure?.reason ?? null,
+    /** Parked after its wake-ups kept failing: the last error, how many, when; null otherwise. */
+    parked: state.parked,
     hint: state.failure?.hint ?? ownerGoneHint(state.id, owner),
     owner,
     parent: state.parentTaskId,

@@ -15,6 +15,9 @@ function handQueue() {
     stop: async () => {},
     deadLetters: async () => [],
     revive: async () => false,
+    countFailure: async () => ({ failures: 1, parked: null }),
+    parkedTask: async () => null,
+    parked: async () => [],
     close: async () => {},
   };
   return { queue, handlers };
@@ -91,5 +94,44 @@ describe('Worker', () => {
     ).rejects.toThrow(said);
     await worker.drain();
     expect(lines).toEqual([said]);
+  });
+
+  it('counts a failed run against the task: below the limit the job fails (retried), at it the task is parked and the job ends', async () => {
+    const parkedCalls: unknown[] = [];
+    let runs = 0;
+    const project = {
+      store: { task: () => ({ status: 'running' }), leaseHolder: () => null },
+      tasks: {
+        continue: async () => {
+          runs++;
+          throw new Error('refused append');
+        },
+        park: (...args: unknown[]) => parkedCalls.push(args),
+      },
+    } as unknown as Project;
+    const { queue, handlers } = handQueue();
+    let failures = 0;
+    queue.countFailure = async (taskId, reason) => {
+      failures++;
+      return { failures, parked: failures > 1 ? { taskId, reason, failures, at: 'now' } : null };
+    };
+    const lines: string[] = [];
+    const worker = scriptedWorker(project, queue, lines);
+    await worker.start();
+    const wake = () => handlers[0]!({ id: 'j1', taskId: 'T-CCCCCC', lane: 'scripted', retries: 0 });
+    await expect(wake()).rejects.toThrow('refused append');
+    await expect(wake()).resolves.toBeUndefined();
+    expect(parkedCalls).toEqual([['T-CCCCCC', 'refused append', 2]]);
+    expect(lines).toContain('T-CCCCCC: parked after 2 failed runs (`troupe resume T-CCCCCC` runs it again)');
+
+    // parked: wake-ups and checks alike leave it, though its log could not say so
+    queue.parkedTask = async (taskId) => ({ taskId, reason: 'refused append', failures: 2, at: 'now' });
+    const sent: unknown[] = [];
+    queue.enqueue = async (wake) => void sent.push(wake);
+    await wake();
+    await handlers[1]!({ id: 'j2', taskId: 'T-CCCCCC', lane: 'check', retries: 0 });
+    await worker.drain();
+    expect(runs).toBe(2);
+    expect(sent).toEqual([]);
   });
 });

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { LeaseLostError, NotFoundError, TaskBusyError } from '../core/errors.js';
-import { isTerminal } from '../core/events.js';
+import { isStopped, type TaskStatus } from '../core/events.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { Step } from '../engine/plan/plan.js';
 import { stepLabels, stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/wake-ups.js';
 import type { QueueLevers, WorkerLever } from '../store/queue/queue-levers.js';
+import type { ParkedTask } from '../store/queue/task-failures.js';
 import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
 import type { WorkerRegistry } from '../store/queue/worker-registry.js';
 import { describeStore } from '../store/store-url.js';
@@ -152,8 +153,8 @@ export class Worker {
     if (this.draining) return this.queue.enqueue({ taskId, lane: job.lane });
     const summary = this.project.store.task(taskId);
     if (!summary) throw this.notHere(taskId);
-    // a task running here already schedules what it needs when its run ends
-    if (isTerminal(summary.status) || this.running.has(taskId)) return;
+    // a task running here already schedules what it needs when its run ends; a parked one waits for a person
+    if (this.running.has(taskId) || (await this.stopped(taskId, summary.status))) return;
     const stop = new AbortController();
     this.running.set(taskId, stop);
     try {
@@ -172,6 +173,7 @@ export class Worker {
       // the run stopped because another process holds the task now, which schedules what follows
       if (stop.signal.reason === LEASE_LOST || error instanceof LeaseLostError) return this.lostLease(taskId);
       this.settings.log(`${taskId}: ${(error as Error).message}`);
+      if (await this.failed(taskId, (error as Error).message)) return; // parked: nothing retries it
       throw error;
     } finally {
       this.running.delete(taskId);
@@ -198,12 +200,45 @@ export class Worker {
     this.settings.log(`${taskId}: lease lost to ${who} — stopped`);
   }
 
+  /**
+   * Whether nothing may take the task up by itself: it ended, or it is parked, in its log or,
+   * when even that append was refused, by its mark in the queue.
+   */
+  private async stopped(taskId: string, status: TaskStatus): Promise<boolean> {
+    return isStopped(status) || (await this.queue.parkedTask(taskId)) !== null;
+  }
+
+  /**
+   * A failed wake-up counts against the task, whichever job or worker ran it (retries and check
+   * wake-ups alike): past the retry limit the task is parked, and whether it was is returned.
+   */
+  private async failed(taskId: string, message: string): Promise<boolean> {
+    let parked: ParkedTask | null;
+    try {
+      parked = (await this.queue.countFailure(taskId, message)).parked;
+    } catch (error) {
+      this.settings.log(`${taskId}: failure not counted: ${(error as Error).message}`);
+      return false;
+    }
+    if (!parked) return false;
+    this.settings.log(
+      `${taskId}: parked after ${parked.failures} failed runs (\`troupe resume ${taskId}\` runs it again)`,
+    );
+    try {
+      this.project.tasks.park(taskId, parked.reason, parked.failures);
+    } catch (error) {
+      // the queue's mark stops it all the same
+      this.settings.log(`${taskId}: parked, but its log refused to say so: ${(error as Error).message}`);
+    }
+    return true;
+  }
+
   /** A task's holder may have died: when nobody holds it, it is woken where it can go on. */
   private async check(job: WakeJob): Promise<void> {
     const { taskId } = job;
     const summary = this.project.store.task(taskId);
     if (!summary) throw this.notHere(taskId);
-    if (isTerminal(summary.status)) return;
+    if (await this.stopped(taskId, summary.status)) return;
     if (this.running.has(taskId) || this.project.store.leaseHolder(taskId)) {
       await this.queue.enqueue(
         { taskId, lane: CHECK_LANE },

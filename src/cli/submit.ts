@@ -1,3 +1,4 @@
+import { resumeThroughQueue } from '../app/parked.js';
 import type { Project } from '../app/project.js';
 import { openQueue } from '../app/queue-config.js';
 import { enqueueWakeUps } from '../app/worker.js';
@@ -5,8 +6,8 @@ import { printJson } from './options.js';
 
 /**
  * `run --detach` (the task made once the queue is open), `resume`, `approve … --detach`: the
- * task's wake-ups go to the queue; prints its id. With `revive`, the task is first taken out of
- * the dead-letter queue.
+ * task's wake-ups go to the queue; prints its id. With `revive`, a parked or dead-lettered task
+ * is first resumed (app/parked.ts).
  */
 export async function submitTask(
   project: Project,
@@ -20,11 +21,12 @@ export async function submitTask(
   });
   try {
     const taskId = typeof task === 'string' ? task : task();
-    const revived = options.revive ? await queue.revive(taskId) : false;
-    const state = project.tasks.state(taskId);
-    const wakes = await enqueueWakeUps(queue, state);
-    if (options.json) printJson({ id: taskId, status: state.status, queued: wakes > 0, revived });
-    else process.stdout.write(`${taskId}${revived ? ' (out of the dead-letter queue, queued again)' : ''}\n`);
+    const { revived, queued } = options.revive
+      ? await resumeThroughQueue(project.tasks, queue, taskId)
+      : { revived: false, queued: await enqueueWakeUps(queue, project.tasks.state(taskId)) };
+    const status = project.store.task(taskId)?.status;
+    if (options.json) printJson({ id: taskId, status, queued: queued > 0, revived });
+    else process.stdout.write(`${taskId}${revived ? ' (parked no more, queued again)' : ''}\n`);
     return 0;
   } finally {
     await queue.close();

@@ -351,7 +351,13 @@ export type TaskEvent =
       /** The error's hint (a TroupeError's) when no stage failed; a stage's is in its error. */
       hint?: string;
     }
-  | { type: 'task_cancelled'; reason: string };
+  | { type: 'task_cancelled'; reason: string }
+  /**
+   * The task's wake-ups failed `failures` times, past the queue's retry limit (its last error is
+   * `reason`): nothing takes it up again until a person resumes it (`task_resumed`). The event's
+   * `at` is when it was parked.
+   */
+  | { type: 'task_parked'; reason: string; failures: number };
 
 export type TaskEventType = TaskEvent['type'];
 export type EventOf<T extends TaskEventType> = Extract<TaskEvent, { type: T }>;
@@ -403,6 +409,7 @@ const EVENT_TYPE_SET = {
   task_completed: true,
   task_failed: true,
   task_cancelled: true,
+  task_parked: true,
 } as const satisfies Record<TaskEventType, true>;
 
 /**
@@ -418,6 +425,7 @@ export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string 
  * Every status a task can have, in the order a task usually goes through them: the one list the
  * API's filters, the OpenAPI document, the CLI and the dashboard all read.
  * `waiting`: every open stage waits for a provider's limit to reset, or for a reply on the bus.
+ * `parked`: its wake-ups kept failing; it waits for a person's `troupe resume` (not an end).
  */
 export const TASK_STATUSES = [
   'pending',
@@ -425,6 +433,7 @@ export const TASK_STATUSES = [
   'waiting',
   'awaiting_gate',
   'awaiting_human_input',
+  'parked',
   'completed',
   'failed',
   'cancelled',
@@ -447,4 +456,9 @@ export const TERMINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 
 
 export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
+}
+
+/** Nothing takes the task up by itself: it has ended, or it is parked until a person resumes it. */
+export function isStopped(status: TaskStatus): boolean {
+  return isTerminal(status) || status === 'parked';
 }

@@ -1,7 +1,14 @@
 import type { Chunk } from '../core/chunk.js';
 import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore, TaskSummary } from '../core/event-store.js';
-import { awaitsPerson, type Decider, type EventOf, isTerminal, type TaskEvent } from '../core/events.js';
+import {
+  awaitsPerson,
+  type Decider,
+  type EventOf,
+  isStopped,
+  isTerminal,
+  type TaskEvent,
+} from '../core/events.js';
 import { checkTaskDefinition, checkTaskInput } from '../core/input-limit.js';
 import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
@@ -12,7 +19,7 @@ import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limiter.js';
 import { runTask } from './execute/execute.js';
 import { mailboxTimedOut } from './execute/mailbox-stage.js';
-import { foldEvents, mailboxWaits, type TaskState, waitingFor } from './fold/task-state.js';
+import { deriveStatus, foldEvents, mailboxWaits, type TaskState, waitingFor } from './fold/task-state.js';
 import { newChunk, usesChunks } from './plan/chunks.js';
 import { isRouted } from './plan/stage-route.js';
 import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from './ports.js';
@@ -258,6 +265,24 @@ export class TaskService {
       throw new StateError(`task ${taskId} has already ended (${state.status})`);
     }
     this.store.append(taskId, [{ type: 'task_cancelled', reason }], { status: 'cancelled' });
+  }
+
+  /**
+   * The work queue gave up on the task (its wake-ups failed `failures` times, the last with
+   * `reason`): its log says so, and nothing takes it up by itself until `unpark`.
+   */
+  park(taskId: string, reason: string, failures: number): void {
+    if (isStopped(this.state(taskId).status)) return;
+    this.store.append(taskId, [{ type: 'task_parked', reason, failures }], { status: 'parked' });
+  }
+
+  /** A person resumes a parked task (`troupe resume`): recorded, so it is taken up again; whether it was parked. */
+  unpark(taskId: string): boolean {
+    const state = this.state(taskId);
+    if (state.status !== 'parked') return false;
+    state.parked = null;
+    this.store.append(taskId, [{ type: 'task_resumed', pid: process.pid }], { status: deriveStatus(state) });
+    return true;
   }
 
   /**

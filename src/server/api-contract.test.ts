@@ -382,6 +382,9 @@ describe('every route answers what it declares', () => {
       dead_letters: 0,
     });
     expect((await call('GET', '/metrics')).status).toBe(200);
+    // nor parked tasks or dead letters
+    expect((await call('GET', '/api/parked')).data).toEqual({ queue: null, parked: [], dead_letters: [] });
+    expect((await call('POST', '/api/parked/resume')).data).toEqual({ resumed: [] });
     expect(apiRoutes.filter((r) => !answered.has(r)).map((r) => `${r.method} ${r.path}`)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Hono } from 'hono';
 import type { Metrics } from '../app/metrics.js';
+import { givenUp, resumeGivenUp } from '../app/parked.js';
 import type { Project } from '../app/project.js';
 import { projectTaskService } from '../app/project.js';
 import { readOverview } from '../app/queue-admin.js';
@@ -21,6 +22,7 @@ import { openApiDocument } from './openapi.js';
 import { busRoutes } from './routes/bus.js';
 import { eventRoutes } from './routes/events.js';
 import { pipelineRoutes } from './routes/pipelines.js';
+import { queueRoutes } from './routes/queue.js';
 import { runRoutes } from './routes/run.js';
 import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
@@ -69,6 +71,7 @@ export function createApp(options: AppOptions): TroupeApp {
     return url && overview ? { queue: redactStoreUrl(url), overview } : null;
   };
   let metrics: Promise<Metrics> | null = null;
+  const withTasks = { ...project, store, tasks };
   const ctx: ServerContext = {
     root: project.root,
     store,
@@ -92,6 +95,8 @@ export function createApp(options: AppOptions): TroupeApp {
       );
       return metrics;
     },
+    givenUp: () => givenUp(withTasks),
+    resumeGivenUp: (which) => resumeGivenUp(withTasks, which),
   };
 
   const app = new Hono();
@@ -109,6 +114,7 @@ export function createApp(options: AppOptions): TroupeApp {
   app.route('/', eventRoutes(ctx));
   app.route('/', busRoutes(ctx));
   app.route('/', workerRoutes(ctx));
+  app.route('/', queueRoutes(ctx));
   app.all('/api/*', (c) =>
     errorResponse(c, new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)),
   );

@@ -1,4 +1,5 @@
 import type { Metrics } from '../app/metrics.js';
+import type { GivenUp, Resumed } from '../app/parked.js';
 import type { QueueWorkers } from '../app/queue-config.js';
 import type { EventStore } from '../core/event-store.js';
 import type { TaskService } from '../engine/task-service.js';
@@ -21,4 +22,8 @@ export interface ServerContext {
   queue: () => Promise<{ queue: string; overview: QueueOverview } | null>;
   /** `GET /metrics` (made on the first scrape). */
   metrics: () => Promise<Metrics>;
+  /** What the project's queue gave up on (parked tasks, dead letters); null when it has none. */
+  givenUp: () => Promise<GivenUp | null>;
+  /** Resumes tasks through the queue (ids, or every parked task); null when there is none. */
+  resumeGivenUp: (which: readonly string[] | 'all') => Promise<Resumed[] | null>;
 }

@@ -38,6 +38,7 @@ export const STATUS_LABEL: Record<Status, string> = {
   waiting: 'rate-limited',
   awaiting_gate: 'needs approval',
   awaiting_human_input: 'needs answer',
+  parked: 'parked',
   completed: 'completed',
   failed: 'failed',
   cancelled: 'cancelled',

@@ -100,6 +100,11 @@ export function TaskDetailPage(props: { id: string }) {
         {task.error && <p className="error-text">Failed: {task.error}</p>}
         {task.hint && <p className="muted">Hint: {task.hint}</p>}
         {task.cancel_reason && <p className="muted">Cancelled: {task.cancel_reason}</p>}
+        {task.parked && (
+          <p className="error-text" data-testid="parked">
+            Parked after {task.parked.failures} failed runs: {task.parked.reason}
+          </p>
+        )}
         <Actions task={task} stages={stages} ended={ended} onDone={refresh} />
       </div>
 
@@ -283,6 +288,20 @@ function Actions(props: { task: TaskDetail; stages: Stage[]; ended: boolean; onD
             disabled={busy}
             onClick={() => act(() => api.resume(task.id))}
             data-testid="resume"
+          >
+            Resume
+          </button>
+        </div>
+      )}
+      {task.status === 'parked' && (
+        <div className="ask" data-testid="parked-ask">
+          <p>Its runs kept failing, so no worker takes it up until you resume it.</p>
+          <button
+            type="button"
+            className="primary"
+            disabled={busy}
+            onClick={() => act(() => api.resume(task.id))}
+            data-testid="resume-parked"
           >
             Resume
           </button>

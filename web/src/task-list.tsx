@@ -13,6 +13,8 @@ const FILTERS: { label: string; status: Status[] | null }[] = [
   { label: 'Active', status: TASK_STATUSES.filter((s) => !isTerminal(s)) },
   { label: 'Completed', status: ['completed'] },
   { label: 'Failed', status: ['failed'] },
+  // its runs kept failing: it waits for a person's Resume
+  { label: 'Parked', status: ['parked'] },
   { label: 'Cancelled', status: ['cancelled'] },
 ];
 

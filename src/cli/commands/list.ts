@@ -12,7 +12,10 @@ export function registerList(program: Command): void {
     .description('list tasks, newest first')
     .option('--status <status>', 'only tasks with this status (comma list)')
     .option('--waiting', 'only tasks waiting for a person, with what they ask')
-    .option('--dead', "only tasks in the work queue's dead-letter queue, with their last error")
+    .option(
+      '--dead',
+      'only tasks the work queue gave up on (parked, or in its dead-letter queue), with their last error',
+    )
     .option('-n, --limit <n>', 'at most n tasks', wholeNumber(1), 50)
     .option('--json', 'print JSON: [{id, status, pipeline, input, created, owner (while it has not ended)}]')
     .action(
@@ -32,7 +35,13 @@ export function registerList(program: Command): void {
           const project = openProject();
           const dead = options.dead ? await deadTasks(project) : null;
           const tasks = dead
-            ? dead.flatMap((d) => project.store.task(d.taskId) ?? []).slice(0, options.limit)
+            ? dead
+                .flatMap((d) => {
+                  const task = project.store.task(d.taskId);
+                  // parked by the queue alone (its log refused the append) is parked all the same
+                  return task ? [{ ...task, status: d.parked ? ('parked' as const) : task.status }] : [];
+                })
+                .slice(0, options.limit)
             : project.store.tasks({
                 ...(status ? { status } : {}),
                 limit: options.limit,
@@ -62,7 +71,10 @@ export function registerList(program: Command): void {
             process.stdout.write(
               `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
             );
-            if (row.error) process.stdout.write(`           dead: ${row.error}\n`);
+            if (row.error)
+              process.stdout.write(
+                `           ${row.status === 'parked' ? 'parked' : 'dead'}: ${row.error}\n`,
+              );
             const gone = ownerGoneHint(row.id, row.owner ?? null);
             if (gone) process.stdout.write(`           ${gone}\n`);
             if (row.waiting) {
@@ -76,15 +88,27 @@ export function registerList(program: Command): void {
     );
 }
 
-async function deadTasks(project: Project) {
-  const { deadLetters } = await import('../../app/queue-config.js');
+/** The parked tasks, then the dead letters of the rest, each once, with its last error. */
+async function deadTasks(
+  project: Project,
+): Promise<Array<{ taskId: string; error: string; parked: boolean }>> {
+  const { deadLetters, parkedTasks } = await import('../../app/queue-config.js');
+  const { allParked } = await import('../../app/parked.js');
   const { QueueError } = await import('../../core/errors.js');
-  const dead = await deadLetters(project);
-  if (!dead)
+  const [dead, marks] = [await deadLetters(project), await parkedTasks(project)];
+  if (!dead || !marks)
     throw new QueueError('--dead needs the work queue, and none is configured', {
       hint: 'set TROUPE_QUEUE or add `queue: postgres://…` to .troupe/config.yaml',
     });
-  return dead;
+  const parked = allParked(project.store, marks, (id) => project.tasks.state(id)).map((p) => ({
+    taskId: p.taskId,
+    error: p.reason,
+    parked: true,
+  }));
+  const letters = dead
+    .filter((d) => !parked.some((p) => p.taskId === d.taskId))
+    .map((d) => ({ taskId: d.taskId, error: d.error, parked: false }));
+  return [...parked, ...letters.filter((d, i) => letters.findIndex((o) => o.taskId === d.taskId) === i)];
 }
 
 function statuses(list: string | undefined): TaskStatus[] | undefined {

@@ -23,17 +23,27 @@ export function registerStatus(program: Command): void {
           workspaceLines,
         } = await import('../../app/task-view.js');
         const { mailboxWaits, waitingFor } = await import('../../engine/fold/task-state.js');
-        const { deadLetters } = await import('../../app/queue-config.js');
+        const { deadLetters, parkedTasks } = await import('../../app/queue-config.js');
+        const { parkedOf } = await import('../../app/parked.js');
         const project = openProject();
         const state = project.tasks.state(taskId);
-        const dead = await deadLetters(project);
-        const deadLetter = dead?.find((d) => d.taskId === taskId);
-        const owner = taskOwner(project.store, taskId, state.status);
+        const parked = parkedOf(state, await parkedTasks(project));
+        // one state: a parked task is parked, even when only the queue could record it
+        const status = parked ? 'parked' : state.status;
+        const deadLetter = parked
+          ? undefined
+          : (await deadLetters(project))?.find((d) => d.taskId === taskId);
+        const owner = taskOwner(project.store, taskId, status);
         if (options.json) {
-          printJson({ ...taskJson(state, owner), ...(deadLetter ? { deadLetter } : {}) });
+          printJson({
+            ...taskJson(state, owner),
+            status,
+            parked: parked ? { reason: parked.reason, failures: parked.failures, at: parked.at } : null,
+            ...(deadLetter ? { deadLetter } : {}),
+          });
           return 0;
         }
-        const out: string[] = [`${state.id}  ${state.status}  ${state.pipeline}  "${state.input}"`];
+        const out: string[] = [`${state.id}  ${status}  ${state.pipeline}  "${state.input}"`];
         out.push(...workspaceLines(state));
         out.push(...sizeAndSpecLines(state));
         const onBus = mailboxWaits(state);
@@ -74,6 +84,11 @@ export function registerStatus(program: Command): void {
           );
         }
         out.push(...mailFailureLines(state));
+        if (parked)
+          out.push(
+            `  parked: ${parked.reason} (\`troupe resume ${taskId}\` to run it again)`,
+            `      its runs failed ${parked.failures} times; parked ${parked.at.slice(0, 19)}`,
+          );
         if (deadLetter)
           out.push(
             `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,

@@ -53,6 +53,7 @@ export function initialState(event: Stored<'task_created'>): TaskState {
     failure: null,
     cancelReason: null,
     cancelledAt: null,
+    parked: null,
   };
   if (event.startAgent !== null) startWith(state, event.startAgent);
   return state;
@@ -71,8 +72,21 @@ export const lifecycleReducers = {
     startWith(state, event.agent);
   },
 
-  // a process took the task up: its status is derived again (a failed task runs on)
-  task_resumed() {},
+  // a process took the task up: its status is derived again (a failed task runs on, a parked one too)
+  task_resumed(state) {
+    state.parked = null;
+  },
+
+  // the queue gave up on the task: it stays parked, whatever else is recorded, until resumed.
+  // The stages its failed runs left open were cut off (the next take-up interrupts them in the
+  // log and runs them again); a mailbox stage still waits for its reply.
+  task_parked(state, event) {
+    state.parked = { reason: event.reason, failures: event.failures, at: event.at };
+    for (const stage of state.stages) {
+      if (stage?.status !== 'running' || state.activations.get(stage.activation)?.mailbox) continue;
+      stage.status = 'interrupted';
+    }
+  },
 
   // the store set the later events aside, so the fold never sees them: nothing to undo here
   task_restarted() {},
@@ -119,6 +133,7 @@ export const lifecycleReducers = {
 
 /** Whether the task is doing work, or which kind of person it waits for. */
 export function deriveStatus(state: Readonly<TaskState>): TaskStatus {
+  if (state.parked) return 'parked';
   let waitingGate = false;
   let waitingHuman = false;
   let waitingProvider = false;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type EventOf, TASK_EVENT_TYPES } from '../../core/events.js';
+import { type EventOf, isStopped, isTerminal, TASK_EVENT_TYPES } from '../../core/events.js';
+import { wakeUps } from '../plan/wake-ups.js';
 import { agent, Log, pipeline } from '../test-pipelines.js';
 import { reducers } from './reducers.js';
 import { applyEvent, mailboxWaits, waitingFor } from './task-state.js';
@@ -197,5 +198,41 @@ describe('a cancel', () => {
     expect(open).toEqual([]);
     expect(state.stages.map((s) => s.status)).toEqual(['completed', 'cancelled', 'interrupted', 'cancelled']);
     expect(state.stages[3]).toMatchObject({ finishedAt: '2026-01-01T00:00:31.000Z', durationMs: 30_000 });
+  });
+});
+
+describe('a parked task', () => {
+  const started = {
+    type: 'stage_started',
+    stage: 1,
+    activation: 'a1',
+    agent: 'a',
+    input: 'x',
+    attempt: 1,
+  } as const;
+  const parked = { type: 'task_parked', reason: 'refused append', failures: 4 } as const;
+
+  it('is parked, whatever else is recorded, until a person resumes it; its cut-off stage shows so', () => {
+    const log = new Log(pipeline(agent('a'))).add(started, parked);
+    expect(log.state.status).toBe('parked');
+    expect(log.state.parked).toMatchObject({ reason: 'refused append', failures: 4 });
+    expect(log.state.parked?.at).toBe(log.state.updatedAt);
+    expect(log.state.stages[0]!.status).toBe('interrupted');
+    expect(isStopped(log.state.status)).toBe(true);
+    expect(isTerminal(log.state.status)).toBe(false);
+    expect(wakeUps(log.state)).toEqual([]);
+    // a run that was in flight when it was parked records what it did: still parked
+    log.add({ type: 'stage_output', stage: 1, text: 'late' });
+    expect(log.state.status).toBe('parked');
+
+    log.add({ type: 'task_resumed', pid: 1 });
+    expect(log.state.status).toBe('running');
+    expect(log.state.parked).toBeNull();
+    expect(wakeUps(log.state)).not.toEqual([]);
+  });
+
+  it('can be cancelled', () => {
+    const log = new Log(pipeline(agent('a'))).add(started, parked, { type: 'task_cancelled', reason: 'no' });
+    expect(log.state.status).toBe('cancelled');
   });
 });

@@ -11,7 +11,7 @@ import type { FoldedEventType, Reducer, TaskState } from './types.js';
 
 export { branchLineage, lineageIn, openActivations } from './activations.js';
 export { conflictInput } from './branches.js';
-export { mailboxWaits, waitingFor } from './lifecycle.js';
+export { deriveStatus, mailboxWaits, waitingFor } from './lifecycle.js';
 export { recordStageInContext } from './stage-records.js';
 export type {
   Activation,

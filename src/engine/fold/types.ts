@@ -223,6 +223,8 @@ export interface TaskState {
   /** `hint`: what the user can do about it (the failed stage's error hint, or the task's own). */
   failure: { reason: string; stage: number | null; errorKind: string | null; hint: string | null } | null;
   cancelReason: string | null;
+  /** Parked after its wake-ups kept failing (task_parked), until a person resumes it. */
+  parked: { reason: string; failures: number; at: string } | null;
   /** When the task was cancelled (its `task_cancelled` event's time). */
   cancelledAt: string | null;
 }

@@ -1,4 +1,4 @@
-import { isTerminal } from '../../core/events.js';
+import { isStopped } from '../../core/events.js';
 import { findNode, type RuntimeName } from '../../core/pipeline.js';
 import type { TaskState } from '../fold/task-state.js';
 import { nextSteps, type Step } from './plan.js';
@@ -55,7 +55,7 @@ export function stepNotBefore(step: Step): string | null {
  * when the task has ended or waits for a person.
  */
 export function wakeUps(state: TaskState): WakeUp[] {
-  if (isTerminal(state.status)) return [];
+  if (isStopped(state.status)) return [];
   const byLane = new Map<string, WakeUp>();
   const need = (runtime: RuntimeName | null, labels: string[], at: string | null) => {
     const key = JSON.stringify([runtime, labels]);

@@ -4,6 +4,7 @@ import type { Route } from './define.js';
 import { named } from './define.js';
 import { serverApi } from './events.js';
 import { Diagnostic, pipelineApi } from './pipelines.js';
+import { queueApi } from './queue.js';
 import { runApi } from './run.js';
 import { taskApi } from './tasks.js';
 import { usageApi } from './usage.js';
@@ -31,5 +32,6 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(usageApi),
   ...Object.values(busApi),
   ...Object.values(workerApi),
+  ...Object.values(queueApi),
   ...Object.values(serverApi),
 ];

@@ -238,6 +238,12 @@ export const TaskDetail = named(
     mailbox: z.array(MailboxWaiting),
     mail_failed: z.array(MailFailure),
     error: z.string().nullable(),
+    parked: z
+      .strictObject({ reason: z.string(), failures: z.int(), at: z.string() })
+      .nullable()
+      .describe(
+        'parked: its runs failed past the queue retry limit (the last error, how many, when); POST …/resume runs it again',
+      ),
     hint: z
       .string()
       .nullable()
@@ -357,7 +363,8 @@ export const taskApi = {
   resume: route({
     method: 'post',
     path: '/api/tasks/:id/resume',
-    summary: 'carry on a task whose process is gone (or that was stopped), here in the background',
+    summary:
+      'carry on a task whose process is gone (or that was stopped), here in the background; a parked task goes back to the workers, its failure count cleared',
     params: task,
     responses: { 202: json('accepted: the task runs on in the background', Resumed) },
     errors: [404, 409],

@@ -86,9 +86,14 @@ export function taskRoutes(ctx: ServerContext): Hono {
     return reply(200, { id, status: 'cancelled' });
   });
 
-  handle(app, taskApi.resume, ({ params, reply }) => {
+  handle(app, taskApi.resume, async ({ params, reply }) => {
     const id = mustExist(ctx, params.id);
     mustNotHaveEnded(ctx.cache.state(id), 'resume');
+    // a task the queue parked goes back to the workers, its failure count cleared (as `troupe resume`)
+    if (await parkedOnQueue(ctx, id)) {
+      if (await ctx.resumeGivenUp([id])) return reply(202, { id, status: 'running' });
+      ctx.tasks.unpark(id); // no queue here (another config): a person's resume runs it here
+    }
     const holder = ctx.store.leaseHolder(id);
     if (holder && !ctx.runner.active.includes(id))
       throw new TaskBusyError(`task ${id} is being run by process ${holder.pid} on ${holder.host}`);
@@ -126,6 +131,12 @@ export function taskRoutes(ctx: ServerContext): Hono {
   });
 
   return app;
+}
+
+/** Parked by its log, or by the queue alone (its log refused to say so). */
+async function parkedOnQueue(ctx: ServerContext, id: string): Promise<boolean> {
+  if (ctx.cache.state(id).status === 'parked') return true;
+  return (await ctx.givenUp())?.parked.some((p) => p.taskId === id) ?? false;
 }
 
 function chunksJson(ctx: ServerContext, id: string) {

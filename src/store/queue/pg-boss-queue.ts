@@ -1,6 +1,7 @@
 import type PgBoss from 'pg-boss';
 import { withQueueDb } from './queue-db.js';
 import { namespaced, queueLocation } from './queue-namespace.js';
+import { type FailureCount, type ParkedTask, TaskFailures } from './task-failures.js';
 import {
   type DeadLetter,
   servesLane,
@@ -21,6 +22,8 @@ import {
  */
 
 export const DEAD_QUEUE = 'troupe-dead';
+/** Retries of a failed wake-up, and failed wake-ups of a task past its first, by default. */
+const DEFAULT_RETRY_LIMIT = 3;
 
 /**
  * Told each wake-up due now, with its queue's name: the workers serving it fetch at once rather
@@ -135,6 +138,7 @@ export class PgBossQueue implements WorkQueue {
   private readonly bossSchema: string;
   private readonly channel: string;
   private readonly url: string;
+  private readonly failures: TaskFailures;
 
   constructor(
     private readonly boss: PgBoss,
@@ -146,6 +150,7 @@ export class PgBossQueue implements WorkQueue {
     this.bossSchema = namespaced(BOSS_SCHEMA, schema);
     this.channel = namespaced(WAKE_CHANNEL, schema);
     this.url = queueLocation(settings.url).url;
+    this.failures = new TaskFailures(this.db, schema, settings.retryLimit ?? DEFAULT_RETRY_LIMIT);
   }
 
   get db(): PgBoss.Db {
@@ -192,7 +197,7 @@ export class PgBossQueue implements WorkQueue {
       { taskId: wake.taskId, lane: wake.lane },
       {
         singletonKey: wake.taskId,
-        retryLimit: this.settings.retryLimit ?? 3,
+        retryLimit: this.settings.retryLimit ?? DEFAULT_RETRY_LIMIT,
         retryDelay: this.settings.retryDelaySeconds ?? 10,
         retryBackoff: true,
         deadLetter: DEAD_QUEUE,
@@ -236,12 +241,25 @@ export class PgBossQueue implements WorkQueue {
     return toDeadLetters((await this.db.executeSql(deadLettersSql(this.bossSchema), [DEAD_QUEUE])).rows);
   }
 
+  countFailure(taskId: string, error: string): Promise<FailureCount> {
+    return this.failures.record(taskId, error);
+  }
+
+  parkedTask(taskId: string): Promise<ParkedTask | null> {
+    return this.failures.parkedTask(taskId);
+  }
+
+  parked(): Promise<ParkedTask[]> {
+    return this.failures.parked();
+  }
+
   async revive(taskId: string): Promise<boolean> {
     const { rows } = await this.db.executeSql(
       `DELETE FROM ${this.bossSchema}.job WHERE name = $1 AND data->>'taskId' = $2 AND state < 'active' RETURNING id`,
       [DEAD_QUEUE, taskId],
     );
-    return rows.length > 0;
+    const parked = await this.failures.clear(taskId);
+    return rows.length > 0 || parked;
   }
 
   async close(): Promise<void> {

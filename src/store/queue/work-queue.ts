@@ -1,3 +1,5 @@
+import type { FailureCount, ParkedTask } from './task-failures.js';
+
 /**
  * The work queue: wake-ups for tasks, nothing more. A task's state lives in the store; a job only
  * says "task T can make progress on a worker serving runtime R (from time t)". Running a wake-up
@@ -70,9 +72,21 @@ export interface WorkQueue {
   pause(lanes: readonly string[]): void;
   /** Stops taking wake-ups; resolves when the handlers running have returned. */
   stop(): Promise<void>;
-  /** Tasks whose wake-ups kept failing. */
+  /** Wake-ups whose retries ran out (since tasks are parked first: wake-ups for tasks this store lacks). */
   deadLetters(): Promise<DeadLetter[]>;
-  /** Takes the task out of the dead-letter queue; whether it was there. */
+  /**
+   * A failed wake-up of the task, counted against the task across jobs and workers
+   * (task-failures.ts): past the retry limit the task is parked.
+   */
+  countFailure(taskId: string, error: string): Promise<FailureCount>;
+  /** The task's parked mark, or null. */
+  parkedTask(taskId: string): Promise<ParkedTask | null>;
+  /** Every parked task, parked first first. */
+  parked(): Promise<ParkedTask[]>;
+  /**
+   * A person resumed the task: out of the dead-letter queue, its failure count and parked mark
+   * cleared; whether it was dead-lettered or parked.
+   */
   revive(taskId: string): Promise<boolean>;
   close(): Promise<void>;
 }
