@@ -1,8 +1,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { NotFoundError, StateError } from '../../core/errors.js';
 import {
+  currentPidScope,
   type EventStore,
   isHolderAlive,
   isSameProcess,
@@ -321,12 +323,21 @@ function migrate(db: Database.Database): void {
     })();
   }
   if (version < 2) {
-    // the lease holder's pid scope (core/event-store.ts isHolderAlive), and the troupe that wrote each event
+    // the lease holder's pid scope (core/event-store.ts isHolderAlive), and the troupe that wrote
+    // each event. A lease an older troupe took on this host is given this process's scope: the
+    // file is on this machine, and without a scope its holder would count as alive for good (SQLite
+    // leases do not expire), so a task whose troupe died before the upgrade could never be resumed
+    const scope = currentPidScope();
     db.transaction(() => {
+      // another process may have migrated it since it was read (IMMEDIATE: one at a time)
+      if ((db.pragma('user_version', { simple: true }) as number) >= 2) return;
       db.exec(`ALTER TABLE tasks ADD COLUMN lease_boot_id TEXT;
         ALTER TABLE tasks ADD COLUMN lease_pid_ns TEXT;
         ALTER TABLE events ADD COLUMN engine TEXT;`);
+      db.prepare(
+        'UPDATE tasks SET lease_boot_id = ?, lease_pid_ns = ? WHERE lease_pid IS NOT NULL AND lease_host = ?',
+      ).run(scope.bootId ?? null, scope.pidNamespace ?? null, hostname());
       db.pragma('user_version = 2');
-    })();
+    }).immediate();
   }
 }
