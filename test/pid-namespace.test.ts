@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
-import { bin, project, troupe, waitFor } from './support/troupe.js';
+import { startWorker, testDatabase } from './support/queue-db.js';
+import { bin, eventLog, project, troupe, waitFor } from './support/troupe.js';
 
 /**
  * D6 of the distributed review (2h): a troupe in another PID namespace under the same hostname
@@ -145,5 +146,55 @@ describe.skipIf(cannot)(
         },
         120_000,
       );
+
+    it.skipIf(pgUnreachable)(
+      "the review's 2h: a free worker in another namespace does not take a busy worker's live task on resume --detach",
+      async () => {
+        await using db = await testDatabase();
+        const dir = project({ 'p.yaml': pipeline });
+        const queue = { TROUPE_QUEUE: db.url };
+        // worker A on the host, busy with the task's long stage (concurrency 1)
+        const a = await startWorker(dir, db.url, ['--concurrency', '1']);
+        stops.push(() => a.stop());
+        const submitted = await troupe(dir, ['run', 'go', '--file', 'p.yaml', '--detach'], queue);
+        expect(submitted.code, submitted.stderr).toBe(0);
+        const id = submitted.stdout.trim();
+        await waitFor(() => (runs(dir) === 1 ? true : undefined), 30_000);
+        // worker B, free, in a PID namespace of its own under the same hostname: A's pid means nothing there
+        const b = await startWorker(dir, db.url, ['--concurrency', '1'], {}, [
+          'unshare',
+          '-p',
+          '--mount-proc',
+          '--kill-child=SIGTERM',
+        ]);
+        stops.push(() => b.stop());
+        const jobs = async () =>
+          db.query<{ state: string }>(
+            "SELECT state FROM pgboss.job WHERE data->>'taskId' = $1 AND name <> 'troupe-check' ORDER BY created_on",
+            [id],
+          );
+        const before = (await jobs()).length;
+        const resumed = await troupe(dir, ['resume', id, '--detach'], queue);
+        expect(resumed.code, resumed.stderr).toBe(0);
+        // the wake-up goes to B (A is busy): done with once B found the task held, unless B ran the stage again
+        await waitFor(async () => {
+          if (runs(dir) > 1) return true;
+          const after = await jobs();
+          return after.length > before && after.slice(before).every((job) => job.state === 'completed')
+            ? true
+            : undefined;
+        }, 60_000);
+        expect(runs(dir)).toBe(1);
+        expect(eventLog(dir, id).map((event) => event.type)).not.toContain('stage_interrupted');
+
+        writeFileSync(join(dir, 'release'), '');
+        await waitFor(
+          () => (eventLog(dir, id).some((event) => event.type === 'task_completed') ? true : undefined),
+          60_000,
+        );
+        expect(runs(dir)).toBe(1);
+      },
+      180_000,
+    );
   },
 );
