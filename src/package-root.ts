@@ -17,7 +17,11 @@ export function packageRoot(): string {
   return dir;
 }
 
+let version: string | undefined;
+
+/** This troupe's version (package.json's), read once. */
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
+  version ??= (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
     .version;
+  return version;
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../src/store/postgres/migrations.js';
+import { SQLITE_SCHEMA_VERSION } from '../src/store/sqlite/sqlite-store.js';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
 import { serve } from './support/serve.js';
 import { example, project, type TaskJson, troupe } from './support/troupe.js';
@@ -118,6 +119,7 @@ describe.skipIf(unreachable)(
         path: join(dir, '.troupe', 'troupe.db'),
         exists: false,
         userVersion: null,
+        known: SQLITE_SCHEMA_VERSION,
       });
     });
 

@@ -17,6 +17,8 @@ export const Exit = {
   integrity: 7,
   /** The store (PostgreSQL) cannot be reached or refuses the connection. */
   storeUnavailable: 8,
+  /** The store's schema is newer than this troupe knows: upgrade troupe (docs/distributed.md, "Upgrading a fleet"). */
+  storeTooNew: 9,
 } as const;
 
 export type ExitCode = (typeof Exit)[keyof typeof Exit];
@@ -38,6 +40,7 @@ export const EXIT_BY_CODE = {
   too_large: Exit.usage,
   store_invalid: Exit.usage,
   store_unavailable: Exit.storeUnavailable,
+  store_too_new: Exit.storeTooNew,
   lease_lost: Exit.failed,
   template_error: Exit.usage,
   condition_invalid: Exit.usage,

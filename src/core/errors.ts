@@ -16,6 +16,7 @@ export type TroupeErrorCode =
   // the event store (store/): its URL, its server, and a lease another process took over
   | 'store_invalid'
   | 'store_unavailable'
+  | 'store_too_new'
   | 'lease_lost'
   // the pipeline language and the project config (pipeline/)
   | 'template_error'
@@ -119,6 +120,14 @@ export class StoreConfigError extends TroupeError {
 /** The store's server cannot be reached or refuses this client (down, cut off, wrong password). */
 export class StoreUnavailableError extends TroupeError {
   readonly code = 'store_unavailable';
+}
+
+/**
+ * The store's schema has migrations this troupe does not know (a newer troupe migrated it): this
+ * one writes nothing to it, as it may not keep what the newer schema requires.
+ */
+export class StoreTooNewError extends TroupeError {
+  readonly code = 'store_too_new';
 }
 
 /**

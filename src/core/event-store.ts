@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { EventOf, StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
 
@@ -32,6 +33,13 @@ export interface TaskFilter {
 export interface LeaseHolder {
   pid: number;
   host: string;
+  /**
+   * The boot of the machine the pid is on, and the PID namespace it is in (Linux: the kernel's
+   * boot_id and `pid:[…]` of /proc/self/ns/pid; undefined elsewhere or when unreadable). Together
+   * with the host they say whether the pid means the same process to whoever reads it.
+   */
+  bootId?: string;
+  pidNamespace?: string;
   /** Which worker of the process, when one process runs several (`troupe worker`). */
   worker?: string;
 }
@@ -114,9 +122,40 @@ export interface ProviderWindow {
   resetAt: string;
 }
 
+/** Where this process's pid means something: its machine's boot and its PID namespace. */
+export interface PidScope {
+  bootId?: string;
+  pidNamespace?: string;
+}
+
+let ownScope: PidScope | undefined;
+
+/** This process's PidScope, read once (the files exist on Linux only). */
+export function currentPidScope(): PidScope {
+  if (!ownScope) {
+    const bootId = readOrUndefined(() => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+    const pidNamespace = readOrUndefined(() => readlinkSync('/proc/self/ns/pid'));
+    ownScope = { ...(bootId ? { bootId } : {}), ...(pidNamespace ? { pidNamespace } : {}) };
+  }
+  return ownScope;
+}
+
+function readOrUndefined(read: () => string): string | undefined {
+  try {
+    return read() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** This process, as the holder of a task's lease. */
 export function currentHolder(): LeaseHolder {
-  return { pid: process.pid, host: hostname() };
+  return { pid: process.pid, host: hostname(), ...currentPidScope() };
+}
+
+/** Whether two holders are the same process: one pid names one process only within one scope. */
+export function isSameProcess(a: LeaseHolder, b: LeaseHolder): boolean {
+  return a.pid === b.pid && a.host === b.host && a.bootId === b.bootId && a.pidNamespace === b.pidNamespace;
 }
 
 /** A new task id (T-XXXXXX); the store checks it is not taken. */
@@ -124,13 +163,28 @@ export function newTaskId(): string {
   return `T-${randomBytes(3).toString('hex').toUpperCase()}`;
 }
 
-/** Whether a lease's holder still runs: one on another host is taken to be; on this host, its pid is checked. */
+/**
+ * Whether a lease's holder still runs. Its pid is checked only when it provably names a process
+ * this one can see: the same host, the same boot and the same PID namespace as this process.
+ * Otherwise (another machine, a container with its own PIDs under a shared hostname, a holder
+ * recorded without its scope by an older troupe) it is taken to run: its lease then ends when
+ * it expires (PostgreSQL) or is released. Where the platform has neither (not Linux), host and
+ * pid are all there is, and both sides recorded no scope.
+ */
 export function isHolderAlive(holder: LeaseHolder): boolean {
-  if (holder.host !== hostname()) return true;
+  if (!pidIsVisibleHere(holder)) return true;
   try {
     process.kill(holder.pid, 0);
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+function pidIsVisibleHere(holder: LeaseHolder): boolean {
+  const own = currentPidScope();
+  if (process.platform === 'linux' && (!own.bootId || !own.pidNamespace)) return false;
+  return (
+    holder.host === hostname() && holder.bootId === own.bootId && holder.pidNamespace === own.pidNamespace
+  );
 }

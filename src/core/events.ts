@@ -419,7 +419,8 @@ const EVENT_TYPE_SET = {
 export const TASK_EVENT_TYPES = Object.keys(EVENT_TYPE_SET) as readonly TaskEventType[];
 
 /** An event as stored: a global sequence number (SSE id), its task and when it was written. */
-export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string };
+/** An event as the store keeps it; `engine` is the troupe version that appended it (SQL stores, from 0.1.0 on). */
+export type StoredEvent = TaskEvent & { seq: number; taskId: string; at: string; engine?: string };
 
 /**
  * Every status a task can have, in the order a task usually goes through them: the one list the

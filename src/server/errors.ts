@@ -51,6 +51,7 @@ export const STATUS_BY_CODE = {
   bus_config_invalid: 500,
   bus_partial_delivery: 500,
   store_invalid: 500,
+  store_too_new: 500,
   runtime_error: 502,
   registry_error: 502,
   authoring_failed: 502,

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotFoundError } from '../core/errors.js';
-import type { EventStore } from '../core/event-store.js';
+import { currentHolder, type EventStore, type LeaseHolder } from '../core/event-store.js';
 import { TASK_CREATED } from '../engine/test-pipelines.js';
 
 /** What every event store must do: SQLite and the in-memory store run it; PostgreSQL will run the same suite. */
@@ -212,12 +212,12 @@ export function storeContract(name: string, open: () => EventStore) {
       store = open();
       const { taskId } = store.createTask(created);
       const me = { pid: process.pid, host: 'this-host' };
-      expect(store.tryLease(taskId, { pid: process.pid, host: hostname() })).toBe(true);
-      expect(store.tryLease(taskId, { pid: 999_999_999, host: hostname() })).toBe(false);
-      store.releaseLease(taskId, { pid: process.pid, host: hostname() });
+      expect(store.tryLease(taskId, currentHolder())).toBe(true);
+      expect(store.tryLease(taskId, here(999_999_999))).toBe(false);
+      store.releaseLease(taskId, currentHolder());
       expect(store.leaseHolder(taskId)).toBeNull();
-      expect(store.tryLease(taskId, { pid: 999_999_998, host: hostname() })).toBe(true);
-      // that pid does not exist: the lease counts as free
+      expect(store.tryLease(taskId, here(999_999_998))).toBe(true);
+      // that pid does not exist here: the lease counts as free
       expect(store.leaseHolder(taskId)).toBeNull();
       expect(store.tryLease(taskId, me)).toBe(true);
     });
@@ -225,7 +225,7 @@ export function storeContract(name: string, open: () => EventStore) {
     it('releases a lease only for its holder, and leases no task it does not have', () => {
       store = open();
       const { taskId } = store.createTask(created);
-      const me = { pid: process.pid, host: hostname() };
+      const me = currentHolder();
       expect(store.tryLease(taskId, me)).toBe(true);
       store.releaseLease(taskId, { pid: process.pid, host: 'another-host' });
       expect(store.leaseHolder(taskId)).toEqual(me);
@@ -237,16 +237,37 @@ export function storeContract(name: string, open: () => EventStore) {
       store = open();
       const { taskId } = store.createTask(created);
       expect(store.lease(taskId)).toBeNull();
-      const me = { pid: process.pid, host: hostname() };
+      const me = currentHolder();
       expect(store.tryLease(taskId, me)).toBe(true);
       expect(store.lease(taskId)).toEqual({ holder: me, alive: true });
       store.releaseLease(taskId, me);
       expect(store.lease(taskId)).toBeNull();
-      const dead = { pid: 999_999_997, host: hostname() };
+      const dead = here(999_999_997);
       expect(store.tryLease(taskId, dead)).toBe(true);
       expect(store.lease(taskId)).toEqual({ holder: dead, alive: false });
       expect(store.tryLease(taskId, me)).toBe(true);
       expect(store.lease(taskId)).toEqual({ holder: me, alive: true });
     });
+
+    it('takes a pid on this host for a live holder unless it is in this boot and PID namespace', () => {
+      store = open();
+      const { taskId } = store.createTask(created);
+      // the same hostname, a pid that does not run here: another container's, or one recorded
+      // without its scope (an older troupe); either may be a live process this one cannot see
+      const elsewhere = { ...here(999_999_996), pidNamespace: 'pid:[1]' };
+      const unscoped = { pid: 999_999_995, host: hostname() };
+      for (const holder of process.platform === 'linux' ? [elsewhere, unscoped] : [elsewhere]) {
+        expect(store.tryLease(taskId, holder)).toBe(true);
+        expect(store.lease(taskId)).toEqual({ holder, alive: true });
+        expect(store.tryLease(taskId, currentHolder())).toBe(false);
+        store.releaseLease(taskId, holder);
+      }
+      // the same pid in another namespace is another process: not this one's lease to renew
+      expect(store.tryLease(taskId, { ...currentHolder(), pidNamespace: 'pid:[1]' })).toBe(true);
+      expect(store.tryLease(taskId, currentHolder())).toBe(false);
+    });
   });
 }
+
+/** A holder on this host, in this process's boot and PID namespace, with another pid. */
+const here = (pid: number): LeaseHolder => ({ ...currentHolder(), pid });

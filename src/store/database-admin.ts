@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { migrate, migrationStatus } from './postgres/migrations.js';
-import { connectPostgres, type PgClient, storeError } from './postgres/postgres-store.js';
-import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { LATEST_VERSION, migrate, migrationStatus, recordedVersion } from './postgres/migrations.js';
+import { connectPostgres, type PgClient, storeError, storePlace } from './postgres/postgres-store.js';
+import { openSqliteStore, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-store.js';
 import { redactStoreUrl, type StoreLocation } from './store-url.js';
 
 /** What `troupe db status` reports: where the store is and which schema version it is at. */
@@ -16,18 +16,35 @@ export type DatabaseStatus =
       client: PgClient;
       migrations: Array<{ version: number; name: string; appliedAt: string | null }>;
       pending: number[];
+      /** The highest version recorded in the schema (0: not created yet). */
+      version: number;
+      /** The last version this troupe knows: a `version` past it was migrated by a newer troupe, which this one refuses. */
+      known: number;
     }
-  | { kind: 'sqlite'; path: string; exists: boolean; userVersion: number | null };
+  | {
+      kind: 'sqlite';
+      path: string;
+      exists: boolean;
+      userVersion: number | null;
+      /** The last user_version this troupe knows (the SQLite store migrates itself on open). */
+      known: number;
+    };
 
 /** The store's schema version, read without changing anything. */
 export function databaseStatus(location: StoreLocation): DatabaseStatus {
   if (location.kind === 'sqlite') {
     if (!existsSync(location.file))
-      return { kind: 'sqlite', path: location.file, exists: false, userVersion: null };
+      return {
+        kind: 'sqlite',
+        path: location.file,
+        exists: false,
+        userVersion: null,
+        known: SQLITE_SCHEMA_VERSION,
+      };
     const db = new Database(location.file, { readonly: true });
     try {
       const userVersion = db.pragma('user_version', { simple: true }) as number;
-      return { kind: 'sqlite', path: location.file, exists: true, userVersion };
+      return { kind: 'sqlite', path: location.file, exists: true, userVersion, known: SQLITE_SCHEMA_VERSION };
     } finally {
       db.close();
     }
@@ -41,6 +58,8 @@ export function databaseStatus(location: StoreLocation): DatabaseStatus {
       client: db.client,
       migrations,
       pending: migrations.filter((m) => m.appliedAt === null).map((m) => m.version),
+      version: recordedVersion(db),
+      known: LATEST_VERSION,
     };
   });
 }
@@ -52,7 +71,9 @@ export function migrateDatabase(location: StoreLocation): number[] {
     openSqliteStore(location.file).close();
     return [];
   }
-  return withPostgres(location, (db) => migrate(db, location.schema));
+  return withPostgres(location, (db) =>
+    migrate(db, location.schema, storePlace(location.url, location.schema)),
+  );
 }
 
 function withPostgres<T>(

@@ -2,6 +2,7 @@ import { NotFoundError, StateError } from '../core/errors.js';
 import {
   type EventStore,
   isHolderAlive,
+  isSameProcess,
   type LeaseHolder,
   newTaskId,
   type ProviderWindow,
@@ -153,14 +154,14 @@ export function openMemoryStore(): EventStore {
     tryLease(taskId, holder) {
       const task = taskRow(taskId);
       const lease = task.lease;
-      const held = lease !== null && !(lease.pid === holder.pid && lease.host === holder.host);
+      const held = lease !== null && !isSameProcess(lease, holder);
       if (held && isHolderAlive(lease)) return false;
       task.lease = { ...holder };
       return true;
     },
     releaseLease(taskId, holder) {
       const task = tasks.get(taskId);
-      if (task?.lease?.pid === holder.pid && task.lease.host === holder.host) task.lease = null;
+      if (task?.lease && isSameProcess(task.lease, holder)) task.lease = null;
     },
     leaseHolder(taskId) {
       const lease = tasks.get(taskId)?.lease ?? null;

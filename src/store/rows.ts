@@ -18,6 +18,8 @@ export interface EventRow {
   task_id: string;
   at: string;
   data: string;
+  /** The troupe version that appended it (null: one from before it was recorded). */
+  engine?: string | null;
 }
 
 // the parsed object is new: completed in place rather than copied (every resume reads the whole log)
@@ -26,6 +28,7 @@ export function toStored(row: EventRow): StoredEvent {
   event.seq = row.seq;
   event.taskId = row.task_id;
   event.at = row.at;
+  if (row.engine) event.engine = row.engine;
   return event;
 }
 

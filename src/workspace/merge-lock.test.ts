@@ -3,6 +3,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { currentHolder } from '../core/event-store.js';
 import { fileMergeLock } from './merge-lock.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'troupe-merge-lock-'));
@@ -42,7 +43,7 @@ describe('fileMergeLock', () => {
     const gone = await execa('node', ['-e', 'process.stdout.write(String(process.pid))']);
     const file = await lockFile(lock, locks);
     // an owner killed while holding it left its file behind
-    writeFileSync(join(locks, file), JSON.stringify({ pid: Number(gone.stdout), host: hostname() }));
+    writeFileSync(join(locks, file), JSON.stringify({ ...currentHolder(), pid: Number(gone.stdout) }));
     expect(readdirSync(locks)).toHaveLength(1);
     await expect(lock.withMergeLock('k', async () => Promise.reject(new Error('boom')))).rejects.toThrow(
       'boom',
@@ -55,7 +56,7 @@ describe('fileMergeLock', () => {
     const locks = dir();
     const lock = fileMergeLock(locks, { timeoutMs: 300 });
     const file = await lockFile(lock, locks);
-    writeFileSync(join(locks, file), JSON.stringify({ pid: process.ppid, host: hostname() }));
+    writeFileSync(join(locks, file), JSON.stringify({ ...currentHolder(), pid: process.ppid }));
     await expect(lock.withMergeLock('k', async () => 'never')).rejects.toThrow(
       `is still held by process ${process.ppid} on ${hostname()}`,
     );

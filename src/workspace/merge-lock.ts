@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StateError } from '../core/errors.js';
-import { currentHolder, isHolderAlive, type LeaseHolder } from '../core/event-store.js';
+import { currentHolder, isHolderAlive, isSameProcess, type LeaseHolder } from '../core/event-store.js';
 import type { MergeLock } from '../core/merge-lock.js';
 import { takingTurns } from './turns.js';
 
 /**
  * The local MergeLock (core/merge-lock.ts): one lock file per key in `dir`, created exclusively,
- * holding its owner's pid and host. An owner that died (its pid is gone on this host) is taken
- * over; one on another host is waited for. Within a process the holders of a key take turns too.
+ * holding its owner's pid, host and pid scope. An owner that died (its pid is gone on this host,
+ * in this PID namespace) is taken over; one on another host or namespace is waited for. Within a process the holders of a key take turns too.
  * This serializes merges on one machine; across machines git's refusal of a non-fast-forward push
  * is the guard, and with tasks in PostgreSQL its advisory lock (store/advisory-merge-lock.ts).
  */
@@ -57,7 +57,7 @@ function tryTake(path: string, key: string): boolean {
     return false;
   }
   const moved = readOwner(aside);
-  if (moved && (moved.pid !== owner?.pid || moved.host !== owner.host)) {
+  if (moved && !(owner && isSameProcess(moved, owner))) {
     try {
       linkSync(aside, path);
     } catch {}
@@ -78,9 +78,14 @@ function young(path: string): boolean {
 function readOwner(path: string): LeaseHolder | null {
   try {
     const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<LeaseHolder>;
-    return typeof parsed.pid === 'number' && typeof parsed.host === 'string'
-      ? { pid: parsed.pid, host: parsed.host }
-      : null;
+    if (typeof parsed.pid !== 'number' || typeof parsed.host !== 'string') return null;
+    const { bootId, pidNamespace } = parsed;
+    return {
+      pid: parsed.pid,
+      host: parsed.host,
+      ...(typeof bootId === 'string' ? { bootId } : {}),
+      ...(typeof pidNamespace === 'string' ? { pidNamespace } : {}),
+    };
   } catch {
     return null;
   }

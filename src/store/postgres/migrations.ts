@@ -1,3 +1,4 @@
+import { refuseNewerSchema } from '../schema-version.js';
 import type { SyncPg } from './sync-client.js';
 
 /**
@@ -14,7 +15,7 @@ export interface Migration {
 // transaction commits, so a reader of `eventsSince` never sees seq N+1 before N (which it would then
 // pass over for good); and as writes are one at a time, the task's status read after it is current
 // until the commit (no row lock needed)
-const SEQ_LOCK = `pg_advisory_xact_lock(7451, hashtext(current_schema()))`;
+export const SEQ_LOCK = `pg_advisory_xact_lock(7451, hashtext(current_schema()))`;
 
 const FENCE = `
   IF p_epoch IS NOT NULL AND NOT EXISTS (
@@ -325,7 +326,47 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 6,
+    name: "the lease holder's boot and PID namespace, and the troupe version of each event",
+    sql: `
+-- a pid names one process only within one boot and one PID namespace (containers sharing a
+-- hostname have their own): a holder is judged dead before its lease expires only when both are
+-- this process's too (core/event-store.ts isHolderAlive)
+ALTER TABLE leases ADD COLUMN boot_id text, ADD COLUMN pid_ns text;
+
+-- the troupe that appended each event, from its session's troupe.engine (connectPostgres sets it):
+-- no argument more for the writing functions. Events from before have none (the default is set
+-- after the column is added, so they are not given this session's version)
+ALTER TABLE events ADD COLUMN engine text;
+ALTER TABLE events ALTER COLUMN engine SET DEFAULT current_setting('troupe.engine', true);
+
+-- troupe_take_lease with the holder's scope: the holder's own lease is the same pid, host,
+-- worker, boot and namespace (another container's pid 1 is not this one's). The six-argument form
+-- stays for the workers of an earlier troupe until they are upgraded
+CREATE FUNCTION troupe_take_lease(p_task text, p_pid integer, p_host text, p_worker text, p_boot text,
+  p_ns text, p_epoch bigint, p_ms float8)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE v_epoch bigint;
+BEGIN
+  PERFORM ${SEQ_LOCK};
+  INSERT INTO leases AS l (task_id, pid, host, worker, boot_id, pid_ns, epoch, expires_at)
+    VALUES (p_task, p_pid, p_host, p_worker, p_boot, p_ns, 1, now() + make_interval(secs => p_ms / 1000))
+    ON CONFLICT (task_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, worker = excluded.worker,
+      boot_id = excluded.boot_id, pid_ns = excluded.pid_ns, epoch = l.epoch + 1, expires_at = excluded.expires_at
+    WHERE (p_epoch IS NULL AND (l.pid IS NULL OR l.expires_at <= now()
+        OR (l.pid = p_pid AND l.host = p_host AND l.worker IS NOT DISTINCT FROM p_worker
+          AND l.boot_id IS NOT DISTINCT FROM p_boot AND l.pid_ns IS NOT DISTINCT FROM p_ns)))
+      OR l.epoch = p_epoch
+    RETURNING epoch INTO v_epoch;
+  RETURN v_epoch;
+END $$;
+`,
+  },
 ];
+
+/** The last version this troupe knows: a schema with a later one was migrated by a newer troupe. */
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((step) => step.version));
 
 export interface MigrationState {
   version: number;
@@ -344,12 +385,14 @@ const BOOKKEEPING = `CREATE TABLE IF NOT EXISTS schema_migrations (
  * name: of two processes starting together, the second waits and then finds nothing to do.
  * Returns the versions it applied.
  */
-export function migrate(db: SyncPg, schema: string | null): number[] {
+export function migrate(db: SyncPg, schema: string | null, where: string): number[] {
   return db.transaction(() => {
     db.query(`SELECT pg_advisory_xact_lock(7450, hashtext(coalesce($1, current_schema())))`, [schema]);
     if (schema) db.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     db.query(BOOKKEEPING);
     const done = new Set(appliedVersions(db));
+    // thrown in the transaction: the schema and bookkeeping created above are rolled back too
+    refuseNewerSchema(Math.max(0, ...done), LATEST_VERSION, where);
     const applied: number[] = [];
     for (const step of MIGRATIONS) {
       if (done.has(step.version)) continue;
@@ -361,12 +404,15 @@ export function migrate(db: SyncPg, schema: string | null): number[] {
   });
 }
 
+/** The highest version recorded in the schema (0: none, or no troupe tables); read-only. */
+export function recordedVersion(db: SyncPg): number {
+  if (!hasBookkeeping(db)) return 0;
+  return Math.max(0, ...appliedVersions(db));
+}
+
 /** Every known step, with when it was applied (null: not yet); read-only. */
 export function migrationStatus(db: SyncPg): MigrationState[] {
-  const exists = db.query<{ found: boolean }>(
-    `SELECT to_regclass('schema_migrations') IS NOT NULL AS found`,
-  )[0]?.found;
-  const rows = exists
+  const rows = hasBookkeeping(db)
     ? db.query<{ version: number; applied_at: string }>(
         `SELECT version, to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS applied_at
          FROM schema_migrations`,
@@ -378,6 +424,13 @@ export function migrationStatus(db: SyncPg): MigrationState[] {
     name: step.name,
     appliedAt: at.get(step.version) ?? null,
   }));
+}
+
+function hasBookkeeping(db: SyncPg): boolean {
+  return (
+    db.query<{ found: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS found`)[0]?.found ===
+    true
+  );
 }
 
 function appliedVersions(db: SyncPg): number[] {

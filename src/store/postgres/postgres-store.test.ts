@@ -7,11 +7,12 @@ import {
   postgresUnreachable,
   scratchSchemaName,
 } from '../../../test/support/postgres.js';
-import { LeaseLostError, StoreUnavailableError } from '../../core/errors.js';
+import { LeaseLostError, StoreTooNewError, StoreUnavailableError } from '../../core/errors.js';
 import type { EventStore } from '../../core/event-store.js';
 import { TASK_CREATED } from '../../engine/test-pipelines.js';
+import { packageVersion } from '../../package-root.js';
 import { storeContract } from '../contract.js';
-import { MIGRATIONS } from './migrations.js';
+import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import { loadLibpq } from './native-pg.js';
 import {
   connectPostgres,
@@ -444,6 +445,49 @@ if (unreachable) {
           );
           expect(store.task('T-000001')?.currentAgent).toBe('writer');
           expect(store.tasks()[0]).toMatchObject({ id: 'T-000001', currentAgent: 'writer' });
+        });
+
+        it('records the troupe version with each event it appends; one written without it (an older troupe) has none', async () => {
+          const schema = scratchSchemaName();
+          const store = openScratch({ schema });
+          open.push(store);
+          const { taskId } = store.createTask(created);
+          const [appended] = store.append(taskId, [output('x')], { status: 'running' });
+          expect(appended?.engine).toBe(packageVersion());
+          // the writing function as an older troupe calls it: its session sets no troupe.engine
+          await sql(
+            schema,
+            `SELECT troupe_append($1, ARRAY['stage_output'], ARRAY[$2], '2026-12-01T10:05:00.000Z', 'running', NULL)`,
+            [taskId, JSON.stringify(output('old'))],
+          );
+          expect([...store.events(taskId)].map((event) => event.engine)).toEqual([
+            packageVersion(),
+            packageVersion(),
+            undefined,
+          ]);
+        });
+
+        it('refuses to open a schema with a migration newer than it knows, even one only read', async () => {
+          const schema = scratchSchemaName();
+          openScratch({ schema }).close();
+          await sql(
+            schema,
+            `INSERT INTO schema_migrations (version, name) VALUES ($1, 'from a newer troupe')`,
+            [LATEST_VERSION + 1],
+          );
+          const line = `the store's schema is at version ${LATEST_VERSION + 1}, newer than this troupe knows (${LATEST_VERSION}): upgrade troupe (this is ${packageVersion()}; `;
+          for (const existing of [false, true]) {
+            const error = (() => {
+              try {
+                openScratch({ schema, existing }).close();
+              } catch (thrown) {
+                return thrown as Error;
+              }
+            })();
+            expect(error).toBeInstanceOf(StoreTooNewError);
+            expect(error?.message).toContain(line);
+            expect(error?.message).toContain(`(schema ${schema}))`);
+          }
         });
 
         it('plans the task list once per connection, however many tasks the store holds', async () => {

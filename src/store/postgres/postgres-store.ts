@@ -16,8 +16,9 @@ import {
 } from '../../core/event-store.js';
 import { type EventOf, isTerminal, type StoredEvent, type TaskEvent } from '../../core/events.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
+import { engineVersion, refuseNewerSchema } from '../schema-version.js';
 import { redactStoreUrl } from '../store-url.js';
-import { migrate } from './migrations.js';
+import { LATEST_VERSION, migrate, recordedVersion } from './migrations.js';
 import { libpqConninfo, loadLibpq, NativePg } from './native-pg.js';
 import { PgQueryError } from './pg-query-error.js';
 import { SyncPg } from './sync-client.js';
@@ -55,6 +56,8 @@ interface LeaseRow {
   pid: number | null;
   host: string | null;
   worker: string | null;
+  boot_id: string | null;
+  pid_ns: string | null;
   epoch: number | null;
   expired: boolean | null;
   task: string | null;
@@ -70,7 +73,12 @@ export function connectPostgres(url: string, options: PostgresStoreOptions = {})
   const parsed = new URL(url);
   const urlOptions = parsed.searchParams.get('options');
   parsed.searchParams.delete('options');
-  const settings = { ...(options.schema ? { search_path: options.schema } : {}), ...options.settings };
+  const settings = {
+    ...(options.schema ? { search_path: options.schema } : {}),
+    // the events this session appends record it (migration 6's default for events.engine)
+    'troupe.engine': engineVersion(),
+    ...options.settings,
+  };
   const sessionOptions = (extra: Record<string, string>) =>
     [
       urlOptions ?? '',
@@ -181,16 +189,19 @@ export function storeError(error: unknown, url: string, taskId?: string): unknow
  * The event store on PostgreSQL, for many processes on many machines (docs/distributed.md).
  * Synchronous like the others: each call is a round trip through sync-client.ts.
  */
-/** Throws unless troupe's tables are in the schema the connection serves (its search_path). */
-function requireTables(db: SyncPg, url: string, schema: string | null): void {
-  const found = db.query<{ found: boolean }>(
-    `SELECT to_regclass('schema_migrations') IS NOT NULL AS found`,
-  )[0]?.found;
-  if (!found)
-    throw new NotFoundError(
-      `no troupe store at ${redactStoreUrl(url)}${schema ? ` (schema ${schema})` : ''}`,
-    );
+/**
+ * Throws unless troupe's tables are in the schema the connection serves (its search_path), at a
+ * version this troupe knows.
+ */
+export function requireTables(db: SyncPg, url: string, schema: string | null): void {
+  const version = recordedVersion(db);
+  if (!version) throw new NotFoundError(`no troupe store at ${storePlace(url, schema)}`);
+  refuseNewerSchema(version, LATEST_VERSION, storePlace(url, schema));
 }
+
+/** The store as an operator names it: its URL without the password, and its schema. */
+export const storePlace = (url: string, schema: string | null) =>
+  `${redactStoreUrl(url)}${schema ? ` (schema ${schema})` : ''}`;
 
 /** The first key of troupe's named advisory locks ('trup'); the store's own locks take one key. */
 const ADVISORY_NAMESPACE = 0x74727570;
@@ -207,7 +218,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   };
   try {
     if (options.existing) run(() => requireTables(db, url, options.schema ?? null));
-    else run(() => migrate(db, options.schema ?? null));
+    else run(() => migrate(db, options.schema ?? null, storePlace(url, options.schema ?? null)));
   } catch (error) {
     db.close();
     throw error;
@@ -257,8 +268,9 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     }
   };
 
+  const engine = engineVersion();
   const stored = (event: TaskEvent, seq: number, taskId: string, at: string) =>
-    ({ ...event, seq, taskId, at }) as StoredEvent;
+    ({ ...event, seq, taskId, at, engine }) as StoredEvent;
 
   /** Pages of rows through a keyset on seq: never the whole result in memory. */
   function* paged(sql: string, params: unknown[], afterSeq: number): IterableIterator<StoredEvent> {
@@ -297,7 +309,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   const readLease = (taskId: string): LeaseRow | undefined =>
     run(() =>
       db.query<LeaseRow>(
-        `SELECT t.id AS task, l.pid, l.host, l.worker, l.epoch, l.expires_at <= now() AS expired
+        `SELECT t.id AS task, l.pid, l.host, l.worker, l.boot_id, l.pid_ns, l.epoch, l.expires_at <= now() AS expired
          FROM tasks t LEFT JOIN leases l ON l.task_id = t.id WHERE t.id = $1`,
         [taskId],
       ),
@@ -305,6 +317,8 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   const holderOf = (row: LeaseRow): LeaseHolder => ({
     pid: row.pid!,
     host: row.host ?? '',
+    ...(row.boot_id ? { bootId: row.boot_id } : {}),
+    ...(row.pid_ns ? { pidNamespace: row.pid_ns } : {}),
     ...(row.worker ? { worker: row.worker } : {}),
   });
   /**
@@ -314,8 +328,17 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
   const takeLease = (taskId: string, holder: LeaseHolder, epoch: number | null) => {
     try {
       const [row] = db.query<{ epoch: number | null }>(
-        'SELECT troupe_take_lease($1, $2, $3, $4, $5, $6) AS epoch',
-        [taskId, holder.pid, holder.host, holder.worker ?? null, epoch, leaseMs],
+        'SELECT troupe_take_lease($1, $2, $3, $4, $5, $6, $7, $8) AS epoch',
+        [
+          taskId,
+          holder.pid,
+          holder.host,
+          holder.worker ?? null,
+          holder.bootId ?? null,
+          holder.pidNamespace ?? null,
+          epoch,
+          leaseMs,
+        ],
       );
       return row?.epoch ?? undefined;
     } catch (error) {
@@ -389,7 +412,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     },
     events(taskId, afterSeq = 0) {
       return paged(
-        `SELECT seq, task_id, at, data FROM events
+        `SELECT seq, task_id, at, data, engine FROM events
          WHERE task_id = $1 AND superseded_by IS NULL AND seq > $2 ORDER BY seq LIMIT $3`,
         [taskId],
         afterSeq,
@@ -400,7 +423,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
         ? 'AND task_id IN (SELECT task_id FROM events WHERE type = $2 AND superseded_by IS NULL)'
         : 'AND $2::text IS NULL';
       return paged(
-        `SELECT seq, task_id, at, data FROM events
+        `SELECT seq, task_id, at, data, engine FROM events
          WHERE type = ANY($1) ${tasks} AND superseded_by IS NULL AND seq > $3 ORDER BY seq LIMIT $4`,
         [[...types], ofTasksWith ?? null],
         0,
@@ -409,7 +432,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
     eventsSince(afterSeq, limit) {
       return run(() =>
         db.query<EventRow>(
-          'SELECT seq, task_id, at, data FROM events WHERE seq > $1 AND superseded_by IS NULL ORDER BY seq LIMIT $2',
+          'SELECT seq, task_id, at, data, engine FROM events WHERE seq > $1 AND superseded_by IS NULL ORDER BY seq LIMIT $2',
           [afterSeq, limit],
         ),
       ).map(toStored);
@@ -444,10 +467,19 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       try {
         run(() =>
           db.query(
-            `UPDATE leases SET pid = NULL, host = NULL, worker = NULL
+            `UPDATE leases SET pid = NULL, host = NULL, worker = NULL, boot_id = NULL, pid_ns = NULL
              WHERE task_id = $1 AND pid = $2 AND host = $3 AND worker IS NOT DISTINCT FROM $4
-               AND ($5::bigint IS NULL OR epoch = $5)`,
-            [taskId, holder.pid, holder.host, holder.worker ?? null, epochs.get(taskId) ?? null],
+               AND boot_id IS NOT DISTINCT FROM $5 AND pid_ns IS NOT DISTINCT FROM $6
+               AND ($7::bigint IS NULL OR epoch = $7)`,
+            [
+              taskId,
+              holder.pid,
+              holder.host,
+              holder.worker ?? null,
+              holder.bootId ?? null,
+              holder.pidNamespace ?? null,
+              epochs.get(taskId) ?? null,
+            ],
           ),
         );
       } finally {

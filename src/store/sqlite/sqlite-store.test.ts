@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { TaskFilter } from '../../core/event-store.js';
+import { currentHolder, type TaskFilter } from '../../core/event-store.js';
+import { TASK_CREATED } from '../../engine/test-pipelines.js';
 import { storeContract } from '../contract.js';
 import { openSqliteStore, taskListSql } from './sqlite-store.js';
 
@@ -96,6 +98,33 @@ describe('sqlite store: a task list costs the same whatever the store holds', ()
       }
     } finally {
       db.close();
+    }
+  });
+});
+
+describe('sqlite store: a store written before lease holders had a pid scope', () => {
+  it("gives its leases on this host this process's scope, so a holder that died before the upgrade can be resumed", () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');
+    let store = openSqliteStore(file);
+    const dead = store.createTask(TASK_CREATED).taskId;
+    const remote = store.createTask(TASK_CREATED).taskId;
+    store.close();
+    // as troupe 0.1.0 left it: user_version 1, leases by pid and host only
+    const old = new Database(file);
+    old.exec('ALTER TABLE tasks DROP COLUMN lease_boot_id; ALTER TABLE tasks DROP COLUMN lease_pid_ns');
+    old.exec('ALTER TABLE events DROP COLUMN engine');
+    const gone = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']));
+    old.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?').run(gone, hostname(), dead);
+    old.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?').run(gone, 'elsewhere', remote);
+    old.pragma('user_version = 1');
+    old.close();
+    store = openSqliteStore(file);
+    try {
+      expect(store.lease(dead)).toEqual({ holder: { ...currentHolder(), pid: gone }, alive: false });
+      expect(store.tryLease(dead, currentHolder())).toBe(true);
+      expect(store.lease(remote)).toEqual({ holder: { pid: gone, host: 'elsewhere' }, alive: true });
+    } finally {
+      store.close();
     }
   });
 });

@@ -1,10 +1,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { NotFoundError, StateError } from '../../core/errors.js';
 import {
+  currentPidScope,
   type EventStore,
   isHolderAlive,
+  isSameProcess,
   type Lease,
   type LeaseHolder,
   newTaskId,
@@ -15,6 +18,7 @@ import {
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 import { ANY_ACCOUNT } from '../../core/provider-key.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
+import { engineVersion, refuseNewerSchema } from '../schema-version.js';
 
 const SCHEMA = `
 -- the row is written when the status changes, not on every commit (that would cost one more page
@@ -103,6 +107,12 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   if (options.existing && !existsSync(file)) throw new NotFoundError(`no troupe store at ${file}`);
   mkdirSync(dirname(file), { recursive: true });
   const db = new Database(file, { fileMustExist: options.existing === true });
+  try {
+    refuseNewerSchema(db.pragma('user_version', { simple: true }) as number, SQLITE_SCHEMA_VERSION, file);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('busy_timeout = 5000');
@@ -113,28 +123,34 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   const insertTask = db.prepare(
     'INSERT INTO tasks (id, status, pipeline, input, current_agent, created_at, updated_at) VALUES (?, ?, ?, ?, NULL, ?, ?)',
   );
-  const insertEvent = db.prepare('INSERT INTO events (task_id, type, at, data) VALUES (?, ?, ?, ?)');
+  const insertEvent = db.prepare(
+    'INSERT INTO events (task_id, type, at, data, engine) VALUES (?, ?, ?, ?, ?)',
+  );
+  const engine = engineVersion();
   const selectTask = db.prepare<[string], TaskRow>(`${summaryOf('tasks')} WHERE t.id = ?`);
   const selectStatus = db.prepare<[string], { status: TaskStatus }>('SELECT status FROM tasks WHERE id = ?');
   const updateTask = db.prepare('UPDATE tasks SET status = ?, updated_at = ? WHERE id = ?');
   const selectEvents = db.prepare<[string, number], EventRow>(
-    'SELECT seq, task_id, at, data FROM events WHERE task_id = ? AND seq > ? AND superseded_by IS NULL ORDER BY seq',
+    'SELECT seq, task_id, at, data, engine FROM events WHERE task_id = ? AND seq > ? AND superseded_by IS NULL ORDER BY seq',
   );
   const selectSince = db.prepare<[number, number], EventRow>(
-    'SELECT seq, task_id, at, data FROM events WHERE seq > ? AND superseded_by IS NULL ORDER BY seq LIMIT ?',
+    'SELECT seq, task_id, at, data, engine FROM events WHERE seq > ? AND superseded_by IS NULL ORDER BY seq LIMIT ?',
   );
-  const selectLease = db.prepare<[string], { lease_pid: number | null; lease_host: string | null }>(
-    'SELECT lease_pid, lease_host FROM tasks WHERE id = ?',
+  const selectLease = db.prepare<[string], LeaseRow>(
+    'SELECT lease_pid, lease_host, lease_boot_id, lease_pid_ns FROM tasks WHERE id = ?',
   );
   const leaseOf = (taskId: string): Lease | null => {
     const row = selectLease.get(taskId);
     if (!row || row.lease_pid === null) return null;
-    const holder = { pid: row.lease_pid, host: row.lease_host ?? '' };
+    const holder = holderOf(row);
     return { holder, alive: isHolderAlive(holder) };
   };
-  const setLease = db.prepare('UPDATE tasks SET lease_pid = ?, lease_host = ? WHERE id = ?');
+  const setLease = db.prepare(
+    'UPDATE tasks SET lease_pid = ?, lease_host = ?, lease_boot_id = ?, lease_pid_ns = ? WHERE id = ?',
+  );
   const clearLease = db.prepare(
-    'UPDATE tasks SET lease_pid = NULL, lease_host = NULL WHERE id = ? AND lease_pid = ? AND lease_host = ?',
+    `UPDATE tasks SET lease_pid = NULL, lease_host = NULL, lease_boot_id = NULL, lease_pid_ns = NULL
+     WHERE id = ? AND lease_pid = ? AND lease_host = ? AND lease_boot_id IS ? AND lease_pid_ns IS ?`,
   );
   const upsertWindow = db.prepare(
     `INSERT INTO provider_windows (provider, reset_at) VALUES (?, ?)
@@ -165,8 +181,8 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   };
 
   const write = (taskId: string, event: TaskEvent, at: string): StoredEvent => {
-    const info = insertEvent.run(taskId, event.type, at, JSON.stringify(event));
-    return { ...event, seq: Number(info.lastInsertRowid), taskId, at } as StoredEvent;
+    const info = insertEvent.run(taskId, event.type, at, JSON.stringify(event), engine);
+    return { ...event, seq: Number(info.lastInsertRowid), taskId, at, engine } as StoredEvent;
   };
 
   const createTask = db.transaction((event: Extract<TaskEvent, { type: 'task_created' }>): StoredEvent => {
@@ -209,9 +225,11 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   const tryLease = db.transaction((taskId: string, holder: LeaseHolder): boolean => {
     const row = selectLease.get(taskId);
     if (!row) throw new NotFoundError(`no task ${taskId}`);
-    const held = row.lease_pid !== null && !(row.lease_pid === holder.pid && row.lease_host === holder.host);
-    if (held && isHolderAlive({ pid: row.lease_pid!, host: row.lease_host ?? '' })) return false;
-    setLease.run(holder.pid, holder.host, taskId);
+    if (row.lease_pid !== null) {
+      const current = holderOf(row);
+      if (!isSameProcess(current, holder) && isHolderAlive(current)) return false;
+    }
+    setLease.run(holder.pid, holder.host, holder.bootId ?? null, holder.pidNamespace ?? null, taskId);
     return true;
   });
 
@@ -233,7 +251,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
         : '';
       const rows = db
         .prepare<unknown[], EventRow>(
-          `SELECT seq, task_id, at, data FROM events WHERE type IN (${list}) ${tasks} AND superseded_by IS NULL ORDER BY seq`,
+          `SELECT seq, task_id, at, data, engine FROM events WHERE type IN (${list}) ${tasks} AND superseded_by IS NULL ORDER BY seq`,
         )
         .iterate(...types, ...(ofTasksWith ? [ofTasksWith] : []));
       for (const row of rows) yield toStored(row);
@@ -251,7 +269,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
     },
     tryLease: (taskId, holder) => tryLease.immediate(taskId, holder),
     releaseLease(taskId, holder) {
-      clearLease.run(taskId, holder.pid, holder.host);
+      clearLease.run(taskId, holder.pid, holder.host, holder.bootId ?? null, holder.pidNamespace ?? null);
     },
     leaseHolder(taskId) {
       const lease = leaseOf(taskId);
@@ -271,6 +289,23 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   };
 }
 
+interface LeaseRow {
+  lease_pid: number | null;
+  lease_host: string | null;
+  lease_boot_id: string | null;
+  lease_pid_ns: string | null;
+}
+
+const holderOf = (row: LeaseRow): LeaseHolder => ({
+  pid: row.lease_pid!,
+  host: row.lease_host ?? '',
+  ...(row.lease_boot_id ? { bootId: row.lease_boot_id } : {}),
+  ...(row.lease_pid_ns ? { pidNamespace: row.lease_pid_ns } : {}),
+});
+
+/** The last step migrate() knows: a store past it was migrated by a newer troupe, and is refused. */
+export const SQLITE_SCHEMA_VERSION = 2;
+
 /** Brings a store written by an older troupe up to this schema (`user_version` counts the steps). */
 function migrate(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
@@ -286,5 +321,23 @@ function migrate(db: Database.Database): void {
       );
       db.pragma('user_version = 1');
     })();
+  }
+  if (version < 2) {
+    // the lease holder's pid scope (core/event-store.ts isHolderAlive), and the troupe that wrote
+    // each event. A lease an older troupe took on this host is given this process's scope: the
+    // file is on this machine, and without a scope its holder would count as alive for good (SQLite
+    // leases do not expire), so a task whose troupe died before the upgrade could never be resumed
+    const scope = currentPidScope();
+    db.transaction(() => {
+      // another process may have migrated it since it was read (IMMEDIATE: one at a time)
+      if ((db.pragma('user_version', { simple: true }) as number) >= 2) return;
+      db.exec(`ALTER TABLE tasks ADD COLUMN lease_boot_id TEXT;
+        ALTER TABLE tasks ADD COLUMN lease_pid_ns TEXT;
+        ALTER TABLE events ADD COLUMN engine TEXT;`);
+      db.prepare(
+        'UPDATE tasks SET lease_boot_id = ?, lease_pid_ns = ? WHERE lease_pid IS NOT NULL AND lease_host = ?',
+      ).run(scope.bootId ?? null, scope.pidNamespace ?? null, hostname());
+      db.pragma('user_version = 2');
+    }).immediate();
   }
 }
