@@ -1,5 +1,5 @@
-import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { currentHolder } from '../core/event-store.js';
 import { TASK_CREATED } from '../engine/test-pipelines.js';
 import { openMemoryStore } from '../store/memory-store.js';
 import { meteredStore } from './metered-store.js';
@@ -14,9 +14,9 @@ describe('meteredStore', () => {
       wakeFailed: () => counted.wakeFailed++,
     });
     const { taskId } = store.createTask(TASK_CREATED);
-    const me = { pid: process.pid, host: hostname() };
+    const me = currentHolder();
     // a holder on this machine whose process is gone (a kill -9), its lease still recorded
-    expect(store.tryLease(taskId, { pid: 4_194_303, host: hostname() })).toBe(true);
+    expect(store.tryLease(taskId, { ...me, pid: 4_194_303 })).toBe(true);
     expect(store.tryLease(taskId, me)).toBe(true);
     expect(counted.takeover).toBe(1);
     // taken again after a clean hand-back: no takeover
