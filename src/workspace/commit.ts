@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { git, gitOk, identityEnv, resolveCommit } from './git.js';
+import { gitOk, identityEnv, resolveCommit } from './git.js';
 
 /**
  * Commits everything the agent changed in a worktree (new, modified and deleted files; ignored
