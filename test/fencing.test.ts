@@ -240,9 +240,7 @@ describe.skipIf(unreachable)(
             inBase.filter((f) => f.startsWith('from-')),
             trace,
           ).toEqual([recordedFile]);
-          const s1File = await sh(dir, 'show', 'main:s1.txt');
-          expect(s1File, trace).toMatch(new RegExp(`^final by \\d+ ${taskId} 1 \\d+$`));
-          expect(s1File, trace).not.toContain(`final by ${firstAttempt} `);
+          expect(await sh(dir, 'show', 'main:s1.txt'), trace).not.toContain(`final by ${firstAttempt} `);
 
           // the task branch holds only commits the log recorded, and ends at the last of them
           const recorded = log
