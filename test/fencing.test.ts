@@ -14,7 +14,7 @@ import { rev, sh, status, tmpRepo, writeFiles } from './support/git-repo.js';
 import { dropSchemas, PG_URL, postgresUnreachable, scratchSchemaName } from './support/postgres.js';
 import { alive, taggedPids } from './support/processes.js';
 import { startWorker, type TestDatabase, testDatabase, type WorkerProcess } from './support/queue-db.js';
-import { troupe, waitFor } from './support/troupe.js';
+import { eventLog, project, troupe, waitFor } from './support/troupe.js';
 
 /**
  * Fencing reaches the worktree (docs/distributed.md, "Fencing"): a stage's commit counts only if
@@ -265,3 +265,25 @@ describe.skipIf(unreachable)(
     );
   },
 );
+
+describe('the idempotency key of an agent and a gate', () => {
+  it('every command agent and command gate gets TROUPE_TASK_ID, TROUPE_STAGE and TROUPE_ATTEMPT', async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: probe
+    runtime: command
+    command: [sh, -c, 'echo "agent $TROUPE_TASK_ID $TROUPE_STAGE $TROUPE_ATTEMPT"']
+    gate: {type: command, command: 'if [ -f gate-seen ]; then exit 0; fi; touch gate-seen; echo "gate $TROUPE_TASK_ID $TROUPE_STAGE $TROUPE_ATTEMPT"; exit 1'}
+`,
+    });
+    const run = await troupe(dir, ['run', 'go', '--file', 'p.yaml', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const id = JSON.parse(run.stdout).id as string;
+    const log = eventLog(dir, id);
+    expect(log.filter((e) => e.type === 'stage_completed').map((e) => e.data.output)).toEqual([
+      `agent ${id} 1 1\n`,
+      `agent ${id} 2 1\n`,
+    ]);
+    expect(log.find((e) => e.type === 'gate_decided')?.data.reason).toContain(`gate ${id} 1 1`);
+  });
+});
