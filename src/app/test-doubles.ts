@@ -3,7 +3,7 @@ import type { TaskEvent, TaskEventType } from '../core/events.js';
 import type { WorkspaceSettings } from '../core/pipeline.js';
 import { RuntimeError } from '../core/runtime.js';
 import type { TaskMail } from '../core/task-mail.js';
-import type { TaskWorkspace } from '../core/task-workspace.js';
+import type { StageCommit, TaskWorkspace } from '../core/task-workspace.js';
 import type { TaskState } from '../engine/fold/task-state.js';
 import type { TaskAdapters, TaskProjection, TroupeMcp } from '../engine/ports.js';
 import { TaskService } from '../engine/task-service.js';
@@ -41,10 +41,13 @@ export class MemoryWorkspace implements TaskWorkspace {
     };
   }
 
-  async commit(path: string, info: { task: string; stage: number; agent: string }): Promise<string | null> {
+  async commit(path: string, info: { task: string; stage: number; agent: string }): Promise<StageCommit> {
     this.calls.push(`commit ${info.agent} ${path}`);
-    return `sha-${++this.commits}`;
+    return { sha: `sha-${++this.commits}`, parent: `sha-${this.commits - 1}` };
   }
+
+  /** Branches are names here: nothing to move. */
+  async advance(): Promise<void> {}
 
   async align(path: string, _taskId: string, expected: string | null): Promise<void> {
     this.calls.push(`align ${path} at ${expected}`);

@@ -102,6 +102,12 @@ export interface EventStore {
    */
   onLeaseLost?(listener: (taskId: string) => void): () => void;
   /**
+   * Whether the lease this store took on the task is still its own (not taken over, not expired),
+   * asked before work the log cannot fence (git in a shared worktree); true when this store took
+   * none. Only stores whose leases can be lost (PostgreSQL) have it.
+   */
+  holdsLease?(taskId: string): boolean;
+  /**
    * Calls `listener` soon after any process appended events, with the highest new seq (null when
    * unknown: some may have been appended unseen); returns the unsubscribe. A reader of
    * `eventsSince` then need not poll. Only stores that are told (PostgreSQL: LISTEN/NOTIFY) have it.

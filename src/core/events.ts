@@ -4,6 +4,7 @@ import type { RoutingConfig } from './routing.js';
 import type { Effort, RuntimeErrorKind } from './runtime.js';
 import type { Script } from './script.js';
 import type { Spec, TaskSize } from './spec.js';
+import type { StrayCommit } from './task-workspace.js';
 
 /**
  * Every change to a task is one of these events, appended to the store. Task state is a
@@ -293,8 +294,12 @@ export type TaskEvent =
     }
   /** The resolver's stage for a join's conflict is done: the join merges what is left. */
   | { type: 'conflict_handled'; activation: string; resolver: string; stage: number }
-  | { type: 'workspace_merged'; into: string; how: string; sha: string }
-  | { type: 'workspace_conflict'; into: string; files: string[] }
+  /**
+   * `stray`: the task branch's tip was a commit the log never recorded (a superseded attempt's):
+   * kept as a tag, the branch put back at the recorded commit, and that merged.
+   */
+  | { type: 'workspace_merged'; into: string; how: string; sha: string; stray?: StrayCommit }
+  | { type: 'workspace_conflict'; into: string; files: string[]; stray?: StrayCommit }
   /** `merge: on_complete` could not merge (a dirty base checkout, a git failure): left for `troupe merge`. */
   | { type: 'workspace_merge_failed'; into: string; reason: string }
   /** A choice the scheduler made for a stage, and why (the decision log). */

@@ -36,6 +36,15 @@ export function taskProcessTag(taskId: string): string {
 }
 
 /**
+ * Which attempt of which stage of which task a process works for: every agent and command gate
+ * gets these, the key that makes its own side effects (a deploy, a ticket, a payment) idempotent
+ * when a stage runs again after a crash or a takeover (docs/runtimes.md).
+ */
+export function attemptEnv(taskId: string, stage: number, attempt: number): Record<string, string> {
+  return { TROUPE_TASK_ID: taskId, TROUPE_STAGE: String(stage), TROUPE_ATTEMPT: String(attempt) };
+}
+
+/**
  * What troupe's own environment holds that its agents and gates must not get: the server's
  * token would let an agent decide its own gate through the API, and the store's URL (often with
  * a password) would let it append a verdict to the log itself (docs/security.md). An agent's MCP
@@ -80,6 +89,8 @@ export interface RuntimeRequest {
   command?: readonly string[] | null;
   /** runtime `openai`: where to send the request. */
   openai?: OpenAiEndpoint | null;
+  /** Added to the environment of every process of the call: the call's `attemptEnv`. */
+  env?: Record<string, string> | null;
   /** What the `PROCESS_TAG_ENV` of every process of the call starts with: the task's `taskProcessTag`. */
   processTag?: string | null;
   /** When set, every raw line the runtime reads is appended here (for debugging). */

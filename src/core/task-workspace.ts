@@ -10,6 +10,22 @@ export interface Conflict {
 }
 
 /**
+ * A stage's commit: `sha` is what the log records; `parent` the branch tip it was made on, which
+ * `advance` moves from (null: the branch is at `sha` already, the agent committed its work itself).
+ */
+export interface StageCommit {
+  sha: string;
+  parent: string | null;
+}
+
+/** A commit on the task branch that the log never recorded, set aside before the merge. */
+export interface StrayCommit {
+  sha: string;
+  /** The tag that keeps it, for forensics: `troupe/stray/<task>/<n>`. */
+  tag: string;
+}
+
+/**
  * What a task does with git when it works in a worktree (`workspace: {isolation: worktree}`, or
  * the default for a pipeline whose agents edit code, pipeline/isolation.ts): its own
  * worktree and branch, a commit after every stage, and a merge back into base at the end.
@@ -23,7 +39,22 @@ export interface TaskWorkspace {
     cwd: string,
     settings: WorkspaceSettings,
   ): Promise<{ path: string; branch: string; base: string; repo: string }>;
-  commit(path: string, info: { task: string; stage: number; agent: string }): Promise<string | null>;
+  /**
+   * The stage's commit of what changed in `path`, made WITHOUT moving its branch: it counts only
+   * once the stage's events are stored under the task's lease, and then `advance` puts it on the
+   * branch. `recorded`: the branch's last commit in the log. Null when the stage left nothing (no
+   * change, and no commit of the agent's own beyond `recorded`).
+   */
+  commit(
+    path: string,
+    info: { task: string; stage: number; agent: string },
+    recorded: string | null,
+  ): Promise<StageCommit | null>;
+  /**
+   * Moves the worktree's branch to the stage's commit, from the tip it was made on
+   * (compare-and-swap); with `workspace: {remote}`, pushes it.
+   */
+  advance(path: string, commit: StageCommit): Promise<void>;
   /**
    * Puts the worktree at the commit the task's log says it is at (its last stage's commit, or
    * where the branch started): after a crash or a restart, what the log does not know is set
@@ -32,12 +63,19 @@ export interface TaskWorkspace {
   align(path: string, taskId: string, expected: string | null, base: string): Promise<void>;
   /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */
   verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
+  /**
+   * Merges the task branch into `base`, and only what the log recorded: `recorded` is the branch's
+   * last commit in the log (null: none, the branch's start). A tip that is not it (a superseded
+   * attempt's commit) is kept as tag `troupe/stray/<task>/<n>` and the branch put back at
+   * `recorded` before the merge (`stray` says so); never merged.
+   */
   merge(
     repo: string,
     taskId: string,
     settings: WorkspaceSettings,
     base: string,
-  ): Promise<{ merged: string; sha: string } | { conflict: string[] }>;
+    recorded: string | null,
+  ): Promise<({ merged: string; sha: string } | { conflict: string[] }) & { stray?: StrayCommit }>;
   /**
    * A fan-out branch's worktree (`troupe/<task>--<agent>`). With `expected` (the log knows this
    * branch: a resumed run) it is reused and put back at that commit; without, the branch starts

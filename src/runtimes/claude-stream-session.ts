@@ -144,7 +144,8 @@ export class ClaudeStreamSessions {
       bin: launch.bin,
       args,
       cwd: request.cwd,
-      ...(launch.env ? { env: launch.env } : {}),
+      // a kept process serves the agent's next stages too: it keeps the env of the stage that started it
+      ...(launch.env || request.env ? { env: { ...request.env, ...launch.env } } : {}),
       openStdin: true,
       ...(request.processTag ? { tagPrefix: request.processTag } : {}),
     });

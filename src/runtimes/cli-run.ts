@@ -65,7 +65,7 @@ export async function* runCli(call: CliInvocation): AsyncGenerator<RuntimeEvent>
       bin: call.bin,
       args: call.args,
       cwd: request.cwd,
-      ...(call.env ? { env: call.env } : {}),
+      ...(call.env || request.env ? { env: { ...request.env, ...call.env } } : {}),
       ...(call.input !== undefined ? { input: call.input } : {}),
       rawLogPath: request.rawLogPath ?? null,
       ...(request.processTag ? { tagPrefix: request.processTag } : {}),

@@ -1,4 +1,7 @@
-import { git, gitOk, identityEnv } from './git.js';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { gitOk, identityEnv, resolveCommit } from './git.js';
 
 /**
  * Commits everything the agent changed in a worktree (new, modified and deleted files; ignored
@@ -6,15 +9,63 @@ import { git, gitOk, identityEnv } from './git.js';
  * signing are skipped: these are troupe's bookkeeping commits, made with nobody at the keyboard.
  */
 export async function commitStage(options: { path: string; message: string }): Promise<string | null> {
+  const built = await buildCommit(options);
+  if (!built) return null;
+  await advanceBranch(options.path, built);
+  return built.sha;
+}
+
+/** A commit made but not yet on its branch: `parent` is the branch's tip it was made on. */
+export interface BuiltCommit {
+  sha: string;
+  parent: string;
+}
+
+/**
+ * The commit of everything changed in the worktree, made on its HEAD without moving any ref, nor
+ * the worktree's own index (the files are staged in a copy of it): until `advanceBranch`, the
+ * commit is on no branch, so work that is never recorded leaves no trace there. Null when nothing
+ * changed.
+ */
+export async function buildCommit(options: { path: string; message: string }): Promise<BuiltCommit | null> {
   const { path, message } = options;
-  await gitOk(path, ['add', '--all']);
-  const staged = await git(path, ['diff', '--cached', '--quiet']);
-  if (staged.code === 0) return null;
-  if (staged.code !== 1) await gitOk(path, ['diff', '--cached', '--quiet']);
-  await gitOk(path, ['commit', '--quiet', '--no-verify', '--no-gpg-sign', '-m', message], {
-    env: await identityEnv(path),
-  });
-  return (await gitOk(path, ['rev-parse', 'HEAD'])).trim();
+  const parent = await resolveCommit(path, 'HEAD');
+  if (!parent) throw new Error(`${path} has no commit to build on`);
+  const index = (await gitOk(path, ['rev-parse', '--git-path', 'index'])).trim();
+  const real = isAbsolute(index) ? index : join(path, index);
+  const scratch = `${real}.troupe-${randomBytes(4).toString('hex')}`;
+  try {
+    if (existsSync(real)) {
+      copyFileSync(real, scratch);
+      // with the index's own time: a file changed in the second the index was written stays
+      // suspect to git (its "racy" check), not taken for unchanged by its size and time
+      const { atime, mtime } = statSync(real);
+      utimesSync(scratch, atime, mtime);
+    }
+    const env = { GIT_INDEX_FILE: scratch };
+    await gitOk(path, ['add', '--all'], { env });
+    const tree = (await gitOk(path, ['write-tree'], { env })).trim();
+    const parentTree = (await gitOk(path, ['rev-parse', `${parent}^{tree}`])).trim();
+    if (tree === parentTree) return null;
+    const sha = (
+      await gitOk(path, ['commit-tree', '--no-gpg-sign', '-p', parent, '-m', message, tree], {
+        env: await identityEnv(path),
+      })
+    ).trim();
+    return { sha, parent };
+  } finally {
+    rmSync(scratch, { force: true });
+  }
+}
+
+/**
+ * Moves the worktree's branch from the commit's parent to the commit (compare-and-swap: a branch
+ * that moved meanwhile is a GitError, nothing changed), and its index with it; the files are the
+ * commit's already.
+ */
+export async function advanceBranch(path: string, commit: BuiltCommit): Promise<void> {
+  await gitOk(path, ['update-ref', '-m', 'troupe: stage commit', 'HEAD', commit.sha, commit.parent]);
+  await gitOk(path, ['reset', '--quiet']);
 }
 
 export interface StageCommitInfo {

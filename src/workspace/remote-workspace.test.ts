@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { originAndClones, read, rev, sh, writeFiles } from '../../test/support/git-repo.js';
 import type { WorkspaceSettings } from '../core/pipeline.js';
+import type { TaskWorkspace } from '../core/task-workspace.js';
 import { fileMergeLock } from './merge-lock.js';
 import { PushRejectedError } from './remote-repo.js';
 import { remoteWorkspace } from './remote-workspace.js';
@@ -26,12 +27,20 @@ const worker = (root: string) =>
 const onOrigin = (origin: string, ref: string) => rev(origin, ref);
 const stage = (n: number, agent = 'dev') => ({ task: 'T-1', stage: n, agent });
 
+/** A stage's commit, put on its branch (as the executor does once the stage is recorded). */
+async function commitOn(ws: TaskWorkspace, path: string, info: ReturnType<typeof stage>) {
+  const made = await ws.commit(path, info, null);
+  if (!made) return null;
+  await ws.advance(path, made);
+  return made.sha;
+}
+
 /** Stage 1 of T-1 on machine A, pushed. */
 async function firstStageOn(a: string) {
   const ws = worker(a);
   const ready = await ws.prepare('T-1', a, settings());
   writeFiles(ready.path, { 'one.txt': 'stage 1\n' });
-  const sha = (await ws.commit(ready.path, stage(1)))!;
+  const sha = (await commitOn(ws, ready.path, stage(1)))!;
   return { ws, ready, sha };
 }
 
@@ -50,13 +59,13 @@ describe('remote workspace: worktrees across machines', () => {
     await wsB.align(there.path, 'T-1', first.sha, 'main');
     expect(read(there.path, 'one.txt')).toBe('stage 1\n');
     writeFiles(there.path, { 'two.txt': 'stage 2\n' });
-    const second = (await wsB.commit(there.path, stage(2)))!;
+    const second = (await commitOn(wsB, there.path, stage(2)))!;
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(second);
     expect(await rev(origin, `${second}^`)).toBe(first.sha);
 
     // A, still at stage 1, may not push over B's stage: refused, never forced
     writeFiles(first.ready.path, { 'stale.txt': 'late\n' });
-    await expect(first.ws.commit(first.ready.path, stage(2))).rejects.toThrow(PushRejectedError);
+    await expect(commitOn(first.ws, first.ready.path, stage(2))).rejects.toThrow(PushRejectedError);
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(second);
 
     // and A's next run starts where the remote is
@@ -73,7 +82,7 @@ describe('remote workspace: worktrees across machines', () => {
     const first = await firstStageOn(a);
     // stage 2 committed here, and the process died before pushing (and before the log knew)
     writeFiles(first.ready.path, { 'two.txt': 'attempt 1\n' });
-    const lost = (await gitWorkspace.commit(first.ready.path, stage(2)))!;
+    const lost = (await commitOn(gitWorkspace, first.ready.path, stage(2)))!;
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(first.sha);
 
     const ws = worker(a);
@@ -82,7 +91,7 @@ describe('remote workspace: worktrees across machines', () => {
     expect(await rev(ready.path, 'HEAD')).toBe(first.sha);
     expect(await rev(a, `troupe/archive/T-1-${lost.slice(0, 12)}`)).toBe(lost);
     writeFiles(ready.path, { 'two.txt': 'attempt 2\n' });
-    const second = (await ws.commit(ready.path, stage(2)))!;
+    const second = (await commitOn(ws, ready.path, stage(2)))!;
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(second);
     expect(await rev(origin, `${second}^`)).toBe(first.sha);
   });
@@ -92,7 +101,7 @@ describe('remote workspace: worktrees across machines', () => {
     const [a, b] = clones as [string, string];
     const first = await firstStageOn(a);
     writeFiles(first.ready.path, { 'two.txt': 'unrecorded\n' });
-    const unrecorded = (await first.ws.commit(first.ready.path, stage(2)))!;
+    const unrecorded = (await commitOn(first.ws, first.ready.path, stage(2)))!;
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(unrecorded);
 
     const wsB = worker(b);
@@ -101,7 +110,7 @@ describe('remote workspace: worktrees across machines', () => {
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(first.sha);
     expect(await onOrigin(origin, `troupe/archive/T-1-${unrecorded.slice(0, 12)}`)).toBe(unrecorded);
     writeFiles(ready.path, { 'two.txt': 'recorded\n' });
-    const second = (await wsB.commit(ready.path, stage(2)))!;
+    const second = (await commitOn(wsB, ready.path, stage(2)))!;
     expect(await rev(origin, `${second}^`)).toBe(first.sha);
   });
 
@@ -113,7 +122,7 @@ describe('remote workspace: worktrees across machines', () => {
     const left = await first.ws.prepareBranch(a, 'T-1', 'left', settings(), null);
     expect(left.start).toBe(first.sha);
     writeFiles(left.path, { 'left.txt': 'L\n' });
-    const leftSha = (await first.ws.commit(left.path, stage(2, 'left')))!;
+    const leftSha = (await commitOn(first.ws, left.path, stage(2, 'left')))!;
     expect(await onOrigin(origin, 'troupe/T-1--left')).toBe(leftSha);
 
     const wsB = worker(b);
@@ -121,7 +130,7 @@ describe('remote workspace: worktrees across machines', () => {
     const right = await wsB.prepareBranch(a, 'T-1', 'right', settings(), null);
     expect(right.start).toBe(first.sha);
     writeFiles(right.path, { 'right.txt': 'R\n' });
-    const rightSha = (await wsB.commit(right.path, stage(3, 'right')))!;
+    const rightSha = (await commitOn(wsB, right.path, stage(3, 'right')))!;
 
     const wsC = worker(c);
     const task = await wsC.prepare('T-1', a, settings());
@@ -153,9 +162,9 @@ describe('remote workspace: worktrees across machines', () => {
 
     const wsC = worker(c);
     const results = await Promise.all([
-      first.ws.merge(a, 'T-1', settings(), 'main'),
-      wsB.merge(b, 'T-1', settings(), 'main'),
-      wsC.merge(c, 'T-1', settings(), 'main'),
+      first.ws.merge(a, 'T-1', settings(), 'main', null),
+      wsB.merge(b, 'T-1', settings(), 'main', null),
+      wsC.merge(c, 'T-1', settings(), 'main', null),
     ]);
     const tip = await onOrigin(origin, 'main');
     const merges = (await sh(origin, 'rev-list', '--merges', 'main')).split('\n').filter(Boolean);
@@ -164,7 +173,7 @@ describe('remote workspace: worktrees across machines', () => {
     for (const result of results) expect(result).toEqual({ merged: expect.any(String), sha: tip });
     expect(results.map((r) => ('merged' in r ? r.merged : 'conflict'))).toContain('merge-commit');
     // and again: nothing doubled
-    expect(await wsB.merge(b, 'T-1', settings(), 'main')).toEqual({ merged: 'up-to-date', sha: tip });
+    expect(await wsB.merge(b, 'T-1', settings(), 'main', null)).toEqual({ merged: 'up-to-date', sha: tip });
   });
 
   it('tasks of one worker fetch and push in one repository at the same time', async () => {
@@ -175,8 +184,8 @@ describe('remote workspace: worktrees across machines', () => {
       ids.map(async (id) => {
         const ready = await ws.prepare(id, clones[0]!, settings());
         writeFiles(ready.path, { [`${id}.txt`]: `${id}\n` });
-        const sha = await ws.commit(ready.path, { task: id, stage: 1, agent: 'dev' });
-        await ws.merge(ready.repo, id, settings(), 'main');
+        const sha = await commitOn(ws, ready.path, { task: id, stage: 1, agent: 'dev' });
+        await ws.merge(ready.repo, id, settings(), 'main', null);
         return sha;
       }),
     );
@@ -192,12 +201,12 @@ describe('remote workspace: worktrees across machines', () => {
     const ws = worker(a);
     const ready = await ws.prepare('T-1', a, settings());
     writeFiles(ready.path, { 'README.md': 'the task says\n' });
-    await ws.commit(ready.path, stage(1));
+    await commitOn(ws, ready.path, stage(1));
     writeFiles(b, { 'README.md': 'someone else says\n' });
     await sh(b, 'commit', '-qam', 'other work');
     await sh(b, 'push', '-q', 'origin', 'main');
     const before = await onOrigin(origin, 'main');
-    expect(await ws.merge(a, 'T-1', settings(), 'main')).toEqual({ conflict: ['README.md'] });
+    expect(await ws.merge(a, 'T-1', settings(), 'main', null)).toEqual({ conflict: ['README.md'] });
     expect(await onOrigin(origin, 'main')).toBe(before);
     expect(readdirSync(join(a, '.troupe', 'tmp'))).toEqual([]);
   });
@@ -210,9 +219,9 @@ describe('remote workspace: worktrees across machines', () => {
     const ready = await ws.prepare('T-1', dir, settings(origin));
     expect(ready.path.startsWith(join(dir, '.troupe', 'remotes'))).toBe(true);
     writeFiles(ready.path, { 'one.txt': '1\n' });
-    const sha = await ws.commit(ready.path, stage(1));
+    const sha = await commitOn(ws, ready.path, stage(1));
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(sha);
-    expect(await ws.merge(ready.repo, 'T-1', settings(origin), 'main')).toEqual({
+    expect(await ws.merge(ready.repo, 'T-1', settings(origin), 'main', null)).toEqual({
       merged: 'fast-forward',
       sha,
     });

@@ -70,11 +70,12 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
       return ready;
     },
 
-    async commit(path, info) {
-      const sha = await local.commit(path, info);
+    commit: local.commit,
+
+    async advance(path, commit) {
+      await local.advance(path, commit);
       const at = published.get(path);
       if (at) await pushBranch(at, at.branch);
-      return sha;
     },
 
     async align(path, taskId, expected, base) {
@@ -86,8 +87,10 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
       await publishAsLogged(at, at.branch, taskId);
     },
 
-    async merge(repo, taskId, settings, base) {
-      if (!settings.remote) return local.merge(repo, taskId, settings, base);
+    async merge(repo, taskId, settings, base, recorded) {
+      if (!settings.remote) return local.merge(repo, taskId, settings, base, recorded);
+      // the remote's task branch is pushed only after a stage's events are stored (advance), and
+      // without force: it holds recorded commits only
       const at = await locate(settings.remote);
       const url = (await gitOk(at.repo, ['remote', 'get-url', at.remote])).trim();
       const branch = taskBranch(taskId, settings.branch_prefix);

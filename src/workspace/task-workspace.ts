@@ -1,8 +1,9 @@
 import { StateError } from '../core/errors.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
-import { commitStage, stageCommitMessage } from './commit.js';
+import { advanceBranch, buildCommit, commitStage, stageCommitMessage } from './commit.js';
 import { gitOk, isAncestor, resolveCommit } from './git.js';
 import { mergeBranches, mergeIntoBase } from './merge.js';
+import { restoreRecordedTip } from './recorded-tip.js';
 import { findRepo, isDirty } from './repo.js';
 import { ensureBranchWorktree, ensureTaskWorktree, taskBranch } from './task-worktree.js';
 import { withVerifyCheckout } from './verify-checkout.js';
@@ -25,8 +26,15 @@ export const gitWorkspace: TaskWorkspace = {
     });
     return { path: worktree.path, branch: worktree.branch, base: worktree.base, repo };
   },
-  commit(path, info) {
-    return commitStage({ path, message: stageCommitMessage(info) });
+  async commit(path, info, recorded) {
+    const built = await buildCommit({ path, message: stageCommitMessage(info) });
+    if (built) return built;
+    // nothing left uncommitted: the agent may have committed its work itself
+    const head = await resolveCommit(path, 'HEAD');
+    return head && recorded && head !== recorded ? { sha: head, parent: null } : null;
+  },
+  async advance(path, commit) {
+    if (commit.parent) await advanceBranch(path, { sha: commit.sha, parent: commit.parent });
   },
   async align(path, taskId, expected, base) {
     const head = await resolveCommit(path, 'HEAD');
@@ -40,10 +48,13 @@ export const gitWorkspace: TaskWorkspace = {
   verifyAt(repo, taskId, sha, fn) {
     return withVerifyCheckout({ repo, taskId, sha }, (checkout) => fn(checkout.path));
   },
-  async merge(repo, taskId, settings, base) {
+  async merge(repo, taskId, settings, base, recorded) {
+    const branch = taskBranch(taskId, settings.branch_prefix);
+    const stray = await restoreRecordedTip({ repo, taskId, branch, base, recorded });
     const result = await mergeIntoBase({ repo, taskId, base, branchPrefix: settings.branch_prefix });
-    if ('conflict' in result) return { conflict: result.conflict.files };
-    return { merged: result.merged, sha: result.sha };
+    const aside = stray ? { stray } : {};
+    if ('conflict' in result) return { conflict: result.conflict.files, ...aside };
+    return { merged: result.merged, sha: result.sha, ...aside };
   },
   async prepareBranch(repo, taskId, agent, settings, expected) {
     const worktree = await ensureBranchWorktree({

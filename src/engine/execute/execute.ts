@@ -1,4 +1,4 @@
-import { StateError, StoreUnavailableError, TaskBusyError } from '../../core/errors.js';
+import { LeaseLostError, StateError, StoreUnavailableError, TaskBusyError } from '../../core/errors.js';
 import { currentHolder } from '../../core/event-store.js';
 import { isTerminal, type TaskEvent } from '../../core/events.js';
 import { type AgentNode, findNode } from '../../core/pipeline.js';
@@ -64,7 +64,7 @@ class TaskRun implements RunContext {
       flushed: () => this.wake(),
     });
     this.files = new FileSync(ports.files, () => this.events.state);
-    this.workspace = new RunWorkspace(taskId, ports.workspace, this.events);
+    this.workspace = new RunWorkspace(taskId, ports.workspace, this.events, () => this.fence());
   }
 
   get state(): TaskState {
@@ -106,6 +106,18 @@ class TaskRun implements RunContext {
     const state = this.stopped ? foldEvents(this.ports.store.events(this.taskId)) : this.state;
     if (isTerminal(state.status)) this.logOutcomes(state);
     return state;
+  }
+
+  /**
+   * Before git work the log cannot fence: a run whose lease another process holds now (it was
+   * stalled past the lease, and the task taken over) stops here, before touching the worktree.
+   */
+  private fence(): void {
+    if (this.ports.store.holdsLease?.(this.taskId) === false)
+      throw new LeaseLostError(
+        this.taskId,
+        `the lease of task ${this.taskId} was lost (another worker took it over, or it expired): no git work from here`,
+      );
   }
 
   routeHistory(): RouteOutcome[] {

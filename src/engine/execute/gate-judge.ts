@@ -2,7 +2,7 @@ import type { TaskEvent } from '../../core/events.js';
 import { isTroupeServer } from '../../core/mcp-call.js';
 import { paramEnv } from '../../core/param-env.js';
 import type { AgentNode } from '../../core/pipeline.js';
-import { type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
+import { attemptEnv, type RuntimeRequest, taskProcessTag } from '../../core/runtime.js';
 import { gateUserMessage, parseGateDecision } from '../../pipeline/lang/gate-decision.js';
 import type { StepOf } from '../plan/plan.js';
 import { concreteEffort, concreteModel } from '../plan/stage-route.js';
@@ -31,6 +31,7 @@ export async function judgeOutput(
   const gate = node.gate!;
   const output = ctx.state.stages[step.stage - 1]!.output;
   const timeoutMs = (gate.timeout ?? ctx.state.gateConfig.timeout) * 1000;
+  const attempt = attemptEnv(ctx.taskId, step.stage, ctx.state.stages[step.stage - 1]!.attempt);
   if (step.gate === 'command') {
     const result = await ctx.ports.commandGate(gate.command ?? 'false', {
       cwd,
@@ -39,8 +40,7 @@ export async function judgeOutput(
       processTag: taskProcessTag(ctx.taskId),
       env: {
         ...paramEnv(ctx.state.definition.params),
-        TROUPE_TASK_ID: ctx.taskId,
-        TROUPE_STAGE: String(step.stage),
+        ...attempt,
         TROUPE_AGENT: node.id,
         TROUPE_OUTPUT: output.slice(0, 100_000),
       },
@@ -64,6 +64,7 @@ export async function judgeOutput(
     previousMeta: Array.from({ length: ctx.state.gateCalls[node.id] ?? 0 }, () => ({})),
     rawLogPath: ctx.ports.rawLogPath?.(ctx.taskId, `${step.stage}-gate`) ?? null,
     processTag: taskProcessTag(ctx.taskId),
+    env: attempt,
   };
   try {
     // a verifier judges on its own runtime; otherwise the gate's (or the agent's) runtime

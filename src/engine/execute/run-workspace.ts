@@ -1,6 +1,6 @@
-import { messageOf } from '../../core/errors.js';
+import { LeaseLostError, messageOf } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
-import type { TaskWorkspace } from '../../core/task-workspace.js';
+import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
 import { workspaceSettings } from '../fold/task-state.js';
 import type { StepOf } from '../plan/plan.js';
@@ -12,6 +12,11 @@ import type { EventBatch } from './event-batch.js';
  * each stage works, a commit per stage, the join's merge of fan-out branches, and the merge into
  * base at the end. One git operation at a time: worktrees of one repository share its refs and
  * locks. Without a port (or a worktree) every stage works in the task's directory.
+ *
+ * Fencing (docs/distributed.md): git work that changes the task's branches starts only while the
+ * run still holds the task's lease (`fence`, asked before each operation), and a stage's commit
+ * is put on its branch only after its events are stored under that lease (`commitWorktree`, then
+ * `advance`), so an attempt the store refused leaves no trace on the task's branches.
  */
 export class RunWorkspace {
   private gitQueue: Promise<void> = Promise.resolve();
@@ -21,6 +26,8 @@ export class RunWorkspace {
     private readonly taskId: string,
     private readonly port: TaskWorkspace | undefined,
     private readonly events: EventBatch,
+    /** Throws LeaseLostError when another process holds the task now: no git work from here. */
+    private readonly fence: () => void = () => {},
   ) {
     this.branches = port
       ? new BranchWorkspaces(
@@ -82,11 +89,20 @@ export class RunWorkspace {
     return this.branchWorkplace(this.branches, activation);
   }
 
-  /** Commits what a stage changed in its worktree: its sha, or null (nothing to commit, no worktree). */
-  commitWorktree(stage: number, agent: string, place: Workplace): Promise<string | null> {
+  /**
+   * The commit of what a stage changed in its worktree, made without moving its branch (null:
+   * nothing to commit, no worktree). Record it, flush, then `advance`.
+   */
+  commitWorktree(stage: number, agent: string, place: Workplace): Promise<StageCommit | null> {
     const port = this.port;
     if (!this.events.state.workspace || !port) return Promise.resolve(null);
-    return this.serialGit(() => port.commit(place.cwd, { task: this.taskId, stage, agent }));
+    const recorded = this.recordedHead(place);
+    return this.serialGit(() => port.commit(place.cwd, { task: this.taskId, stage, agent }, recorded));
+  }
+
+  /** The stage's commit goes on its branch: only once its events are in the store. */
+  advance(place: Workplace, commit: StageCommit): Promise<void> {
+    return this.serialGit(() => this.port!.advance(place.cwd, commit));
   }
 
   /** Resolves when the git work asked for so far is done. */
@@ -130,12 +146,16 @@ export class RunWorkspace {
     // cannot be made is reported and left for `troupe merge`, never a task stuck running
     let merge: EventOf<'workspace_merged' | 'workspace_conflict' | 'workspace_merge_failed'>;
     try {
-      const result = await this.port!.merge(workspace.repo, this.taskId, settings, workspace.base);
+      this.fence();
+      const recorded = workspace.head ?? null;
+      const result = await this.port!.merge(workspace.repo, this.taskId, settings, workspace.base, recorded);
+      const stray = result.stray ? { stray: result.stray } : {};
       merge =
         'conflict' in result
-          ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict }
-          : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha };
+          ? { type: 'workspace_conflict', into: workspace.base, files: result.conflict, ...stray }
+          : { type: 'workspace_merged', into: workspace.base, how: result.merged, sha: result.sha, ...stray };
     } catch (error) {
+      if (error instanceof LeaseLostError) throw error;
       merge = { type: 'workspace_merge_failed', into: workspace.base, reason: messageOf(error) };
     }
     this.events.record([merge, { type: 'task_completed' }]);
@@ -158,8 +178,19 @@ export class RunWorkspace {
     );
   }
 
+  /** The last commit the log knows on the branch a stage commits on. */
+  private recordedHead(place: Workplace): string | null {
+    const state = this.events.state;
+    if (place.branch === null) return state.workspace?.head ?? null;
+    return [...state.branchWorkspaces.values()].find((b) => b.branch === place.branch)?.head ?? null;
+  }
+
+  /** Git work one operation at a time, each started only while the task's lease is still held. */
   private serialGit<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.gitQueue.then(work);
+    const next = this.gitQueue.then(() => {
+      this.fence();
+      return work();
+    });
     this.gitQueue = next.then(
       () => {},
       () => {},

@@ -2,6 +2,7 @@ import type { TaskEvent } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
 import { ClosedProviders, type Env } from '../../core/provider-key.js';
 import {
+  attemptEnv,
   type RuntimeError,
   type RuntimeEvent,
   type RuntimeRequest,
@@ -228,6 +229,7 @@ class StageRun {
       openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
       rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
       processTag: taskProcessTag(run.taskId),
+      env: attemptEnv(run.taskId, step.stage, step.attempt),
       outputSchema: step.turn ? null : (node.output_schema ?? null),
       maxBudgetUsd: remainingUsd(run.state),
       keepSession: node.resume,
@@ -273,12 +275,20 @@ class StageRun {
     return result;
   }
 
-  /** The stage is done: its commit, its completion, and its `SEND:` mail. */
+  /**
+   * The stage is done: its commit, its completion, and its `SEND:` mail. The commit counts only if
+   * this run still holds the task: it goes on the branch once its events are stored (a store that
+   * refuses them, the lease lost, leaves the branch as it was).
+   */
   async complete(place: Workplace, result: RuntimeResult, started: number): Promise<void> {
     const { run, step, node } = this;
-    const sha = await run.workspace.commitWorktree(step.stage, node.id, place);
+    const commit = await run.workspace.commitWorktree(step.stage, node.id, place);
+    const sha = commit?.sha ?? null;
     run.events.record(this.completionEvents(result, { sha, branch: place.branch }, started));
     this.sendMail(result.text);
+    if (!commit) return;
+    run.events.flush();
+    await run.workspace.advance(place, commit);
   }
 
   /** The stage's completion, its commit, and what its output says (chunks, size, spec, schema). */

@@ -522,6 +522,18 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       appendedListeners.add(listener);
       return () => appendedListeners.delete(listener);
     },
+    holdsLease(taskId) {
+      const epoch = epochs.get(taskId);
+      if (epoch === undefined) return true;
+      return (
+        run(() =>
+          db.query<{ held: boolean }>(
+            'SELECT EXISTS (SELECT 1 FROM leases WHERE task_id = $1 AND epoch = $2 AND expires_at > now()) AS held',
+            [taskId, epoch],
+          ),
+        )[0]?.held === true
+      );
+    },
     onLeaseLost(listener) {
       lostListeners.add(listener);
       return () => lostListeners.delete(listener);
