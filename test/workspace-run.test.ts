@@ -119,6 +119,26 @@ describe('tasks in their own git worktree', () => {
     expect(await sh(repo, 'show', 'main:src/health.ts')).toBe('export const ok = true;');
   });
 
+  it('troupe merge takes only what the log recorded: a commit made on the task branch behind its back is kept as a tag, not merged', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    const { json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect(json.status).toBe('completed');
+    // a superseded attempt's late commit, as a stalled worker made it (issue #33, D2)
+    const worktree = join(repo, '.troupe', 'worktrees', json.id);
+    writeFiles(worktree, { 'stray.txt': 'written by an attempt the log calls interrupted\n' });
+    await sh(worktree, 'add', '-A');
+    await sh(worktree, 'commit', '-qm', 'late');
+    const merged = await troupe(repo, ['merge', json.id]);
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(merged.stderr).toMatch(new RegExp(`kept as tag troupe/stray/${json.id}/1, not merged`));
+    expect(await sh(repo, 'show', 'main:src/health.ts')).toBe('export const ok = true;');
+    expect(await sh(repo, 'ls-tree', '--name-only', 'main')).not.toContain('stray.txt');
+    expect(await sh(repo, 'show', `troupe/stray/${json.id}/1:stray.txt`)).toContain('interrupted');
+  });
+
   it('restart --from-stage puts the worktree back at the earlier stage commit, keeping the later one as a tag', async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });
