@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { QueueOverview } from '../store/queue/queue-overview.js';
+import { NO_COUNTS, type WorkerCounts } from '../store/queue/worker-registry.js';
 
 /**
  * Metrics an operator can scrape, in Prometheus's text format (prom-client, loaded only by the
@@ -87,32 +88,59 @@ export interface WorkerCounters {
   wakeFailed(): void;
 }
 
-/** A worker's counters, since it started. */
-export async function workerMetrics(workerId: string): Promise<Metrics & { counters: WorkerCounters }> {
+/**
+ * A worker's counts since it started: counted here once, written into its row of `troupe workers`
+ * on each heartbeat, and read by its Prometheus counters when it serves `--metrics-port`.
+ */
+export class WorkerTally implements WorkerCounters {
+  private readonly counted: WorkerCounts = { ...NO_COUNTS };
+
+  get counts(): WorkerCounts {
+    return { ...this.counted };
+  }
+
+  stageRun(): void {
+    this.counted.stages++;
+  }
+  takeover(): void {
+    this.counted.takeovers++;
+  }
+  leaseLost(): void {
+    this.counted.leaseLosses++;
+  }
+  wakeFailed(): void {
+    this.counted.wakeFailures++;
+  }
+}
+
+/** A worker's counters (read from its tally when scraped). */
+export async function workerMetrics(workerId: string, tally: WorkerTally): Promise<Metrics> {
   const { Counter, Registry } = await import('prom-client');
   const registry = new Registry();
   registry.setDefaultLabels({ worker: workerId });
-  const counter = (name: string, help: string) => new Counter({ name, help, registers: [registry] });
-  const stages = counter('troupe_worker_stages_run_total', 'stages this worker ran to their end');
-  const takeovers = counter(
+  const counter = (name: string, help: string, count: keyof WorkerCounts) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(tally.counts[count]);
+      },
+    });
+  counter('troupe_worker_stages_run_total', 'stages this worker ran to their end', 'stages');
+  counter(
     'troupe_worker_takeovers_total',
     'tasks this worker took over from a holder that did not hand them back (died, cut off)',
+    'takeovers',
   );
-  const lost = counter('troupe_worker_lease_losses_total', 'tasks whose lease this worker lost to another');
-  const failures = counter(
+  counter('troupe_worker_lease_losses_total', 'tasks whose lease this worker lost to another', 'leaseLosses');
+  counter(
     'troupe_worker_wakeup_failures_total',
     'wake-ups that failed here (retried, or dead)',
+    'wakeFailures',
   );
-  return {
-    contentType: registry.contentType,
-    render: () => registry.metrics(),
-    counters: {
-      stageRun: () => stages.inc(),
-      takeover: () => takeovers.inc(),
-      leaseLost: () => lost.inc(),
-      wakeFailed: () => failures.inc(),
-    },
-  };
+  return { contentType: registry.contentType, render: () => registry.metrics() };
 }
 
 /** Serves `GET /metrics` on host:port (a worker's); resolves once listening. */

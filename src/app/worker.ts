@@ -8,7 +8,7 @@ import { stepLabels, stepNotBefore, stepRuntime, wakeUps } from '../engine/plan/
 import type { QueueLevers, WorkerLever } from '../store/queue/queue-levers.js';
 import type { ParkedTask } from '../store/queue/task-failures.js';
 import { labelledLane, type WakeJob, type WorkQueue } from '../store/queue/work-queue.js';
-import type { WorkerRegistry } from '../store/queue/worker-registry.js';
+import type { WorkerCounts, WorkerRegistry } from '../store/queue/worker-registry.js';
 import { describeStore } from '../store/store-url.js';
 import { BackoffLog } from './backoff-log.js';
 import { type Project, projectStoreLocation } from './project.js';
@@ -39,6 +39,8 @@ export interface WorkerSettings {
   log: (line: string) => void;
   /** The troupe it runs (cli/version.ts), in its row of `troupe workers`. */
   version: string;
+  /** What it counted (stages, takeovers, lease losses, wake-up failures), written on each heartbeat. */
+  counts?: () => WorkerCounts;
   /** The operator's levers, read on each heartbeat: paused lanes, and a drain or stop asked of this worker. */
   levers?: QueueLevers;
   /** Told once when this worker is asked to drain or stop (`troupe worker drain|stop <id>`). */
@@ -119,17 +121,20 @@ export class Worker {
 
   private async beat(): Promise<void> {
     try {
-      await this.registry.seen({
-        id: this.id,
-        host: hostname(),
-        pid: process.pid,
-        runtimes: this.settings.runtimes,
-        labels: this.settings.labels,
-        tasks: [...this.running.keys()],
-        started: this.started,
-        lastSeen: new Date().toISOString(),
-        version: this.settings.version,
-      });
+      await this.registry.seen(
+        {
+          id: this.id,
+          host: hostname(),
+          pid: process.pid,
+          runtimes: this.settings.runtimes,
+          labels: this.settings.labels,
+          tasks: [...this.running.keys()],
+          started: this.started,
+          lastSeen: new Date().toISOString(),
+          version: this.settings.version,
+        },
+        this.settings.counts?.(),
+      );
       await this.readLevers();
     } catch (error) {
       this.errors.error('cannot register', error as Error);

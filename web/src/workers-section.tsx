@@ -7,7 +7,7 @@ const POLL_MS = 5000;
 
 /**
  * The work queue (`troupe queue`): a line per lane, then its workers (`troupe workers`): version,
- * runtimes, what each runs, when last seen.
+ * runtimes, what each runs, stages run and takeovers, when last seen.
  */
 export function WorkersSection({ now }: { now: number }) {
   const [list, setList] = useState<WorkerList | null>(null);
@@ -56,6 +56,10 @@ export function WorkersSection({ now }: { now: number }) {
               <th>Version</th>
               <th>Runtimes</th>
               <th className="wide">Running</th>
+              <th className="num">Stages</th>
+              <th className="num" title="tasks taken over from a worker that never handed them back">
+                Takeovers
+              </th>
               <th className="num">Last seen</th>
             </tr>
           </thead>
@@ -74,6 +78,11 @@ export function WorkersSection({ now }: { now: number }) {
                   <td className="mono">{w.version ?? '—'}</td>
                   <td>{w.runtimes.join(', ')}</td>
                   <td className="wide ellipsis mono">{w.tasks.join(', ') || '—'}</td>
+                  <td className="num">{w.stages}</td>
+                  <td className="num" data-testid="takeovers">
+                    {w.takeovers}
+                    {w.lease_losses > 0 && <span className="muted"> ({w.lease_losses} lost)</span>}
+                  </td>
                   <td className="num">{ago(w.last_seen, now)}</td>
                 </tr>
               );

@@ -6,15 +6,15 @@ export function registerQueue(program: Command): void {
   const queue = program
     .command('queue')
     .description(
-      'the work queue per lane: backlog, oldest waiting wake-up, active jobs and their workers, retries, failed, dead letters',
+      "the work queue per lane: backlog, oldest waiting wake-up, active jobs and their workers, retries, failed, dead letters; the workers' takeovers, lease losses, wake-up failures",
     )
     .option('--queue <url>', "the queue's database (as for `troupe worker`)")
-    .option('--json', 'print JSON: {lanes, active, deadLetters, workers, levers}')
+    .option('--json', 'print JSON: {lanes, active, deadLetters, workers, totals, levers}')
     .action(
       action(async (options: { queue?: string; json?: boolean }) => {
         const { openProject } = await import('../../app/project.js');
         const { readOverview } = await import('../../app/queue-admin.js');
-        const { laneLine } = await import('../../store/queue/queue-overview.js');
+        const { laneLine, totalsLine } = await import('../../store/queue/queue-overview.js');
         const { printJson } = await import('../options.js');
         const overview = (await readOverview(openProject(), {
           given: options.queue,
@@ -34,6 +34,7 @@ export function registerQueue(program: Command): void {
         out(`dead letters: ${overview.deadLetters}`);
         const live = overview.workers.filter((w) => !w.gone).length;
         out(`workers: ${live} live, ${overview.workers.length - live} gone`);
+        out(totalsLine(overview.totals, overview.workers.length));
         return 0;
       }),
     );

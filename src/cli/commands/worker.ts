@@ -79,29 +79,27 @@ export function registerWorker(program: Command): void {
         // pg-boss's errors and the polling's failures while the database is away: backed off (D8)
         const errors = new BackoffLog(log);
         const id = newWorkerId();
-        const { workerMetrics, serveMetrics } = await import('../../app/metrics.js');
-        const metrics = metricsPort === null ? null : await workerMetrics(id);
+        const { WorkerTally, workerMetrics, serveMetrics } = await import('../../app/metrics.js');
+        // stages, takeovers, lease losses, wake-up failures: in its row of `troupe workers`, and its metrics
+        const tally = new WorkerTally();
         const queue = await openQueue(opened, {
           given: options.queue,
           supervise: true,
           needed: 'troupe worker',
           onError: (error) => errors.error('queue', error),
-          ...(metrics ? { onWakeFailed: () => metrics.counters.wakeFailed() } : {}),
+          onWakeFailed: () => tally.wakeFailed(),
         });
         // `limits:` caps count every worker's calls (store/queue/shared-limits.ts)
         const limits = Object.keys(opened.config.limits).length
           ? await openSharedLimits(queueUrl(opened, options.queue)!, opened.config.limits, id)
           : null;
         const { meteredStore } = await import('../../app/metered-store.js');
-        const store = metrics ? meteredStore(opened.store, metrics.counters) : opened.store;
-        const project =
-          limits || metrics
-            ? {
-                ...opened,
-                store,
-                tasks: projectTaskService(opened.root, store, opened.config, limits ?? undefined),
-              }
-            : opened;
+        const store = meteredStore(opened.store, tally);
+        const project = {
+          ...opened,
+          store,
+          tasks: projectTaskService(opened.root, store, opened.config, limits ?? undefined),
+        };
         const levers = new QueueLevers(queue.db, queue.schema);
         // SIGTERM/SIGINT drain with the worker's grace; `troupe worker drain|stop <id>` the same, stop with none
         let asked: ((lever: 'drain' | 'stop') => void) | null = null;
@@ -119,14 +117,15 @@ export function registerWorker(program: Command): void {
           graceSeconds: grace,
           log,
           version: VERSION,
+          counts: () => tally.counts,
           levers,
           onLever: (pulled) => asked?.(pulled),
         });
         await running.start();
         const metricsServer =
-          metrics && metricsPort !== null
-            ? await serveMetrics(metrics, metricsPort, options.metricsHost)
-            : null;
+          metricsPort === null
+            ? null
+            : await serveMetrics(await workerMetrics(id, tally), metricsPort, options.metricsHost);
         const address = metricsServer?.address();
         if (address && typeof address === 'object')
           log(`metrics at http://${options.metricsHost}:${address.port}/metrics`);
@@ -174,13 +173,13 @@ export function registerWorkers(program: Command): void {
   program
     .command('workers')
     .description(
-      'the workers on the queue (version, runtimes, labels, tasks, last seen), under a line per lane',
+      'the workers on the queue (version, runtimes, labels, tasks, stages run, takeovers, lease losses, wake-up failures, last seen), under a line per lane',
     )
     .option('--queue <url>', "the queue's database (as for `troupe worker`)")
     .option('--prune', 'first delete the rows of the gone workers (they expire by themselves after 24 h)')
     .option(
       '--json',
-      'print JSON: [{id, host, pid, runtimes, labels, tasks, started, lastSeen, version, gone}]',
+      'print JSON: [{id, host, pid, runtimes, labels, tasks, started, lastSeen, version, stages, takeovers, leaseLosses, wakeFailures, gone}]',
     )
     .action(
       action(async (options: { queue?: string; json?: boolean; prune?: boolean }) => {
@@ -206,7 +205,7 @@ export function registerWorkers(program: Command): void {
           const labels = w.labels.length ? `  [${w.labels.join(', ')}]` : '';
           const lever = asked.has(w.id) ? `  (asked to ${asked.get(w.id)})` : '';
           process.stdout.write(
-            `${w.id}  troupe ${w.version ?? '?'}  ${w.runtimes.join(',')}${labels}  ${state}${lever}  last seen ${w.lastSeen.slice(0, 19)}\n`,
+            `${w.id}  troupe ${w.version ?? '?'}  ${w.runtimes.join(',')}${labels}  ${state}${lever}  stages ${w.stages}, takeovers ${w.takeovers}, lease losses ${w.leaseLosses}, wake-up failures ${w.wakeFailures}  last seen ${w.lastSeen.slice(0, 19)}\n`,
           );
         }
         return 0;

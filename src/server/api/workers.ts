@@ -13,6 +13,10 @@ export const WorkerEntry = z.strictObject({
   started: z.string(),
   last_seen: z.string(),
   version: z.string().nullable().describe('the troupe it runs; null: a worker older than this field'),
+  stages: z.int().describe('stages it ran to their end since it started (0: a worker older than the counts)'),
+  takeovers: z.int().describe('tasks it took over from a holder that never handed them back (died, cut off)'),
+  lease_losses: z.int().describe('tasks whose lease it lost to another worker'),
+  wake_failures: z.int().describe('wake-ups that failed in it (retried, or dead)'),
   gone: z.boolean().describe('not seen for 30 s: stopped or cut off'),
 });
 
@@ -73,7 +77,8 @@ export const workerApi = {
   workers: route({
     method: 'get',
     path: '/api/workers',
-    summary: 'the workers on the queue: runtimes, labels, tasks, when last seen',
+    summary:
+      'the workers on the queue: runtimes, labels, tasks, when last seen, stages run, takeovers, lease losses, wake-up failures',
     responses: { 200: json('workers', WorkerList) },
   }),
 };

@@ -11,7 +11,12 @@ export function workerRoutes(ctx: ServerContext): Hono {
     if (!found) return reply(200, { queue: null, workers: [] });
     return reply(200, {
       queue: found.queue,
-      workers: found.workers.map(({ lastSeen, ...worker }) => ({ ...worker, last_seen: lastSeen })),
+      workers: found.workers.map(({ lastSeen, leaseLosses, wakeFailures, ...worker }) => ({
+        ...worker,
+        last_seen: lastSeen,
+        lease_losses: leaseLosses,
+        wake_failures: wakeFailures,
+      })),
     });
   });
   handle(app, workerApi.queue, async ({ reply }) => {

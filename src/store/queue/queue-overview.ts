@@ -3,7 +3,7 @@ import { BOSS_SCHEMA, DEAD_QUEUE, QUEUE_PREFIX } from './pg-boss-queue.js';
 import { withQueueDb } from './queue-db.js';
 import { type Lever, QueueLevers } from './queue-levers.js';
 import { namespaced } from './queue-namespace.js';
-import { WorkerRegistry, type WorkerRow } from './worker-registry.js';
+import { NO_COUNTS, type WorkerCounts, WorkerRegistry, type WorkerRow } from './worker-registry.js';
 
 /**
  * What an operator asks of a queue (`troupe queue`, `troupe workers`, `GET /api/queue`, the
@@ -42,6 +42,8 @@ export interface QueueOverview {
   /** Tasks in the dead-letter queue. */
   deadLetters: number;
   workers: WorkerRow[];
+  /** The counts of every worker in `workers` (live or gone) added up: takeovers, lease losses, wake failures, stages. */
+  totals: WorkerCounts;
   levers: Lever[];
 }
 
@@ -117,13 +119,26 @@ export async function queueOverview(db: PgBoss.Db, schema: string | null): Promi
     active,
     deadLetters,
     workers,
+    totals: totalCounts(workers),
     levers,
   };
+}
+
+function totalCounts(workers: WorkerCounts[]): WorkerCounts {
+  const totals = { ...NO_COUNTS };
+  for (const worker of workers)
+    for (const key of Object.keys(totals) as (keyof WorkerCounts)[]) totals[key] += worker[key];
+  return totals;
 }
 
 /** The overview of the queue at `url`, read without starting pg-boss. */
 export function readQueueOverview(url: string): Promise<QueueOverview> {
   return withQueueDb(url, (db, location) => queueOverview(db, location.schema));
+}
+
+/** The workers' totals, as `troupe queue` prints them. */
+export function totalsLine(totals: WorkerCounts, workers: number): string {
+  return `takeovers ${totals.takeovers}, lease losses ${totals.leaseLosses}, wake-up failures ${totals.wakeFailures}, stages run ${totals.stages} (by the ${workers} worker${workers === 1 ? '' : 's'} listed)`;
 }
 
 /** One line per lane, as `troupe queue` and `troupe workers` print them. */

@@ -36,9 +36,28 @@ export interface WorkerInfo {
   version: string | null;
 }
 
-export interface WorkerRow extends WorkerInfo {
+/**
+ * What a worker has counted since it started (app/metrics.ts's WorkerTally), written on each
+ * heartbeat; 0 in the row of a worker older than these columns.
+ */
+export interface WorkerCounts {
+  /** Stages it ran to their end. */
+  stages: number;
+  /** Tasks it took over from a holder that never handed them back (died, cut off). */
+  takeovers: number;
+  /** Tasks whose lease it lost to another worker. */
+  leaseLosses: number;
+  /** Wake-ups that failed in it (retried, or dead). */
+  wakeFailures: number;
+}
+
+export const NO_COUNTS: WorkerCounts = { stages: 0, takeovers: 0, leaseLosses: 0, wakeFailures: 0 };
+
+export interface WorkerRow extends WorkerInfo, WorkerCounts {
   gone: boolean;
 }
+
+const COUNT_COLUMNS = ['stages', 'takeovers', 'lease_losses', 'wake_failures'] as const;
 
 const ddl = (table: string) => [
   `CREATE TABLE IF NOT EXISTS ${table} (
@@ -46,6 +65,10 @@ const ddl = (table: string) => [
   labels text[] NOT NULL, tasks text[] NOT NULL, started timestamptz NOT NULL, last_seen timestamptz NOT NULL)`,
   // added with the engine version: a table made by an older troupe gets it here
   `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS version text`,
+  // added with the counts: an older worker's row reads 0
+  ...COUNT_COLUMNS.map(
+    (column) => `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} integer NOT NULL DEFAULT 0`,
+  ),
 ];
 
 /** The workers on the queue at `url`, read with a connection of its own (without starting pg-boss). */
@@ -72,12 +95,14 @@ export class WorkerRegistry {
   }
 
   /** The worker's heartbeat; rows (and levers) of workers gone longer than the expiry go with it. */
-  async seen(worker: WorkerInfo): Promise<void> {
+  async seen(worker: WorkerInfo, counts: WorkerCounts = NO_COUNTS): Promise<void> {
     await this.table();
     await this.db.executeSql(
-      `INSERT INTO ${this.name} (id, host, pid, runtimes, labels, tasks, started, last_seen, version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8)
-       ON CONFLICT (id) DO UPDATE SET tasks = $6, last_seen = now(), version = $8`,
+      `INSERT INTO ${this.name} (id, host, pid, runtimes, labels, tasks, started, last_seen, version,
+         stages, takeovers, lease_losses, wake_failures)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8, $9, $10, $11, $12)
+       ON CONFLICT (id) DO UPDATE SET tasks = $6, last_seen = now(), version = $8,
+         stages = $9, takeovers = $10, lease_losses = $11, wake_failures = $12`,
       [
         worker.id,
         worker.host,
@@ -87,6 +112,10 @@ export class WorkerRegistry {
         worker.tasks,
         worker.started,
         worker.version,
+        counts.stages,
+        counts.takeovers,
+        counts.leaseLosses,
+        counts.wakeFailures,
       ],
     );
     await this.expire();
@@ -118,7 +147,7 @@ export class WorkerRegistry {
     await this.expire();
     const { rows } = await this.db.executeSql(
       `SELECT id, host, pid, runtimes, labels, tasks, started, last_seen, version,
-              last_seen < now() - make_interval(secs => $1) AS gone
+              ${COUNT_COLUMNS.join(', ')}, last_seen < now() - make_interval(secs => $1) AS gone
        FROM ${this.name} ORDER BY started`,
       [GONE_AFTER_MS / 1000],
     );
@@ -132,6 +161,10 @@ export class WorkerRegistry {
       started: new Date(r.started).toISOString(),
       lastSeen: new Date(r.last_seen).toISOString(),
       version: r.version ?? null,
+      stages: r.stages,
+      takeovers: r.takeovers,
+      leaseLosses: r.lease_losses,
+      wakeFailures: r.wake_failures,
       gone: r.gone,
     }));
   }
