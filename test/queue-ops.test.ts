@@ -18,6 +18,18 @@ const chain = `agents:
     runtime: codex
 `;
 
+interface Worker {
+  id: string;
+  pid: number;
+  version: string | null;
+  gone: boolean;
+  tasks: string[];
+  stages: number;
+  takeovers: number;
+  leaseLosses: number;
+  wakeFailures: number;
+}
+
 interface Overview {
   lanes: Array<{
     lane: string;
@@ -29,7 +41,8 @@ interface Overview {
   }>;
   active: Array<{ lane: string; taskId: string; holder: string | null }>;
   deadLetters: number;
-  workers: Array<{ id: string; pid: number; version: string | null; gone: boolean; tasks: string[] }>;
+  workers: Worker[];
+  totals: { stages: number; takeovers: number; leaseLosses: number; wakeFailures: number };
   levers: Array<{ kind: string; target: string; action: string; done: string | null }>;
 }
 
@@ -194,6 +207,50 @@ describe('operating the queue', () => {
     }, 20_000);
     expect(await worker.stop()).toBe(0);
   }, 60_000);
+
+  it('a takeover from a SIGKILLed worker is counted: in its row of `troupe workers`, and in the totals of `troupe queue`', async () => {
+    await using db = await testDatabase();
+    const dir = project({
+      'p.yaml': chain.replace('runtime: codex', 'runtime: claude'),
+      's.yaml': 'agents:\n  writer: [{reply: "draft", delay_ms: 4000}]\n  editor: ["edited"]\n',
+    });
+    const doomed = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    const doomedId = await workerId(db, doomed.pid);
+    const task = await detach(dir, db.url, ['go', '--file', 'p.yaml', '--script', 's.yaml']);
+    await waitFor(
+      () => (eventLog(dir, task).some((e) => e.type === 'stage_started') ? true : undefined),
+      20_000,
+    );
+    doomed.child.kill('SIGKILL');
+    await doomed.child;
+    const survivor = await startWorker(dir, db.url, ['--runtimes', 'claude']);
+    const id = await workerId(db, survivor.pid);
+    await waitFor(() => (lastStatus(dir, task) === 'task_completed' ? true : undefined), 30_000);
+    // the counts reach the row with the next heartbeat (5 s)
+    const rows = await waitFor(async () => {
+      const run = await troupe(dir, ['workers', '--json'], { TROUPE_QUEUE: db.url });
+      const workers: Worker[] = JSON.parse(run.stdout);
+      return workers.find((w) => w.id === id)?.stages === 2 ? workers : undefined;
+    }, 30_000);
+    const counts = (w: Worker) => [w.id, w.stages, w.takeovers, w.leaseLosses, w.wakeFailures];
+    expect(rows.map(counts)).toEqual([
+      [doomedId, 0, 0, 0, 0],
+      [id, 2, 1, 0, 0],
+    ]);
+    expect((await overview(dir, db.url)).totals).toEqual({
+      stages: 2,
+      takeovers: 1,
+      leaseLosses: 0,
+      wakeFailures: 0,
+    });
+    const text = await troupe(dir, ['queue'], { TROUPE_QUEUE: db.url });
+    expect(text.stdout).toContain(
+      'takeovers 1, lease losses 0, wake-up failures 0, stages run 2 (by the 2 workers listed)',
+    );
+    const listed = await troupe(dir, ['workers'], { TROUPE_QUEUE: db.url });
+    expect(listed.stdout).toContain('stages 2, takeovers 1, lease losses 0, wake-up failures 0');
+    expect(await survivor.stop()).toBe(0);
+  }, 90_000);
 
   it("metrics in Prometheus text: a worker's counters on --metrics-port, the queue's gauges on serve's /metrics behind its token", async () => {
     await using db = await testDatabase();
