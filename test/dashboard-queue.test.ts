@@ -5,9 +5,9 @@ import { startWorker, testDatabase } from './support/queue-db.js';
 import { serve } from './support/serve.js';
 import { project, troupe, waitFor } from './support/troupe.js';
 
-/** The Team page's queue: a line per lane and each worker's version, with a real worker on PostgreSQL. */
+/** The Team page's queue: a line per lane and each worker's version and counts (stages, takeovers), with a real worker on PostgreSQL. */
 describe.skipIf(noBrowser)('the Team page shows the work queue', () => {
-  it('a lane per row (active jobs, paused) and the worker with its version', async () => {
+  it('a lane per row (active jobs, paused) and the worker with its version and takeovers', async () => {
     await using db = await testDatabase();
     const env = { TROUPE_QUEUE: db.url };
     const dir = project({
@@ -23,9 +23,9 @@ describe.skipIf(noBrowser)('the Team page shows the work queue', () => {
     expect(run.code, run.stderr).toBe(0);
     const task = run.stdout.trim();
     // held by the worker (so the server leaves it alone), shown as its running task
-    await waitFor(async () => {
+    const id: string = await waitFor(async () => {
       const listed = JSON.parse((await troupe(dir, ['workers', '--json'], env)).stdout);
-      return listed[0]?.tasks.includes(task) ? true : undefined;
+      return listed[0]?.tasks.includes(task) ? listed[0].id : undefined;
     }, 30_000);
     expect((await troupe(dir, ['queue', 'pause', 'codex'], env)).code).toBe(0);
     const [server, browser] = await Promise.all([serve(dir, [], env), launchBrowser()]);
@@ -46,11 +46,14 @@ describe.skipIf(noBrowser)('the Team page shows the work queue', () => {
       expect(await page.getByTestId('lane-codex').getAttribute('data-paused')).toBe('true');
       await expectText(page.getByTestId('workers'), VERSION);
       await expectText(page.getByTestId('workers'), task);
+      // its counts: no stage ended yet, nothing taken over
+      await expectText(page.getByTestId('workers').locator('thead'), 'Takeovers');
+      const row = page.getByTestId(`worker-${id}`);
+      expect((await row.getByTestId('takeovers').textContent())?.trim()).toBe('0');
     } finally {
       await browser.close();
       await server.stop();
     }
-    const id = JSON.parse((await troupe(dir, ['workers', '--json'], env)).stdout)[0].id;
     await troupe(dir, ['worker', 'stop', id], env);
     expect((await worker.child).exitCode).toBe(0);
   }, 90_000);

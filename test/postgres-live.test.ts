@@ -126,9 +126,16 @@ describe.skipIf(unreachable)(
         ]);
         const cli = await troupe(dir, ['workers', '--json']);
         expect(cli.code, cli.stderr).toBe(0);
-        const { last_seen: _, ...listed } = answer.workers[0]!;
-        const { lastSeen: __, ...fromCli } = (JSON.parse(cli.stdout) as Array<Record<string, unknown>>)[0]!;
+        const { last_seen: _, lease_losses, wake_failures, ...listed } = answer.workers[0]!;
+        const {
+          lastSeen: __,
+          leaseLosses,
+          wakeFailures,
+          ...fromCli
+        } = (JSON.parse(cli.stdout) as Array<Record<string, unknown>>)[0]!;
         expect(listed).toEqual(fromCli);
+        expect([lease_losses, wake_failures]).toEqual([leaseLosses, wakeFailures]);
+        expect(listed).toMatchObject({ stages: 0, takeovers: 0 });
 
         // what it is doing: the task it took from the queue
         const run = await troupe(dir, [
