@@ -16,7 +16,8 @@ import type { EventBatch } from './event-batch.js';
  * Fencing (docs/distributed.md): git work that changes the task's branches starts only while the
  * run still holds the task's lease (`fence`, asked before each operation), and a stage's commit
  * is put on its branch only after its events are stored under that lease (`commitWorktree`, then
- * `advance`), so an attempt the store refused leaves no trace on the task's branches.
+ * `advance`; a join's merges likewise), so an attempt the store refused leaves no trace on the
+ * task's branches.
  */
 export class RunWorkspace {
   private gitQueue: Promise<void> = Promise.resolve();
@@ -124,6 +125,12 @@ export class RunWorkspace {
       return null;
     }
     this.events.record(outcome.events);
+    const advance = outcome.advance;
+    if (advance) {
+      // like a stage's commit: on the branch only once the join is stored under the lease
+      this.events.flush();
+      await this.serialGit(() => this.port!.advance(advance.path, advance.commit));
+    }
     return outcome.ask ? { kind: 'ask_human', stage: null, mode: 'merge_conflict', ...outcome.ask } : null;
   }
 
