@@ -21,6 +21,8 @@ import type { EventBatch } from './event-batch.js';
  */
 export class RunWorkspace {
   private gitQueue: Promise<void> = Promise.resolve();
+  /** A join's merges going onto its branch: a stage (its resolver's) starts only once they are there. */
+  private joinAdvance: Promise<void> | null = null;
   private readonly branches: BranchWorkspaces | null;
 
   constructor(
@@ -85,6 +87,7 @@ export class RunWorkspace {
    * when there is git work to wait for.
    */
   workplace(activation: string): Workplace | Promise<Workplace | null> {
+    if (this.joinAdvance) return this.joinAdvance.then(() => this.workplace(activation));
     const state = this.events.state;
     if (!this.branches || !state.workspace) return { cwd: state.cwd, branch: null };
     return this.branchWorkplace(this.branches, activation);
@@ -129,7 +132,16 @@ export class RunWorkspace {
     if (advance) {
       // like a stage's commit: on the branch only once the join is stored under the lease
       this.events.flush();
-      await this.serialGit(() => this.port!.advance(advance.path, advance.commit));
+      const moved = this.serialGit(() => this.port!.advance(advance.path, advance.commit));
+      const settled = moved.then(
+        () => {},
+        () => {},
+      );
+      this.joinAdvance = settled;
+      void settled.then(() => {
+        if (this.joinAdvance === settled) this.joinAdvance = null;
+      });
+      await moved;
     }
     return outcome.ask ? { kind: 'ask_human', stage: null, mode: 'merge_conflict', ...outcome.ask } : null;
   }
