@@ -6,7 +6,7 @@ import { currentHolder, type EventStore } from '../src/core/event-store.js';
 import type { StoredEvent } from '../src/core/events.js';
 import type { TaskWorkspace } from '../src/core/task-workspace.js';
 import { TaskService } from '../src/engine/task-service.js';
-import { agent, pipeline } from '../src/engine/test-pipelines.js';
+import { agent, handoff, pipeline } from '../src/engine/test-pipelines.js';
 import { defaultConfig } from '../src/pipeline/config.js';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { gitWorkspace } from '../src/workspace/task-workspace.js';
@@ -37,6 +37,27 @@ const inWorktree = {
 };
 const writesAFile = {
   agents: { dev: [{ reply: 'done', write: { 'late.txt': 'superseded\n' } }] },
+  gates: {},
+  human: {},
+};
+
+/** lead fans out to left and right, joined by join: the join merges both branches first. */
+const fansOut = {
+  ...pipeline(
+    agent('lead', { handoffs: [handoff('left, right')] }),
+    agent('left', { handoffs: [handoff('join')] }),
+    agent('right', { handoffs: [handoff('join')] }),
+    agent('join'),
+  ),
+  workspace: inWorktree.workspace,
+};
+const branchesWrite = {
+  agents: {
+    lead: [{ reply: 'split', write: { 'lead.txt': 'lead\n' } }],
+    left: [{ reply: 'left', write: { 'left.txt': 'L\n' } }],
+    right: [{ reply: 'right', write: { 'right.txt': 'R\n' } }],
+    join: [{ reply: 'joined' }],
+  },
   gates: {},
   human: {},
 };
@@ -87,6 +108,78 @@ describe.skipIf(unreachable)(`fencing reaches git${unreachable ? `: ${unreachabl
       expect(types(w.rival.events(id))).not.toContain('stage_completed');
       // the superseded attempt's file is left in the worktree, uncommitted: the next holder's align removes it
       expect(await status(join(w.repo, '.troupe', 'worktrees', id))).toContain('late.txt');
+    } finally {
+      w.close();
+    }
+  });
+
+  it('a join whose lease is taken over after its merges were made leaves the task branch as it was', async () => {
+    let takeOver = () => {};
+    let before = '';
+    const w = await world((base) => ({
+      ...base,
+      async mergeBranches(...args: Parameters<TaskWorkspace['mergeBranches']>) {
+        before = await rev(args[0], 'HEAD');
+        const made = await base.mergeBranches(...args);
+        takeOver();
+        return made;
+      },
+    }));
+    try {
+      const id = w.service(w.store).start({ pipeline: fansOut, input: 'go', script: branchesWrite });
+      takeOver = () => expect(w.rival.tryLease(id, currentHolder())).toBe(true);
+      await expect(w.service(w.store).continue(id)).rejects.toThrow(/lease of task .* was lost/);
+      expect(before).not.toBe('');
+      expect(await rev(w.repo, `troupe/${id}`)).toBe(before);
+      expect(await sh(w.repo, 'ls-tree', '--name-only', `troupe/${id}`)).not.toMatch(/left\.txt|right\.txt/);
+      expect(types(w.rival.events(id))).not.toContain('branches_merged');
+      expect(await status(join(w.repo, '.troupe', 'worktrees', id))).toBe('');
+    } finally {
+      w.close();
+    }
+  });
+
+  it("a troupe merge commit no attempt recorded, under a stage, is not taken for its agent's commit: tagged, not merged", async () => {
+    let id = '';
+    const w = await world((base) => ({
+      ...base,
+      async commit(...args: Parameters<TaskWorkspace['commit']>) {
+        // what a stalled worker of a troupe that merged in place leaves when it wakes
+        if (args[1].stage === 2)
+          await sh(args[0], 'merge', '--no-ff', '-q', '-m', `troupe: merge troupe/${id}--ghost`, 'ghost');
+        return base.commit(...args);
+      },
+    }));
+    try {
+      await sh(w.repo, 'branch', 'ghost');
+      const ghost = join(w.repo, '..', `ghost-${Date.now()}`);
+      await sh(w.repo, 'worktree', 'add', '-q', ghost, 'ghost');
+      writeFiles(ghost, { 'ghost.txt': 'superseded\n' });
+      await sh(ghost, 'add', '-A');
+      await sh(ghost, 'commit', '-qm', 'ghost work');
+      const script = {
+        agents: {
+          dev: [{ reply: 'done', write: { 'dev.txt': 'dev\n' } }],
+          rev: [{ reply: 'nothing to change' }],
+        },
+        gates: {},
+        human: {},
+      };
+      const twoStages = {
+        ...pipeline(agent('dev', { handoffs: [handoff('rev')] }), agent('rev')),
+        workspace: inWorktree.workspace,
+      };
+      id = w.service(w.store).start({ pipeline: twoStages, input: 'go', script });
+      await w.service(w.store).continue(id);
+      const log = [...w.store.events(id)];
+      const commits = log.filter((e) => e.type === 'workspace_committed');
+      expect(commits.map((e) => ('stage' in e ? e.stage : null))).toEqual([1]);
+      expect(await sh(w.repo, 'show', 'main:dev.txt')).toBe('dev');
+      const merged = log.find((e) => e.type === 'workspace_merged');
+      expect(merged && 'stray' in merged ? merged.stray : null).toMatchObject({
+        tag: `troupe/stray/${id}/1`,
+      });
+      expect(await sh(w.repo, 'ls-tree', '--name-only', 'main')).not.toContain('ghost.txt');
     } finally {
       w.close();
     }

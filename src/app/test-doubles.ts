@@ -71,7 +71,8 @@ export class MemoryWorkspace implements TaskWorkspace {
 
   async mergeBranches(path: string, branches: string[]) {
     this.calls.push(`merge ${branches.join(' ')} into ${path}`);
-    return { merged: true as const, head: `sha-${++this.commits}` };
+    const from = `sha-${this.commits}`;
+    return { merged: true as const, head: `sha-${++this.commits}`, from };
   }
 }
 

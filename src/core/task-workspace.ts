@@ -90,13 +90,16 @@ export interface TaskWorkspace {
     expected: string | null,
   ): Promise<{ path: string; branch: string; start: string }>;
   /**
-   * The join: commits what was left uncommitted in `path` (a conflict resolved by hand) with
-   * `leftoverMessage`, then merges `branches` in order (merged ones are skipped; a conflict is
-   * aborted and reported). `head`: the worktree's commit afterwards.
+   * The join, made WITHOUT moving the branch: a commit of what was left uncommitted in `path` (a
+   * conflict resolved by hand) with `leftoverMessage`, then the merges of `branches` in order
+   * (merged ones are skipped; a conflict is reported, the merges before it kept). `head`: the
+   * last commit made (`from` when none); `from`: the branch tip they were made on. They count only
+   * once the join is recorded under the task's lease; then `advance` moves the branch from `from`
+   * to `head`, and the worktree with it.
    */
   mergeBranches(
     path: string,
     branches: string[],
     leftoverMessage: string,
-  ): Promise<{ merged: true; head: string } | { conflict: Conflict; head: string }>;
+  ): Promise<({ merged: true } | { conflict: Conflict }) & { head: string; from: string }>;
 }

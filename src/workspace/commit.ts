@@ -60,12 +60,13 @@ export async function buildCommit(options: { path: string; message: string }): P
 
 /**
  * Moves the worktree's branch from the commit's parent to the commit (compare-and-swap: a branch
- * that moved meanwhile is a GitError, nothing changed), and its index with it; the files are the
- * commit's already.
+ * that moved meanwhile is a GitError, nothing changed), then its index and files to the commit's:
+ * a stage's commit holds every file of the worktree already, a join's merges bring the branches'
+ * (the worktree holds nothing uncommitted then).
  */
 export async function advanceBranch(path: string, commit: BuiltCommit): Promise<void> {
-  await gitOk(path, ['update-ref', '-m', 'troupe: stage commit', 'HEAD', commit.sha, commit.parent]);
-  await gitOk(path, ['reset', '--quiet']);
+  await gitOk(path, ['update-ref', '-m', 'troupe: advance', 'HEAD', commit.sha, commit.parent]);
+  await gitOk(path, ['reset', '--hard', '--quiet']);
 }
 
 export interface StageCommitInfo {

@@ -3,6 +3,7 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { Conflict } from '../core/task-workspace.js';
+import { advanceBranch } from './commit.js';
 import { DirtyCheckoutError, GitError } from './errors.js';
 import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
@@ -14,10 +15,52 @@ export type MergeBranchesResult = { merged: true } | { conflict: Conflict };
 
 const MERGE_FLAGS = ['--no-ff', '--no-edit', '--no-verify', '--no-gpg-sign'];
 
+/** A join's merges, made on no branch: `head` is the last merge commit (`start` when none). */
+export type BuiltMerges = { head: string } & ({ merged: true } | { conflict: Conflict });
+
 /**
- * The join: merges each branch into the worktree's branch, in order, one merge commit each.
- * A branch already merged is skipped, so running it twice is harmless. On a conflict the merge is
- * aborted (the worktree is left clean, nothing overwritten) and the conflicting files reported.
+ * The join's merges, computed on no branch (`git merge-tree`, then `commit-tree`): each branch in
+ * order, one merge commit each, on `start`; a branch already in is skipped, so it is harmless
+ * twice. Neither a ref, the index nor a file moves: the merges count only once the join is
+ * recorded under the task's lease, and then `advanceBranch` puts them on the branch. On a conflict
+ * the merges before it are kept and the conflicting files reported.
+ */
+export async function buildMerges(options: {
+  path: string;
+  start: string;
+  branches: string[];
+}): Promise<BuiltMerges> {
+  const { path, branches } = options;
+  const env = await identityEnv(path);
+  const merged: string[] = [];
+  let head = options.start;
+  for (const branch of branches) {
+    const tip = await resolveCommit(path, `refs/heads/${branch}`);
+    if (!tip) throw new NotFoundError(`no branch ${branch}`);
+    if (!(await isAncestor(path, tip, head))) {
+      const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', head, tip];
+      const result = await git(path, args);
+      const [tree, ...files] = result.stdout.split('\0').filter(Boolean);
+      if (result.code === 1 && files.length > 0) {
+        return { conflict: { branch, files: [...new Set(files)].sort(), merged }, head };
+      }
+      if (result.code !== 0 || !tree) throw new GitError(args, result.code, result.stderr || result.stdout);
+      const message = `troupe: merge ${branch}`;
+      head = (
+        await gitOk(path, ['commit-tree', '--no-gpg-sign', '-p', head, '-p', tip, '-m', message, tree], {
+          env,
+        })
+      ).trim();
+    }
+    merged.push(branch);
+  }
+  return { merged: true, head };
+}
+
+/**
+ * The join made at once, in a worktree without uncommitted changes: the merges (`buildMerges`)
+ * from its HEAD, then its branch moved to them. On a conflict the worktree is left clean, at the
+ * merges before it.
  */
 export async function mergeBranches(options: {
   into: string;
@@ -29,17 +72,10 @@ export async function mergeBranches(options: {
       hint: 'commit the stage first (commitStage)',
     });
   }
-  const env = await identityEnv(into);
-  const merged: string[] = [];
-  for (const branch of branches) {
-    if (!(await resolveCommit(into, `refs/heads/${branch}`))) throw new NotFoundError(`no branch ${branch}`);
-    if (!(await isAncestor(into, `refs/heads/${branch}`, 'HEAD'))) {
-      const files = await tryMerge(into, `refs/heads/${branch}`, `troupe: merge ${branch}`, env);
-      if (files) return { conflict: { branch, files, merged } };
-    }
-    merged.push(branch);
-  }
-  return { merged: true };
+  const start = (await resolveCommit(into, 'HEAD'))!;
+  const built = await buildMerges({ path: into, start, branches });
+  if (built.head !== start) await advanceBranch(into, { sha: built.head, parent: start });
+  return 'conflict' in built ? { conflict: built.conflict } : { merged: true };
 }
 
 export interface MergeIntoBaseOptions {

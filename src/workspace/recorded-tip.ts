@@ -38,3 +38,16 @@ async function nextStrayTag(repo: string, taskId: string): Promise<string> {
   const taken = (await git(repo, ['tag', '--list', `${prefix}*`])).stdout.split('\n').filter(Boolean);
   return `${prefix}${taken.length + 1}`;
 }
+
+/**
+ * Whether the commits from `recorded` (the branch's last commit in the log) to `head` can be the
+ * running stage's agent's own: `head` descends from `recorded` and none of them is troupe's.
+ * troupe's commits (a stage's, a join's merges, `troupe: ` messages all) reach a branch only after
+ * the log recorded them, so one the log does not know is a superseded attempt's (or an older
+ * troupe's, which merged in place) and must not be taken for the agent's work.
+ */
+export async function agentsOwnCommits(path: string, recorded: string, head: string): Promise<boolean> {
+  if (!(await isAncestor(path, recorded, head))) return false;
+  const subjects = await gitOk(path, ['log', '--format=%s', `${recorded}..${head}`]);
+  return !subjects.split('\n').some((subject) => subject.startsWith('troupe: '));
+}

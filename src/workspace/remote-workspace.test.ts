@@ -136,7 +136,10 @@ describe('remote workspace: worktrees across machines', () => {
     const task = await wsC.prepare('T-1', a, settings());
     await wsC.align(task.path, 'T-1', first.sha, 'main');
     const joined = await wsC.mergeBranches(task.path, ['troupe/T-1--left', 'troupe/T-1--right'], 'leftover');
-    expect(joined).toEqual({ merged: true, head: expect.any(String) });
+    expect(joined).toEqual({ merged: true, head: expect.any(String), from: first.sha });
+    // made on no branch: the task branch moves (and is pushed) once the join is recorded
+    expect(await onOrigin(origin, 'troupe/T-1')).toBe(first.sha);
+    await wsC.advance(task.path, { sha: joined.head, parent: joined.from });
     expect(read(task.path, 'left.txt')).toBe('L\n');
     expect(read(task.path, 'right.txt')).toBe('R\n');
     expect(await onOrigin(origin, 'troupe/T-1')).toBe(joined.head);

@@ -118,9 +118,8 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
         await fetchRemote(at);
         for (const branch of branches) await catchUp(at, branch, null);
       }
-      const result = await local.mergeBranches(path, branches, leftoverMessage);
-      if (at) await pushBranch(at, at.branch);
-      return result;
+      // pushed by `advance`, once the join is recorded
+      return local.mergeBranches(path, branches, leftoverMessage);
     },
   };
 }

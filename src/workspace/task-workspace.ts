@@ -1,9 +1,9 @@
 import { StateError } from '../core/errors.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
-import { advanceBranch, buildCommit, commitStage, stageCommitMessage } from './commit.js';
+import { advanceBranch, buildCommit, stageCommitMessage } from './commit.js';
 import { gitOk, isAncestor, resolveCommit } from './git.js';
-import { mergeBranches, mergeIntoBase } from './merge.js';
-import { restoreRecordedTip } from './recorded-tip.js';
+import { buildMerges, mergeIntoBase } from './merge.js';
+import { agentsOwnCommits, restoreRecordedTip } from './recorded-tip.js';
 import { findRepo, isDirty } from './repo.js';
 import { ensureBranchWorktree, ensureTaskWorktree, taskBranch } from './task-worktree.js';
 import { withVerifyCheckout } from './verify-checkout.js';
@@ -27,11 +27,26 @@ export const gitWorkspace: TaskWorkspace = {
     return { path: worktree.path, branch: worktree.branch, base: worktree.base, repo };
   },
   async commit(path, info, recorded) {
+    const head = await resolveCommit(path, 'HEAD');
+    const moved = head !== null && recorded !== null && head !== recorded;
+    const own = moved && (await agentsOwnCommits(path, recorded, head));
     const built = await buildCommit({ path, message: stageCommitMessage(info) });
+    if (moved && !own) {
+      // a commit the log does not know under the worktree: not the agent's, never recorded.
+      // Alone it is set aside by the merge (tag troupe/stray/...); the stage's work on top of it
+      // cannot be told apart from it, so it is refused
+      if (built)
+        throw new StateError(
+          `${path} is at ${head}, a commit of no recorded attempt: the stage's work is not committed on it`,
+          {
+            hint: 'resume the task: its worktree is put back at the last recorded commit',
+          },
+        );
+      return null;
+    }
     if (built) return built;
     // nothing left uncommitted: the agent may have committed its work itself
-    const head = await resolveCommit(path, 'HEAD');
-    return head && recorded && head !== recorded ? { sha: head, parent: null } : null;
+    return own ? { sha: head!, parent: null } : null;
   },
   async advance(path, commit) {
     if (commit.parent) await advanceBranch(path, { sha: commit.sha, parent: commit.parent });
@@ -82,10 +97,11 @@ export const gitWorkspace: TaskWorkspace = {
     return { path: worktree.path, branch: worktree.branch, start };
   },
   async mergeBranches(path, branches, leftoverMessage) {
-    if (await isDirty(path)) await commitStage({ path, message: leftoverMessage });
-    const result =
-      branches.length > 0 ? await mergeBranches({ into: path, branches }) : { merged: true as const };
-    const head = (await gitOk(path, ['rev-parse', 'HEAD'])).trim();
-    return 'conflict' in result ? { conflict: result.conflict, head } : { merged: true, head };
+    const from = (await gitOk(path, ['rev-parse', 'HEAD'])).trim();
+    const leftover = await buildCommit({ path, message: leftoverMessage });
+    const built = await buildMerges({ path, start: leftover?.sha ?? from, branches });
+    return 'conflict' in built
+      ? { conflict: built.conflict, head: built.head, from }
+      : { merged: true, head: built.head, from };
   },
 };

@@ -1,7 +1,7 @@
 import { TroupeError } from '../../core/errors.js';
 import type { TaskEvent } from '../../core/events.js';
 import { findNode } from '../../core/pipeline.js';
-import type { TaskWorkspace } from '../../core/task-workspace.js';
+import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import { branchLineage, type TaskState, workspaceSettings } from '../fold/task-state.js';
 import type { StepOf } from '../plan/plan.js';
 
@@ -34,6 +34,8 @@ export interface MergeOutcome {
   events: TaskEvent[];
   /** A conflict with no `on_conflict` agent: what to ask a person. */
   ask: { activation: string; agent: string; questions: string[] } | null;
+  /** The join's commits, to put on the worktree's branch once `events` are stored (null: none). */
+  advance: { path: string; commit: StageCommit } | null;
 }
 
 export class BranchWorkspaces {
@@ -119,6 +121,8 @@ export class BranchWorkspaces {
     const leftover = `troupe: ${this.taskId} ${step.agent ?? 'join'}: ${step.resolved ?? 'a conflict'} resolved by hand\n\nTroupe-Task: ${this.taskId}`;
     const result = await this.serial(() => this.port.mergeBranches(path, step.branches, leftover));
     const resolved = step.resolved ? { resolved: step.resolved } : {};
+    const advance =
+      result.head === result.from ? null : { path, commit: { sha: result.head, parent: result.from } };
     if (!('conflict' in result)) {
       events.push({
         type: 'branches_merged',
@@ -128,7 +132,7 @@ export class BranchWorkspaces {
         ...resolved,
         head: result.head,
       });
-      return { events, ask: null };
+      return { events, ask: null, advance };
     }
     const { branch, files, merged } = result.conflict;
     const node = step.agent ? findNode(state.definition, step.agent) : undefined;
@@ -151,11 +155,12 @@ export class BranchWorkspaces {
         stage: null,
         errorKind: 'merge_conflict',
       });
-      return { events, ask: null };
+      return { events, ask: null, advance };
     }
-    if (resolver) return { events, ask: null };
+    if (resolver) return { events, ask: null, advance };
     return {
       events,
+      advance,
       ask: {
         activation: step.activation,
         agent: step.agent!,

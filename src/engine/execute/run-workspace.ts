@@ -16,10 +16,13 @@ import type { EventBatch } from './event-batch.js';
  * Fencing (docs/distributed.md): git work that changes the task's branches starts only while the
  * run still holds the task's lease (`fence`, asked before each operation), and a stage's commit
  * is put on its branch only after its events are stored under that lease (`commitWorktree`, then
- * `advance`), so an attempt the store refused leaves no trace on the task's branches.
+ * `advance`; a join's merges likewise), so an attempt the store refused leaves no trace on the
+ * task's branches.
  */
 export class RunWorkspace {
   private gitQueue: Promise<void> = Promise.resolve();
+  /** A join's merges going onto its branch: a stage (its resolver's) starts only once they are there. */
+  private joinAdvance: Promise<void> | null = null;
   private readonly branches: BranchWorkspaces | null;
 
   constructor(
@@ -84,6 +87,7 @@ export class RunWorkspace {
    * when there is git work to wait for.
    */
   workplace(activation: string): Workplace | Promise<Workplace | null> {
+    if (this.joinAdvance) return this.joinAdvance.then(() => this.workplace(activation));
     const state = this.events.state;
     if (!this.branches || !state.workspace) return { cwd: state.cwd, branch: null };
     return this.branchWorkplace(this.branches, activation);
@@ -124,6 +128,21 @@ export class RunWorkspace {
       return null;
     }
     this.events.record(outcome.events);
+    const advance = outcome.advance;
+    if (advance) {
+      // like a stage's commit: on the branch only once the join is stored under the lease
+      this.events.flush();
+      const moved = this.serialGit(() => this.port!.advance(advance.path, advance.commit));
+      const settled = moved.then(
+        () => {},
+        () => {},
+      );
+      this.joinAdvance = settled;
+      void settled.then(() => {
+        if (this.joinAdvance === settled) this.joinAdvance = null;
+      });
+      await moved;
+    }
     return outcome.ask ? { kind: 'ask_human', stage: null, mode: 'merge_conflict', ...outcome.ask } : null;
   }
 
