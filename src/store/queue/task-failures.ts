@@ -1,5 +1,6 @@
 import type PgBoss from 'pg-boss';
-import { createSchemaSql, queueLocation, queueTable } from './queue-namespace.js';
+import { withQueueDb } from './queue-db.js';
+import { createSchemaSql, queueTable } from './queue-namespace.js';
 
 /**
  * Failed wake-ups counted per task, not per job, in a table of the queue's database
@@ -46,21 +47,8 @@ function parkedOf(row: Row): ParkedTask | null {
 }
 
 /** The parked tasks on the queue at `url`, read with a connection of its own (without starting pg-boss). */
-export async function readParkedTasks(url: string): Promise<ParkedTask[]> {
-  const location = queueLocation(url);
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({
-    connectionString: location.url,
-    application_name: 'troupe',
-    connectionTimeoutMillis: 10_000,
-  });
-  await client.connect();
-  try {
-    const db = { executeSql: (text: string, values?: unknown[]) => client.query(text, values) };
-    return await new TaskFailures(db, location.schema, 0).parked();
-  } finally {
-    await client.end().catch(() => {});
-  }
+export function readParkedTasks(url: string): Promise<ParkedTask[]> {
+  return withQueueDb(url, (db, location) => new TaskFailures(db, location.schema, 0).parked());
 }
 
 export class TaskFailures {
