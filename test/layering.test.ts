@@ -133,6 +133,14 @@ describe('the layering of src/', () => {
     expect(out.map((e) => `${name(e.from)} → ${name(e.to)}`)).toEqual([]);
   });
 
+  it('keeps the fold below the planner and the executor: a task state is events alone', () => {
+    const name = (file: string) => relative(src, file).replace(/\\/g, '/');
+    const out = edges.filter(
+      (e) => name(e.from).startsWith('engine/fold/') && /^engine\/(?!fold\/)/.test(name(e.to)),
+    );
+    expect(out.map((e) => `${name(e.from)} → ${name(e.to)}`)).toEqual([]);
+  });
+
   it("keeps the executor's modules out of import cycles, types included", () => {
     const executor = /^engine\/(execute\/[^/]+|plan\/fallback|ports)\.ts$/;
     const graph = new Map<string, Set<string>>();

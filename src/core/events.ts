@@ -5,23 +5,13 @@ import type { Effort, RuntimeErrorKind } from './runtime.js';
 import type { Script } from './script.js';
 import type { Spec, TaskSize } from './spec.js';
 import type { StrayCommit } from './task-workspace.js';
+import type { Usage } from './usage.js';
 
 /**
  * Every change to a task is one of these events, appended to the store. Task state is a
  * fold of them (task-state.ts); the files under .troupe/tasks/<id>/ and the live streams
  * are written from them too. Add a field rather than change one: old logs must still fold.
  */
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens?: number;
-  cost_usd?: number;
-  /** The cost is troupe's estimate from its price table, not the provider's figure. */
-  cost_estimated?: boolean;
-  /** Nothing was measured (a mailbox agent's reply): the zeros are not a count, and there is no cost. */
-  unknown?: boolean;
-}
 
 export interface StageError {
   kind: RuntimeErrorKind;

@@ -1,6 +1,6 @@
 import { TroupeError } from './errors.js';
-import type { Usage } from './events.js';
 import type { McpServer } from './pipeline.js';
+import type { Usage } from './usage.js';
 
 /**
  * One interface for every way an agent's work gets done: the CLIs people pay for, an

@@ -1,4 +1,5 @@
 import type { Chunk } from '../core/chunk.js';
+import { newChunk } from '../core/chunk.js';
 import { messageOf, NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { EventStore, TaskSummary } from '../core/event-store.js';
 import {
@@ -20,7 +21,7 @@ import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limit
 import { runTask } from './execute/execute.js';
 import { mailboxTimedOut } from './execute/mailbox-stage.js';
 import { deriveStatus, foldEvents, mailboxWaits, type TaskState, waitingFor } from './fold/task-state.js';
-import { newChunk, usesChunks } from './plan/chunks.js';
+import { usesChunks } from './plan/chunks.js';
 import { isRouted } from './plan/stage-route.js';
 import type { ExecutorPorts, HumanResponder, RunObserver, TaskAdapters } from './ports.js';
 

@@ -1,10 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { nextChunkId } from '../core/chunk.js';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import { sizeText } from '../core/input-limit.js';
 import { usesChunks } from '../engine/plan/chunks.js';
 import { packageVersion } from '../package-root.js';
-import { nextChunkId } from '../pipeline/lang/chunk-table.js';
 import type { CallSession } from './call-session.js';
 
 /**

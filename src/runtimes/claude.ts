@@ -1,7 +1,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Usage } from '../core/events.js';
 import {
   type Permissions,
   type Runtime,
@@ -10,6 +9,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import type { Usage } from '../core/usage.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { claudeStreamSessions, keptUpArgs } from './claude-stream-session.js';
 import {

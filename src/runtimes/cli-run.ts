@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
-import type { Usage } from '../core/events.js';
 import { RuntimeError, type RuntimeEvent, type RuntimeRequest } from '../core/runtime.js';
+import type { Usage } from '../core/usage.js';
 import { type CliExit, CliProcess } from './process.js';
 
 /**

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Usage } from '../core/events.js';
 import {
   type Runtime,
   RuntimeError,
@@ -11,6 +10,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import type { Usage } from '../core/usage.js';
 
 /**
  * What every runtime must do, run once per implementation (as hono's routers share one suite):

@@ -1,7 +1,6 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Usage } from '../core/events.js';
 import {
   type Effort,
   type Permissions,
@@ -11,6 +10,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import type { Usage } from '../core/usage.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
 import { makeGeminiRunHome, userGeminiHome, userHasMcpServers } from './gemini-home.js';

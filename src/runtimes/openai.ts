@@ -1,7 +1,6 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { messageOf } from '../core/errors.js';
-import type { Usage } from '../core/events.js';
 import { endpointBase, endpointKeyVar, isOpenAiApi } from '../core/openai-endpoint.js';
 import {
   type Runtime,
@@ -10,6 +9,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import type { Usage } from '../core/usage.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { num } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';

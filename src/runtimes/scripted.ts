@@ -1,6 +1,6 @@
-import type { Usage } from '../core/events.js';
 import { type Runtime, RuntimeError, type RuntimeEvent, type RuntimeRequest } from '../core/runtime.js';
 import { SCRIPTED_ERRORS, type Script, type ScriptAgentEntry } from '../core/script.js';
+import type { Usage } from '../core/usage.js';
 
 /**
  * Replies from a script instead of a model: offline, free and deterministic. Its place in

@@ -1,4 +1,4 @@
-import type { Usage } from '../core/events.js';
+import type { Usage } from '../core/usage.js';
 
 /** USD per million tokens. */
 export interface Price {

@@ -56,7 +56,7 @@ export class EventBatch {
 
   /** Records the failure of the task as a whole (no stage's), with the error's message as the reason. */
   failTask(kind: TaskErrorKind, error: unknown): void {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = messageOf(error);
     const hint = isTroupeError(error) ? error.hint : undefined;
     this.record([{ type: 'task_failed', reason, stage: null, errorKind: kind, ...(hint ? { hint } : {}) }]);
   }

@@ -117,7 +117,7 @@ class StageRun {
       run.events.record([{ type: 'stage_output', stage: step.stage, text }]);
       run.events.flush();
     }, run.ports.flushMs);
-    const chosen = await this.chooseRunner();
+    const chosen = await this.chooseStageRunner();
     if (!chosen) return;
     const mcp = StageMcp.of(run, step, node);
     const request = this.buildRequest(chosen, prompt, place, limitedBy, mcp);
@@ -163,7 +163,7 @@ class StageRun {
    * fallback whose provider is open (fallback.ts). Null when it cannot run now (every provider it
    * may use is closed: the wait is recorded; or routing is impossible: the task failed).
    */
-  private async chooseRunner(): Promise<Runner | null> {
+  private async chooseStageRunner(): Promise<Runner | null> {
     const { run, step, node } = this;
     const closed = new ClosedProviders(run.ports.store.closedProviders(new Date()));
     const env = providerEnv(run);

@@ -1,5 +1,5 @@
+import { initialChunks } from '../../core/chunk.js';
 import type { TaskEventType, TaskStatus } from '../../core/events.js';
-import { initialChunks } from '../plan/chunks.js';
 import { startWith } from './activations.js';
 import type { FoldedEventType, MailboxWait, Reducers, Stored, TaskState } from './types.js';
 

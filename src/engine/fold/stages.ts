@@ -1,4 +1,4 @@
-import type { Usage } from '../../core/events.js';
+import type { Usage } from '../../core/usage.js';
 import { activationOf } from './activations.js';
 import { turnFailed, turnFinished } from './sessions.js';
 import { newStageRecord, stageOf } from './stage-records.js';

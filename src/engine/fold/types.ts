@@ -7,13 +7,13 @@ import type {
   StoredEvent,
   TaskEventType,
   TaskStatus,
-  Usage,
 } from '../../core/events.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import type { RoutingConfig } from '../../core/routing.js';
 import type { Effort } from '../../core/runtime.js';
 import type { Script } from '../../core/script.js';
 import type { SizeRecord, Spec } from '../../core/spec.js';
+import type { Usage } from '../../core/usage.js';
 import type { IsolationChoice } from '../../pipeline/isolation.js';
 
 /** The shape of a folded task, and of the reducers that fold one event each into it. */

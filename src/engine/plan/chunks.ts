@@ -1,7 +1,7 @@
-import type { Chunk } from '../../core/chunk.js';
+import { type Chunk, newChunk } from '../../core/chunk.js';
 import type { TaskEvent } from '../../core/events.js';
 import type { Pipeline } from '../../core/pipeline.js';
-import { formatChunkTable, nextChunkId } from '../../pipeline/lang/chunk-table.js';
+import { formatChunkTable } from '../../pipeline/lang/chunk-table.js';
 import { parseChunkDirectives } from '../../pipeline/lang/directives.js';
 
 /**
@@ -12,29 +12,6 @@ import { parseChunkDirectives } from '../../pipeline/lang/directives.js';
 
 export function usesChunks(pipeline: Pipeline): boolean {
   return pipeline.agents.some((node) => node.chunks !== null);
-}
-
-/** Every node's `chunks.initial`, in pipeline order, numbered C-001, C-002, … */
-export function initialChunks(pipeline: Pipeline, at: string): Chunk[] {
-  const chunks: Chunk[] = [];
-  for (const node of pipeline.agents) {
-    for (const description of node.chunks?.initial ?? []) {
-      chunks.push(newChunk(chunks, description, 'config', at));
-    }
-  }
-  return chunks;
-}
-
-export function newChunk(existing: readonly Chunk[], description: string, by: string, at: string): Chunk {
-  return {
-    id: nextChunkId(existing),
-    description,
-    status: 'pending',
-    created_by: by,
-    completed_by: null,
-    created_at: at,
-    updated_at: at,
-  };
 }
 
 /** The events an agent's output asks for, in aqm's order: all adds, then dones, then removes. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Chunk } from '../../core/chunk.js';
-import { formatChunkTable, nextChunkId } from './chunk-table.js';
+import { formatChunkTable } from './chunk-table.js';
 
 const AT = '2026-03-27T10:00:00+00:00';
 
@@ -38,21 +38,5 @@ describe('formatChunkTable', () => {
 
   it('says so when there are no chunks', () => {
     expect(formatChunkTable([])).toBe('(no chunks defined)');
-  });
-});
-
-describe('nextChunkId', () => {
-  it('starts at C-001', () => {
-    expect(nextChunkId([])).toBe('C-001');
-  });
-
-  it('takes the first free number, reusing gaps', () => {
-    expect(nextChunkId([{ id: 'C-001' }, { id: 'C-002' }])).toBe('C-003');
-    expect(nextChunkId([{ id: 'C-001' }, { id: 'C-003' }])).toBe('C-002');
-  });
-
-  it('grows past three digits', () => {
-    const ids = Array.from({ length: 999 }, (_, i) => ({ id: `C-${String(i + 1).padStart(3, '0')}` }));
-    expect(nextChunkId(ids)).toBe('C-1000');
   });
 });

@@ -14,12 +14,3 @@ export function formatChunkTable(chunks: readonly Chunk[]): string {
   const footer = `\n**Progress: ${done}/${chunks.length} done, ${chunks.length - done} remaining**`;
   return ['| ID | Status | Description |', '|---|---|---|', ...rows, footer].join('\n');
 }
-
-/** The first free id in C-001, C-002, … (a removed chunk's id is used again, as aqm). */
-export function nextChunkId(chunks: readonly Pick<Chunk, 'id'>[]): string {
-  const taken = new Set(chunks.map((c) => c.id));
-  for (let n = 1; ; n++) {
-    const id = `C-${String(n).padStart(3, '0')}`;
-    if (!taken.has(id)) return id;
-  }
-}

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Usage } from '../../core/events.js';
+import type { Usage } from '../../core/usage.js';
 import { usageApi } from '../api/usage.js';
 import type { ServerContext } from '../context.js';
 import { handle } from '../handle.js';
