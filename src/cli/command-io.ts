@@ -16,3 +16,8 @@ export function processIo(): CommandIo {
     err: (text) => void process.stderr.write(text),
   };
 }
+
+/** A command's data as JSON on its stdout, as every `--json` prints it. */
+export function writeJson(io: CommandIo, value: unknown): void {
+  io.out(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Pipeline } from '../../core/pipeline.js';
 import { action } from '../action.js';
+import { mermaid, text } from '../agent-graph.js';
 import { formatOption } from '../arg-parsers.js';
 import { addPipelineOptions, type PipelineOptions } from '../pipeline-flags.js';
 
@@ -27,37 +27,4 @@ export function registerAgents(program: Command): void {
         return 0;
       }),
     );
-}
-
-export function text(pipeline: Pipeline): string {
-  const lines = [`${pipeline.name} (${pipeline.file})`];
-  for (const node of pipeline.agents) {
-    const what =
-      node.type === 'session'
-        ? `session [${node.participants.join(', ')}]${node.summary_agent ? ` summary: ${node.summary_agent}` : ''}`
-        : `${node.runtime}${node.model ? `/${node.model}` : ''}${node.gate ? `  gate: ${node.gate.type}` : ''}`;
-    lines.push(`${node.id}  ${what}`);
-    for (const h of node.handoffs) lines.push(`  → ${h.to.join(', ')} (${h.condition})`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-export function mermaid(pipeline: Pipeline): string {
-  const lines = ['flowchart TD'];
-  for (const node of pipeline.agents) {
-    const label = node.type === 'session' ? `${node.id} (session)` : `${node.id}<br/>${node.runtime}`;
-    lines.push(node.type === 'session' ? `  ${node.id}{{"${label}"}}` : `  ${node.id}["${label}"]`);
-    if (node.type === 'session') for (const p of node.participants) lines.push(`  ${node.id} -.- ${p}`);
-    for (const h of node.handoffs) {
-      for (const to of h.to) {
-        const target = to === '*' ? 'any' : to;
-        lines.push(
-          h.condition === 'always'
-            ? `  ${node.id} --> ${target}`
-            : `  ${node.id} -->|${h.condition.replace(/"/g, "'")}| ${target}`,
-        );
-      }
-    }
-  }
-  return `${lines.join('\n')}\n`;
 }

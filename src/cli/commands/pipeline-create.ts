@@ -102,7 +102,7 @@ async function createPipeline(name: string | undefined, flags: CreateFlags): Pro
     });
   }
   if (!flags.json) {
-    const { text: graph } = await import('./agents.js');
+    const { text: graph } = await import('../agent-graph.js');
     process.stdout.write(`${made.yaml.trimEnd()}\n\n${graph(made.pipeline)}`);
   }
   const shown = path.relative(process.cwd(), file) || file;
