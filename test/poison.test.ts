@@ -115,7 +115,8 @@ describe.skipIf(unreachable)(`a poison task${unreachable ? `: ${unreachable}` : 
       const parked = await status();
       expect(parked.status).toBe('parked');
       expect(parked.parked?.reason).toMatch(/poisoned: stage_completed refused/);
-      expect(parked.parked?.failures).toBe(RETRY_LIMIT + 1);
+      // the run that reached the limit parked it; one more already in flight may fail after it
+      expect(parked.parked?.failures).toBeGreaterThanOrEqual(RETRY_LIMIT + 1);
       expect((await logged(schema, id)).filter((t) => t === 'task_parked')).toHaveLength(1);
 
       // stopped for good: several check periods later, not one run more
@@ -148,9 +149,10 @@ describe.skipIf(unreachable)(`a poison task${unreachable ? `: ${unreachable}` : 
         const listed = (await (await fetch(`${served.url}api/parked`)).json()) as {
           parked: Array<{ id: string; status: string; failures: number }>;
         };
-        expect(listed.parked).toEqual([
-          expect.objectContaining({ id, status: 'parked', failures: RETRY_LIMIT + 1 }),
-        ]);
+        expect(listed.parked).toEqual([expect.objectContaining({ id, status: 'parked' })]);
+        // every failure counted is a run that happened
+        expect(listed.parked[0]!.failures).toBeGreaterThanOrEqual(RETRY_LIMIT + 1);
+        expect(listed.parked[0]!.failures).toBeLessThanOrEqual(runs(ranFile));
       } finally {
         await served.stop();
       }

@@ -27,15 +27,27 @@ export async function withQueueDb<T>(
 
 /**
  * Creates a troupe table of the queue (and its namespace's schema) unless it exists: `ddl` are
- * idempotent statements (`CREATE TABLE IF NOT EXISTS`, `ADD COLUMN IF NOT EXISTS`).
+ * idempotent statements (`CREATE TABLE IF NOT EXISTS`, `ADD COLUMN IF NOT EXISTS`). Processes
+ * that start together race: PostgreSQL refuses the loser's concurrent `CREATE` (a duplicate key
+ * in its catalog), so the loser tries the whole list again once the winner's is in, rather than
+ * going on with its later statements skipped (a worker whose columns were not there yet could not
+ * register, and its calls escaped the shared `limits:`).
  */
 export async function ensureQueueTable(db: PgBoss.Db, schema: string | null, ddl: string[]): Promise<void> {
-  try {
-    const createSchema = createSchemaSql(schema);
-    if (createSchema) await db.executeSql(createSchema, []);
-    for (const statement of ddl) await db.executeSql(statement, []);
-  } catch (error) {
-    // two processes creating it at once: one wins, the other sees it next time
-    if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
+  const statements = [createSchemaSql(schema), ...ddl].filter((sql): sql is string => Boolean(sql));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const statement of statements) await db.executeSql(statement, []);
+      return;
+    } catch (error) {
+      if (attempt >= DDL_ATTEMPTS || !isCreateRace(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
   }
+}
+
+const DDL_ATTEMPTS = 8;
+
+function isCreateRace(error: unknown): boolean {
+  return /already exists|duplicate key/.test((error as Error).message);
 }

@@ -2,20 +2,29 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { ProviderLimit } from '../../core/routing.js';
 import { noRelease, type ProviderTurns, type Release } from '../../scheduler/provider-limiter.js';
-import { createSchemaSql, queueLocation, queueTable } from './queue-namespace.js';
+import { ensureQueueTable } from './queue-db.js';
+import { queueLocation, queueTable } from './queue-namespace.js';
 
 /**
  * `limits:` caps counted across every worker of a queue: each call with a capped provider is a
  * row in the queue's database (`troupe_provider_turns`), taken under an advisory lock per
  * provider when fewer than `concurrency` are open and fewer than `requests_per_minute` started in
  * the last 60 s. A turn of a worker not seen for 30 s (`troupe_workers`) no longer counts, so a
- * killed worker does not hold its turns. A turn waits by asking again every 250 ms. Both tables
- * are in the project's namespace (queue-namespace.ts): each project has its own caps.
+ * killed worker does not hold its turns (nor one that never registered, after 30 s). A turn waits
+ * by asking again every 250 ms. Both tables are in the project's namespace (queue-namespace.ts):
+ * each project has its own caps.
  */
 
 const createSql = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
   id text PRIMARY KEY, provider text NOT NULL, holder text NOT NULL,
   started timestamptz NOT NULL DEFAULT now(), ended timestamptz)`;
+
+/**
+ * A turn's holder is alive: seen in the last 30 s, or not registered yet (its first heartbeat
+ * may come after its first call) and the turn is from the last 30 s.
+ */
+const LIVE_HOLDER = `(w.last_seen > now() - interval '30 seconds'
+  OR (w.id IS NULL AND t.started > now() - interval '30 seconds'))`;
 
 export async function openSharedLimits(
   url: string,
@@ -34,13 +43,9 @@ export async function openSharedLimits(
     turns: queueTable(location.schema, 'troupe_provider_turns'),
     workers: queueTable(location.schema, 'troupe_workers'),
   };
-  try {
-    const createSchema = createSchemaSql(location.schema);
-    if (createSchema) await pool.query(createSchema);
-    await pool.query(createSql(tables.turns));
-  } catch (error) {
-    if (!/already exists|duplicate key/.test((error as Error).message)) throw error;
-  }
+  await ensureQueueTable({ executeSql: (text, values) => pool.query(text, values) }, location.schema, [
+    createSql(tables.turns),
+  ]);
   return new SharedLimits(pool, limits, holder, tables);
 }
 
@@ -86,7 +91,7 @@ export class SharedLimits implements ProviderTurns {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`troupe-limit:${provider}`]);
       const { rows } = await client.query<{ open: string; recent: string; since_last: number | null }>(
-        `SELECT count(*) FILTER (WHERE t.ended IS NULL AND w.last_seen > now() - interval '30 seconds') AS open,
+        `SELECT count(*) FILTER (WHERE t.ended IS NULL AND ${LIVE_HOLDER}) AS open,
                 count(*) FILTER (WHERE t.started > now() - interval '60 seconds') AS recent,
                 extract(epoch FROM now() - max(t.started))::float AS since_last
          FROM ${this.tables.turns} t LEFT JOIN ${this.tables.workers} w ON w.id = t.holder
