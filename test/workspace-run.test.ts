@@ -58,6 +58,28 @@ describe('tasks in their own git worktree', () => {
     expect(messages).toContain('Troupe-Agent: tester');
   });
 
+  it('once merged, the worktree and branch are removed (no pile-up); a follow-up and a restart still work', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'pipeline');
+    const { json } = await troupeJson(repo, ['run', 'add /health', '--script', 'script.yaml']);
+    expect(json.status).toBe('completed');
+    expect(eventLog(repo, json.id).find((e) => e.type === 'workspace_removed')?.data).toMatchObject({
+      removed: [`troupe/${json.id}`],
+    });
+    expect(await sh(repo, 'worktree', 'list', '--porcelain')).not.toContain(json.id);
+    expect(await sh(repo, 'branch', '--list', 'troupe/*')).toBe('');
+    expect((await troupe(repo, ['status', json.id])).stdout).toMatch(
+      /merged into main \([0-9a-f]{12}\); worktree and branch removed/,
+    );
+    const fix = await troupeJson(repo, ['fix', json.id, 'also a readme', '--script', 'script.yaml']);
+    expect(fix.json.status).toBe('completed');
+    const again = await troupeJson(repo, ['restart', json.id, '--from-stage', '2']);
+    expect(again.json.status).toBe('completed');
+    expect(await sh(repo, 'show', 'main:test/health.test.ts')).toBe('ok');
+  });
+
   it('merge: manual leaves the branch for `troupe merge`, which leaves alone a checkout whose edits it would overwrite', async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('manual'), 'script.yaml': script });

@@ -142,8 +142,18 @@ export function workspaceView(state: TaskState) {
         base: w.base,
         merged: w.merged,
         unmerged: w.notMerged ?? null,
+        removed: w.removed ?? false,
       }
-    : { isolation: 'none' as const, why, path: null, branch: null, base: null, merged: null, unmerged: null };
+    : {
+        isolation: 'none' as const,
+        why,
+        path: null,
+        branch: null,
+        base: null,
+        merged: null,
+        unmerged: null,
+        removed: false,
+      };
 }
 
 /** `troupe status`'s workspace lines (none for a task that ran in place before the default). */
@@ -152,7 +162,11 @@ export function workspaceLines(state: TaskState): string[] {
   if (view.isolation === 'none') return view.why ? [`  workspace: in place (${view.why})`] : [];
   return [
     `  workspace: worktree ${view.branch} at ${view.path}${view.why ? ` (${view.why})` : ''}`,
-    ...(view.merged ? [`  merged into ${view.base} (${view.merged.slice(0, 12)})`] : []),
+    ...(view.merged
+      ? [
+          `  merged into ${view.base} (${view.merged.slice(0, 12)})${view.removed ? '; worktree and branch removed' : ''}`,
+        ]
+      : []),
     ...(view.unmerged
       ? [`  not merged into ${view.base}: ${view.unmerged}; merge it later with \`troupe merge ${state.id}\``]
       : []),

@@ -53,6 +53,11 @@ export class MemoryWorkspace implements TaskWorkspace {
     this.calls.push(`align ${path} at ${expected}`);
   }
 
+  async tidy(_repo: string, taskId: string): Promise<string[]> {
+    this.calls.push(`tidy ${taskId}`);
+    return [`troupe/${taskId}`];
+  }
+
   async verifyAt<T>(repo: string, _taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T> {
     this.calls.push(`verify ${sha}`);
     return fn(`${repo}/.troupe/verify/${sha}`);

@@ -242,6 +242,11 @@ export type TaskEvent =
   /** What a stage changed, committed on the task branch (or on a fan-out `branch`). */
   | { type: 'workspace_committed'; stage: number; sha: string; branch?: string }
   /**
+   * After the merge into base: the task's worktrees and branches that held nothing base lacks
+   * were removed (`removed`: branch names, or paths of checkouts without one).
+   */
+  | { type: 'workspace_removed'; removed: string[] }
+  /**
    * A fan-out branch (a lineage of a top-level fan-out) works in its own worktree from now on,
    * on `branch`, started at `start` (the task branch's tip then).
    */
@@ -388,6 +393,7 @@ const EVENT_TYPE_SET = {
   isolation_chosen: true,
   workspace_ready: true,
   workspace_committed: true,
+  workspace_removed: true,
   branch_workspace_ready: true,
   branches_merged: true,
   branch_conflict: true,

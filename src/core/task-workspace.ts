@@ -102,4 +102,10 @@ export interface TaskWorkspace {
     branches: string[],
     leftoverMessage: string,
   ): Promise<({ merged: true } | { conflict: Conflict }) & { head: string; from: string }>;
+  /**
+   * After the task branch went into base: removes the task's worktrees and branches (fan-outs'
+   * too) whose commits are all in base, and returns what went (branch names, or paths of
+   * checkouts without one). Anything holding work base lacks, or uncommitted changes, stays.
+   */
+  tidy(repo: string, taskId: string): Promise<string[]>;
 }

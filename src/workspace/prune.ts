@@ -15,6 +15,8 @@ export interface PruneOptions {
    * worktree just before it is removed; a running task's worktrees are kept even with `force`.
    */
   runningTask?: (task: string) => string | null;
+  /** Only this task's worktrees and branches. */
+  only?: string;
 }
 
 export interface PruneAction {
@@ -46,7 +48,7 @@ export async function pruneWorktrees(repo: string, options: PruneOptions): Promi
   // fan-outs first: their base is the task branch, which may go after them
   const rank = (i: WorktreeInfo) =>
     i.agent !== null ? 0 : i.kind === 'verify' || i.kind === 'merge' ? 1 : 2;
-  const items = (await listWorktrees(root)).sort((a, b) => rank(a) - rank(b));
+  const items = (await listWorktrees(root, options.only)).sort((a, b) => rank(a) - rank(b));
   const actions: PruneAction[] = [];
   for (const item of items) {
     // removing a running task's worktree pulls its directory out from under the agent

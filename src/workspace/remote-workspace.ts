@@ -55,6 +55,7 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
   return {
     repoOf: local.repoOf,
     verifyAt: local.verifyAt,
+    tidy: local.tidy,
 
     async prepare(taskId, cwd, settings) {
       // the recorded directory is the machine's that started the task: here it is this one's

@@ -3,6 +3,7 @@ import type { TaskWorkspace } from '../core/task-workspace.js';
 import { advanceBranch, buildCommit, stageCommitMessage } from './commit.js';
 import { gitOk, isAncestor, resolveCommit } from './git.js';
 import { buildMerges, mergeIntoBase } from './merge.js';
+import { pruneWorktrees } from './prune.js';
 import { agentsOwnCommits, restoreRecordedTip } from './recorded-tip.js';
 import { findRepo, isDirty } from './repo.js';
 import { ensureBranchWorktree, ensureTaskWorktree, taskBranch } from './task-worktree.js';
@@ -103,5 +104,9 @@ export const gitWorkspace: TaskWorkspace = {
     return 'conflict' in built
       ? { conflict: built.conflict, head: built.head, from }
       : { merged: true, head: built.head, from };
+  },
+  async tidy(repo, taskId) {
+    const actions = await pruneWorktrees(repo, { endedTasks: new Set([taskId]), only: taskId });
+    return actions.filter((a) => a.action === 'remove').map((a) => a.branch ?? a.path ?? a.kind);
   },
 };

@@ -28,14 +28,18 @@ export interface WorktreeInfo {
   missing: boolean;
 }
 
-/** Everything troupe keeps in the repository: its worktrees, its branches, its scratch checkouts. */
-export async function listWorktrees(repo: string): Promise<WorktreeInfo[]> {
+/**
+ * Everything troupe keeps in the repository: its worktrees, its branches, its scratch checkouts
+ * (`only`: those of one task).
+ */
+export async function listWorktrees(repo: string, only?: string): Promise<WorktreeInfo[]> {
   const root = realpathSync(repo);
   const wtDir = canonical(worktreesDir(root));
   const tmpDir = canonical(scratchDir(root));
   const [entries, branches] = await Promise.all([worktreeEntries(root), troupeBranches(root)]);
   const found: Array<Promise<WorktreeInfo>> = [];
   const seen = new Set<string>();
+  const wanted = (task: string) => only === undefined || task === only;
   for (const entry of entries) {
     const parent = canonical(dirname(entry.path));
     const name = basename(entry.path);
@@ -43,6 +47,7 @@ export async function listWorktrees(repo: string): Promise<WorktreeInfo[]> {
       const parsed = parseWorktreeName(name);
       const meta = entry.branch ? branches.get(entry.branch) : undefined;
       if (entry.branch) seen.add(entry.branch);
+      if (!wanted(meta?.task ?? parsed.task)) continue;
       found.push(
         describe(root, {
           task: meta?.task ?? parsed.task,
@@ -57,7 +62,7 @@ export async function listWorktrees(repo: string): Promise<WorktreeInfo[]> {
       );
     } else if (parent === tmpDir) {
       const match = /^(verify|merge)-(.+)-[0-9a-f]{8}$/.exec(name);
-      if (!match) continue;
+      if (!match || !wanted(match[2]!)) continue;
       found.push(
         describe(root, {
           task: match[2]!,
@@ -73,7 +78,7 @@ export async function listWorktrees(repo: string): Promise<WorktreeInfo[]> {
     }
   }
   for (const [branch, meta] of branches) {
-    if (seen.has(branch) || !meta.task) continue;
+    if (seen.has(branch) || !meta.task || !wanted(meta.task)) continue;
     const head = await resolveCommit(root, `refs/heads/${branch}`);
     if (!head) continue;
     found.push(

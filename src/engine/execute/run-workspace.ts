@@ -177,7 +177,25 @@ export class RunWorkspace {
       if (error instanceof LeaseLostError) throw error;
       merge = { type: 'workspace_merge_failed', into: workspace.base, reason: messageOf(error) };
     }
-    this.events.record([merge, { type: 'task_completed' }]);
+    this.events.record([merge, ...(await this.tidy(merge)), { type: 'task_completed' }]);
+  }
+
+  /**
+   * Once merged, the task's worktrees and branches hold nothing base lacks: they go, so runs do
+   * not pile them up (unmerged work is never removed). Failing to remove them fails nothing:
+   * `troupe worktrees prune` finds them later.
+   */
+  private async tidy(merge: EventOf<'workspace_merged' | 'workspace_conflict' | 'workspace_merge_failed'>) {
+    if (merge.type !== 'workspace_merged') return [];
+    const repo = this.events.state.workspace!.repo;
+    try {
+      this.fence();
+      const removed = await this.port!.tidy(repo, this.taskId);
+      return removed.length > 0 ? [{ type: 'workspace_removed' as const, removed }] : [];
+    } catch (error) {
+      if (error instanceof LeaseLostError) throw error;
+      return [];
+    }
   }
 
   private async branchWorkplace(branches: BranchWorkspaces, activation: string): Promise<Workplace | null> {

@@ -208,6 +208,8 @@ export interface TaskState {
     head?: string | null;
     /** Why `merge: on_complete` did not merge the branch into base. */
     notMerged?: string | null;
+    /** Its worktree and branch were removed once merged (`workspace_removed`). */
+    removed?: boolean;
   } | null;
   /** The task's size, once someone set it (the latest wins). */
   size: SizeRecord | null;

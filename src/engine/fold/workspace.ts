@@ -32,6 +32,15 @@ export const workspaceReducers = {
     } else if (state.workspace) state.workspace.head = event.sha;
   },
 
+  workspace_removed(state, event) {
+    const w = state.workspace;
+    if (w && event.removed.includes(w.branch)) {
+      w.removed = true;
+      // the worktree is gone: a follow-up (`troupe fix`) starts where the task's repository is
+      state.cwd = w.repo;
+    }
+  },
+
   workspace_merged(state, event) {
     if (state.workspace) state.workspace.merged = event.sha;
   },
