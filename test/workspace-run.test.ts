@@ -37,6 +37,31 @@ describe('tasks in their own git worktree', () => {
     expect(json.hint).toMatch(/^commit what is there/);
   });
 
+  it('`troupe test` leaves the repository as it was: nothing merged, no worktree, branch or tag; a failed one keeps its worktree to look at', async () => {
+    const dir = await tmpRepo();
+    writeFiles(dir, { 'p.yaml': pipeline('on_complete'), 's.yaml': script });
+    await sh(dir, 'add', '--all');
+    await sh(dir, 'commit', '--quiet', '-m', 'pipeline');
+    const head = await sh(dir, 'rev-parse', 'HEAD');
+    const refs = () => sh(dir, 'for-each-ref', '--format=%(refname)');
+    const before = await refs();
+    const passed = await troupe(dir, ['test', '--file', 'p.yaml', '--script', 's.yaml']);
+    expect(passed.code, passed.stderr).toBe(0);
+    expect(passed.stdout).toMatch(/✓ .*completed in 2 stages/);
+    expect(await sh(dir, 'rev-parse', 'HEAD')).toBe(head);
+    expect(await refs()).toBe(before);
+    expect((await sh(dir, 'worktree', 'list')).split('\n')).toHaveLength(1);
+    expect(await sh(dir, 'status', '--porcelain')).toBe('');
+
+    writeFiles(dir, { 'bad.yaml': script.replace(/- reply: "added a test"\n.*\n/, '- error: crash\n') });
+    const failed = await troupe(dir, ['test', '--file', 'p.yaml', '--script', 'bad.yaml']);
+    expect(failed.code, failed.stderr).toBe(1);
+    const kept = /its worktree is kept to look at: (\S+)/.exec(failed.stdout)?.[1];
+    expect(kept, failed.stdout).toBeDefined();
+    expect(read(kept!, 'src/health.ts')).toBe('export const ok = true;\n');
+    expect(await sh(dir, 'rev-parse', 'HEAD')).toBe(head);
+  });
+
   it('each stage is a commit on the task branch, merged into base at the end; the main checkout is not worked in', async () => {
     const repo = await tmpRepo();
     writeFiles(repo, { '.troupe/pipelines/default.yaml': pipeline('on_complete'), 'script.yaml': script });

@@ -17,6 +17,11 @@ export interface PruneOptions {
   runningTask?: (task: string) => string | null;
   /** Only this task's worktrees and branches. */
   only?: string;
+  /**
+   * False: with `force`, unmerged commits go without a `troupe/archive/` tag (a throwaway run's,
+   * such as `troupe test`'s). Default true.
+   */
+  archive?: boolean;
 }
 
 export interface PruneAction {
@@ -68,12 +73,12 @@ export async function pruneWorktrees(repo: string, options: PruneOptions): Promi
     };
     actions.push(action);
     if (action.action === 'keep') continue;
-    const keepCommits = item.dirty || !(item.merged || item.pushed);
+    const keepCommits = options.archive !== false && (item.dirty || !(item.merged || item.pushed));
     if (options.dryRun) {
       if (keepCommits && item.head) action.archivedAs = await archiveName(root, item, item.head);
       continue;
     }
-    if (item.dirty && item.path) {
+    if (keepCommits && item.dirty && item.path) {
       action.committed = await commitStage({
         path: item.path,
         message: `troupe: ${item.task} uncommitted changes kept by prune --force`,

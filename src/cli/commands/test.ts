@@ -41,15 +41,14 @@ export function registerTest(program: Command): void {
           ...(options.agent ? { start: options.agent } : {}),
           warn: printWarning,
         });
-        const id = project.tasks.start({
+        const { testPipeline } = await import('../../app/pipeline-test.js');
+        const { id, state, passed, kept } = await testPipeline(project, {
           pipeline,
+          script,
           input: options.input,
           ...(options.agent ? { agent: options.agent } : {}),
-          script,
           cwd: process.cwd(),
         });
-        const state = await project.tasks.continue(id);
-        const passed = state.status === 'completed';
         if (options.json) printJson({ passed, ...taskJson(state) });
         else if (passed) {
           const path = state.stages.map((s) => s.agent).join(' → ');
@@ -59,6 +58,7 @@ export function registerTest(program: Command): void {
         } else {
           const why = state.failure?.reason ?? `ended ${state.status}`;
           process.stdout.write(`✗ ${pipeline.name}: ${state.status} (${id}): ${why}\n`);
+          if (kept) process.stdout.write(`  its worktree is kept to look at: ${kept}\n`);
         }
         return passed ? 0 : 1;
       }),
