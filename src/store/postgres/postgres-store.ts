@@ -186,10 +186,6 @@ export function storeError(error: unknown, url: string, taskId?: string): unknow
 }
 
 /**
- * The event store on PostgreSQL, for many processes on many machines (docs/distributed.md).
- * Synchronous like the others: each call is a round trip through sync-client.ts.
- */
-/**
  * Throws unless troupe's tables are in the schema the connection serves (its search_path), at a
  * version this troupe knows.
  */
@@ -206,6 +202,10 @@ export const storePlace = (url: string, schema: string | null) =>
 /** The first key of troupe's named advisory locks ('trup'); the store's own locks take one key. */
 const ADVISORY_NAMESPACE = 0x74727570;
 
+/**
+ * The event store on PostgreSQL, for many processes on many machines (docs/distributed.md).
+ * Synchronous like the others: each call is a round trip through sync-client.ts.
+ */
 export function openPostgresStore(url: string, options: PostgresStoreOptions = {}): EventStore {
   const db = connectPostgres(url, options);
   const leaseMs = options.leaseMs ?? 30_000;
