@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFrame, type SseFrame } from '../../test/support/serve.js';
 import { example, project, waitFor, writerEditorPipeline } from '../../test/support/troupe.js';
 import { openBus } from '../bus/bus.js';
 import { KINDS, PRIORITIES } from '../bus/message.js';
@@ -9,6 +10,8 @@ import { loadProjectConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { BusKind, BusPriority } from './api/bus.js';
 import { errorStatuses, type Route } from './api/define.js';
+import { LiveFrame } from './api/events.js';
+import { AQM_FRAME_NAMES } from './api/live-events.js';
 import { apiRoutes, ErrorBody } from './api/routes.js';
 import { createApp, type TroupeApp } from './app.js';
 import { openApiDocument } from './openapi.js';
@@ -86,8 +89,10 @@ async function call<T = Record<string, unknown>>(
     route.responses[status] ??
     (errorStatuses(route).some((s) => s === status) ? { description: 'error', json: ErrorBody } : undefined);
   if (!declared) expect.fail(`${method} ${url} answered ${status}, undeclared: ${await response.text()}`);
+  if ('frames' in declared) expect(response.headers.get('content-type')).toContain('text/event-stream');
   if (!('json' in declared)) {
-    if (declared.content) expect(response.headers.get('content-type')).toContain(declared.content);
+    if ('content' in declared && declared.content)
+      expect(response.headers.get('content-type')).toContain(declared.content);
     await response.body?.cancel();
     if (status < 300) answered.add(route);
     return { status, data: undefined as T };
@@ -97,6 +102,23 @@ async function call<T = Record<string, unknown>>(
   expect(parsed.error?.issues ?? [], `${method} ${url} → ${status}`).toEqual([]);
   if (status < 300) answered.add(route);
   return { status, data };
+}
+
+/** A stream's frames, read until the one with id `seq`. */
+async function framesUpTo(url: string, seq: number): Promise<SseFrame[]> {
+  const response = await served.app.request(url, { headers: { Host: '127.0.0.1:8000' } });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const frames: SseFrame[] = [];
+  let buffer = '';
+  while (!frames.some((frame) => frame.id === String(seq))) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const blocks = (buffer + value).split('\n\n');
+    buffer = blocks.pop()!;
+    for (const frame of blocks.map(parseFrame)) if (frame) frames.push(frame);
+  }
+  await reader.cancel();
+  return frames;
 }
 
 type Detail = { status: string; stages: unknown[]; last_seq: number };
@@ -369,6 +391,21 @@ describe('every route answers what it declares', () => {
       }
     }
     expect(tried).toEqual(expect.arrayContaining(TASK_STATUSES.map((s) => `/api/tasks?status=${s}`)));
+  });
+
+  it('the live stream sends the frames it declares, every event of the runs above among them', async () => {
+    const { data } = await call<{ last_seq: number }>('GET', '/api/health');
+    const frames = await framesUpTo('/api/events?after=0', data.last_seq);
+    for (const { id, event, data } of frames) {
+      const parsed = LiveFrame.safeParse(id === null ? { event, data } : { id, event, data });
+      expect(parsed.error?.issues ?? [], `${event} ${JSON.stringify(data)}`).toEqual([]);
+    }
+    const own = frames.filter((frame) => frame.id !== null);
+    expect(own.at(-1)?.id).toBe(String(data.last_seq));
+    expect(own.every((frame) => (frame.data as { type: string }).type === frame.event)).toBe(true);
+    // every aqm frame but stage_output (scripted replies stream no output), and a provider's wait
+    const heard = [...AQM_FRAME_NAMES.filter((name) => name !== 'stage_output'), 'rate_limited'];
+    expect([...new Set(frames.map((frame) => frame.event))]).toEqual(expect.arrayContaining(heard));
   });
 
   it('and every declared route was driven to a success', async () => {

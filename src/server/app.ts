@@ -11,7 +11,7 @@ import type { EventStore } from '../core/event-store.js';
 import { packageRoot } from '../package-root.js';
 import type { WorkQueue } from '../store/queue/work-queue.js';
 import { redactStoreUrl } from '../store/store-url.js';
-import { serverApi } from './api/events.js';
+import { serverApi } from './api/server.js';
 import { guard, type LoginLinks } from './auth.js';
 import { limitBodies } from './body-limit.js';
 import type { ServerContext } from './context.js';

@@ -3,13 +3,18 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TASK_STATUSES } from '../core/events.js';
+import { TASK_EVENT_TYPES, TASK_STATUSES } from '../core/events.js';
 import { defaultConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { AQM_FRAME_NAMES, LIVE_EVENT_NAMES } from './api/live-events.js';
 import { createApp } from './app.js';
 import { openApiDocument } from './openapi.js';
 
-type Operation = { parameters?: { name: string; in: string; schema: unknown; style?: string }[] };
+type Operation = {
+  parameters?: { name: string; in: string; schema: unknown; style?: string }[];
+  responses: Record<string, { content?: Record<string, Record<string, unknown>> }>;
+};
+type FrameSchema = { properties: { event: { enum?: string[]; const?: string }; id?: unknown } };
 const doc = openApiDocument() as {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
@@ -50,6 +55,23 @@ describe('the OpenAPI document, generated from the route declarations', () => {
     expect(status).toMatchObject({ in: 'query', style: 'form', explode: false });
     expect(status.schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/TaskStatus' } });
     expect(doc.components.schemas.TaskStatus).toEqual({ type: 'string', enum: [...TASK_STATUSES] });
+  });
+
+  it('declares the live streams: one frame schema, and every name a frame has', () => {
+    for (const path of ['/api/events', '/api/tasks/{id}/events']) {
+      const stream = doc.paths[path]!.get!.responses['200']!.content!['text/event-stream']!;
+      expect(stream['x-frame'], path).toEqual({ $ref: '#/components/schemas/LiveFrame' });
+      expect(stream['x-frame-names'], path).toEqual(LIVE_EVENT_NAMES);
+    }
+    const frames = (doc.components.schemas.LiveFrame as { oneOf: FrameSchema[] }).oneOf;
+    const named = frames.flatMap(({ properties: { event } }) => event.enum ?? [event.const!]);
+    expect(named.sort()).toEqual([...TASK_EVENT_TYPES, ...AQM_FRAME_NAMES].sort());
+    expect(new Set(named)).toEqual(new Set(LIVE_EVENT_NAMES));
+    expect(named).toContain('rate_limited');
+    // a stored event's frame has an id; aqm's, of the same name or not, has none
+    expect(frames.filter((frame) => frame.properties.id).map((frame) => frame.properties.event.enum)).toEqual(
+      [[...TASK_EVENT_TYPES]],
+    );
   });
 
   it('holds schemas that JSON Schema 2020-12 compiles, every $ref resolved', () => {

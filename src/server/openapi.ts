@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { components, type ErrorStatus, errorStatuses, type Route } from './api/define.js';
+import {
+  components,
+  type ErrorStatus,
+  errorStatuses,
+  type JsonResponse,
+  type OtherResponse,
+  type Route,
+  type StreamResponse,
+} from './api/define.js';
 import { apiRoutes, ErrorBody } from './api/routes.js';
 
 /**
@@ -50,14 +58,7 @@ export function generate(routes: readonly Route[]): Record<string, unknown> {
         ...Object.fromEntries(
           Object.entries(route.responses).map(([status, response]) => [
             status,
-            {
-              description: response.description,
-              ...('json' in response
-                ? { content: { 'application/json': { schema: schemaOf(response.json) } } }
-                : response.content
-                  ? { content: { [response.content]: { schema: { type: 'string' } } } }
-                  : {}),
-            },
+            { description: response.description, ...contentOf(response, schemaOf) },
           ]),
         ),
         ...Object.fromEntries(
@@ -108,7 +109,10 @@ function convert(routes: readonly Route[]) {
   use(ErrorBody);
   for (const route of routes) {
     for (const schema of [route.params, route.query, route.headers, route.body]) use(schema);
-    for (const response of Object.values(route.responses)) if ('json' in response) use(response.json);
+    for (const response of Object.values(route.responses)) {
+      if ('json' in response) use(response.json);
+      if ('frames' in response) use(response.frames);
+    }
   }
   const { schemas } = z.toJSONSchema(registry, {
     target: 'draft-2020-12',
@@ -130,6 +134,26 @@ function convert(routes: readonly Route[]) {
     return id.startsWith('~') ? schemas[id]! : { $ref: `#/components/schemas/${id}` };
   };
   return { schemaOf, named };
+}
+
+/**
+ * What a response carries. A stream's frames are `x-frame` (one frame's schema, as OpenAPI 3.2's
+ * `itemSchema` will say it) and their `event:` names `x-frame-names`.
+ */
+function contentOf(
+  response: JsonResponse | OtherResponse | StreamResponse,
+  schemaOf: (schema: z.ZodType) => JsonSchema,
+) {
+  if ('json' in response) return { content: { 'application/json': { schema: schemaOf(response.json) } } };
+  if ('frames' in response) {
+    const stream = {
+      schema: { type: 'string' },
+      'x-frame': schemaOf(response.frames),
+      'x-frame-names': response.names,
+    };
+    return { content: { 'text/event-stream': stream } };
+  }
+  return response.content ? { content: { [response.content]: { schema: { type: 'string' } } } } : {};
 }
 
 /** The path, query and header parameters: one per property of the route's schemas. */

@@ -105,7 +105,8 @@ export async function readSse(
   return { status: response.status, frames };
 }
 
-function parseFrame(block: string): SseFrame | null {
+/** One frame's text (without its blank line); null for a comment or a frame with no data. */
+export function parseFrame(block: string): SseFrame | null {
   let id: string | null = null;
   let event = 'message';
   const data: string[] = [];

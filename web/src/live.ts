@@ -1,9 +1,9 @@
 import { useEffect, useRef } from 'react';
-import { TASK_EVENT_TYPES } from '../../src/core/events';
+import { onTaskEvents } from '../../src/server/api/live-events';
 import type { LiveEvent } from './api';
 
 /**
- * Follows an SSE stream of the event log. The browser reconnects by itself with Last-Event-ID,
+ * Follows an SSE stream of the event log (frames declared in src/server/api/events.ts). The browser reconnects by itself with Last-Event-ID,
  * so nothing is missed; a task's stream answers 204 once the task has ended, which stops it.
  */
 export function useEventStream(url: string | null, onEvent: (event: LiveEvent) => void): void {
@@ -12,15 +12,8 @@ export function useEventStream(url: string | null, onEvent: (event: LiveEvent) =
   useEffect(() => {
     if (!url) return;
     const source = new EventSource(url);
-    const listener = (message: MessageEvent<string>) => {
-      try {
-        handler.current(JSON.parse(message.data) as LiveEvent);
-      } catch {
-        // a frame we cannot read is skipped; the next refresh shows the state anyway
-      }
-    };
-    // named events only reach named listeners: one for every type there is
-    for (const type of TASK_EVENT_TYPES) source.addEventListener(type, listener);
+    // every task event, from the declared names; aqm's frames (some named alike) are not events
+    onTaskEvents(source, (event) => handler.current(event));
     return () => source.close();
   }, [url]);
 }

@@ -27,6 +27,16 @@ export interface OtherResponse {
   content?: string;
 }
 
+/**
+ * A stream of Server-Sent Events (`text/event-stream`): each frame one of `frames`, its `event:`
+ * name one of `names` (its `data:` is JSON).
+ */
+export interface StreamResponse {
+  description: string;
+  frames: z.ZodType;
+  names: readonly string[];
+}
+
 export type ErrorStatus = 400 | 404 | 409 | 413 | 422;
 
 export interface Route {
@@ -39,7 +49,7 @@ export interface Route {
   headers?: z.ZodObject;
   /** A JSON object; an empty body is `{}`, so a body every field of which is optional may be left out. */
   body?: z.ZodType;
-  responses: Record<number, JsonResponse | OtherResponse>;
+  responses: Record<number, JsonResponse | OtherResponse | StreamResponse>;
   /** The statuses of the errors it answers on purpose, each `{error: {code, message}}`. */
   errors?: readonly ErrorStatus[];
 }

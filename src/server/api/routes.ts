@@ -2,10 +2,11 @@ import { z } from 'zod';
 import { busApi } from './bus.js';
 import type { Route } from './define.js';
 import { named } from './define.js';
-import { serverApi } from './events.js';
+import { liveApi } from './events.js';
 import { Diagnostic, pipelineApi } from './pipelines.js';
 import { queueApi } from './queue.js';
 import { runApi } from './run.js';
+import { serverApi } from './server.js';
 import { taskApi } from './tasks.js';
 import { usageApi } from './usage.js';
 import { workerApi } from './workers.js';
@@ -33,5 +34,6 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(busApi),
   ...Object.values(workerApi),
   ...Object.values(queueApi),
+  ...Object.values(liveApi),
   ...Object.values(serverApi),
 ];

@@ -2,10 +2,9 @@ import { z } from 'zod';
 import { TASK_STATUSES } from '../../core/events.js';
 import { TASK_SIZES } from '../../core/spec.js';
 import { commaList, json, named, nonBlank, queryInt, route, withAliases } from './define.js';
-import { resumeHeaders, resumeQuery, sseDescription } from './events.js';
 import { Graph } from './pipelines.js';
 
-/** Tasks: list, detail, a person's decisions, cancel, restart, chunks, and each task's events. */
+/** Tasks: list, detail, a person's decisions, cancel, restart, chunks (each task's events: events.ts). */
 
 export const TaskStatus = named('TaskStatus', z.enum(TASK_STATUSES));
 
@@ -233,6 +232,7 @@ export const TaskDetail = named(
       base: z.string().nullable(),
       merged: z.string().nullable(),
       unmerged: z.string().nullable(),
+      removed: z.boolean().describe('its worktree and branch were removed once merged'),
     }),
     waiting: Waiting.nullable(),
     mailbox: z.array(MailboxWaiting),
@@ -267,7 +267,8 @@ export const TaskDetail = named(
 /** The task runs on in the background. */
 const Resumed = z.strictObject({ id: z.string(), status: z.literal('running') });
 
-const task = z.object({ id: z.string().meta({ examples: ['T-1A2B3C'] }) });
+/** The path of one task: `/api/tasks/:id`. */
+export const task = z.object({ id: z.string().meta({ examples: ['T-1A2B3C'] }) });
 const chunk = task.extend({ cid: z.string().meta({ examples: ['C-001'] }) });
 /** `via: dashboard`: the page says so, for the record of who decided (`gate_decided.from`). */
 const via = z.enum(['dashboard']).optional();
@@ -306,20 +307,6 @@ export const taskApi = {
     params: task,
     responses: { 200: { description: 'markdown', content: 'text/plain' } },
     errors: [404],
-  }),
-  events: route({
-    method: 'get',
-    path: '/api/tasks/:id/events',
-    summary:
-      "one task's events: its whole log, then live; the stream ends after the task ends (204 once nothing is left)",
-    params: task,
-    headers: resumeHeaders,
-    query: resumeQuery,
-    responses: {
-      200: { description: sseDescription, content: 'text/event-stream' },
-      204: { description: 'the task has ended and everything was sent' },
-    },
-    errors: [400, 404],
   }),
   approve: route({
     method: 'post',

@@ -9,10 +9,9 @@ import type { ServerContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { handle } from '../handle.js';
 import { sessionsOf } from '../sessions-json.js';
-import { eventStream } from '../sse.js';
 import { taskDetail, taskRow } from '../task-json.js';
 
-/** Tasks: list, detail, context, a person's decisions, cancel, restart, and each task's events. */
+/** Tasks: list, detail, context, a person's decisions, cancel, restart (their events: events.ts). */
 export function taskRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
@@ -50,14 +49,6 @@ export function taskRoutes(ctx: ServerContext): Hono {
     if (!state.contextMd.trim()) throw new ApiError(404, 'not_found', 'the task has no context yet');
     return c.text(state.contextMd);
   });
-
-  handle(app, taskApi.events, ({ params, headers, query }, c) =>
-    eventStream(ctx.hub, ctx.store, {
-      taskId: mustExist(ctx, params.id),
-      after: headers['last-event-id'] ?? query.after ?? 0,
-      signal: c.req.raw.signal,
-    }),
-  );
 
   handle(app, taskApi.approve, ({ params, body, reply }) => {
     const id = mustExist(ctx, params.id);
