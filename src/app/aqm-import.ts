@@ -3,9 +3,9 @@ import path from 'node:path';
 import { isMap, isScalar, isSeq, parseDocument, stringify } from 'yaml';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import type { Pipeline } from '../core/pipeline.js';
+import { isConditionKeyword } from '../core/pipeline-vocabulary.js';
 import { parseProjectConfig } from '../pipeline/config.js';
 import { formatDiagnostic } from '../pipeline/diagnostics.js';
-import { CONDITION_KEYWORDS } from '../pipeline/schema.js';
 import { validatePipelineText } from '../pipeline/validate.js';
 import { type WrittenFile, writeStateGitignore } from './init-project.js';
 
@@ -195,11 +195,10 @@ function renameDeprecatedFlags(
 /** Where a pipeline that ran under aqm will run differently under troupe. */
 function differences(file: string, pipeline: Pipeline): string[] {
   const out: string[] = [];
-  const keywords: readonly string[] = CONDITION_KEYWORDS;
   for (const agent of pipeline.agents) {
     const at = `${file}:${agent.source.line}:${agent.source.col}`;
     for (const h of agent.handoffs) {
-      if (!keywords.includes(h.condition))
+      if (!isConditionKeyword(h.condition))
         out.push(
           `${at}: \`${agent.id}\` hands off on \`${h.condition}\`: aqm looked for the value as a word anywhere in the output; troupe compares the named field of the output`,
         );

@@ -1,5 +1,13 @@
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import {
+  BUS_KINDS,
+  BUS_PRIORITIES,
+  type BusKind,
+  type BusPriority,
+  isBusKind,
+  isBusPriority,
+} from '../core/bus-vocabulary.js';
 import { messageOf, NotFoundError, UsageError } from '../core/errors.js';
 import { nestsDeeperThan } from '../core/nesting.js';
 import type { Amqrc } from './amqrc.js';
@@ -31,17 +39,7 @@ import {
   requireInitialized,
   sessionRoots,
 } from './layout.js';
-import {
-  byCreated,
-  formatMessage,
-  type Header,
-  KINDS,
-  type Kind,
-  MAX_HEADER_DEPTH,
-  MAX_MESSAGE_BYTES,
-  PRIORITIES,
-  type Priority,
-} from './message.js';
+import { byCreated, formatMessage, type Header, MAX_HEADER_DEPTH, MAX_MESSAGE_BYTES } from './message.js';
 import { isActive, type Presence, readPresence, setPresence, touchPresence } from './presence.js';
 import { listReceipts, type ReceiptFilter, type Stage, waitForReceipt } from './receipts.js';
 import { p2pThread, routedThread } from './threads.js';
@@ -64,8 +62,8 @@ export interface SendInput {
   /** Handles; `codex@project` or `codex@project:session` address a peer project. */
   to: string | string[];
   subject?: string;
-  kind?: Kind;
-  priority?: Priority;
+  kind?: BusKind;
+  priority?: BusPriority;
   labels?: string[];
   /** Required with more than one recipient; defaults to the p2p thread of the pair. */
   thread?: string;
@@ -108,15 +106,18 @@ export interface SendResult {
 
 export interface ReplyInput {
   body: string;
-  kind?: Kind;
-  priority?: Priority;
+  kind?: BusKind;
+  priority?: BusPriority;
   subject?: string;
   labels?: string[];
   context?: Record<string, unknown>;
   allowEmpty?: boolean;
 }
 
-const REPLY_KIND: Partial<Record<string, Kind>> = { review_request: 'review_response', question: 'answer' };
+const REPLY_KIND: Partial<Record<string, BusKind>> = {
+  review_request: 'review_response',
+  question: 'answer',
+};
 
 export interface WhoEntry {
   session: string;
@@ -193,11 +194,11 @@ export class MessageBus {
     const to = inline.handles;
     const project = input.project ?? inline.project;
     const session = input.session ?? inline.session;
-    if (input.kind && !(KINDS as readonly string[]).includes(input.kind)) {
-      throw new UsageError(`invalid kind '${input.kind}' (one of ${KINDS.join(', ')})`);
+    if (input.kind && !isBusKind(input.kind)) {
+      throw new UsageError(`invalid kind '${input.kind}' (one of ${BUS_KINDS.join(', ')})`);
     }
-    if (input.priority && !(PRIORITIES as readonly string[]).includes(input.priority)) {
-      throw new UsageError(`invalid priority '${input.priority}' (one of ${PRIORITIES.join(', ')})`);
+    if (input.priority && !isBusPriority(input.priority)) {
+      throw new UsageError(`invalid priority '${input.priority}' (one of ${BUS_PRIORITIES.join(', ')})`);
     }
     if (!input.allowEmpty && !/\S/.test(input.body)) {
       throw new UsageError('empty message body', { hint: 'pass --allow-empty to send it anyway' });
@@ -366,7 +367,7 @@ export class MessageBus {
       [to, session] = splitReplyTo(orig.reply_to);
     }
     const subject = orig.subject ?? '';
-    const kind = input.kind ?? (orig.kind ? (REPLY_KIND[orig.kind] ?? (orig.kind as Kind)) : undefined);
+    const kind = input.kind ?? (orig.kind ? (REPLY_KIND[orig.kind] ?? (orig.kind as BusKind)) : undefined);
     return this.send({
       from: me,
       to,

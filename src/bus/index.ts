@@ -12,7 +12,7 @@ export { HUMAN, isValidHandle, normalizeHandle, parseHandle } from './handle.js'
 export type { DrainItem, DrainOptions, ListOptions, MessageItem } from './inbox.js';
 export { initRoot, mailbox, readConfig } from './layout.js';
 export type { Header, Kind, Message, Priority } from './message.js';
-export { formatMessage, KINDS, MAX_MESSAGE_BYTES, PRIORITIES, parseMessage } from './message.js';
+export { formatMessage, MAX_MESSAGE_BYTES, parseMessage } from './message.js';
 export type { Receipt, Stage } from './receipts.js';
 export type { ResolvedRoot } from './root.js';
 export { resolveRoot } from './root.js';

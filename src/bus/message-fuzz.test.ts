@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BUS_KINDS, BUS_PRIORITIES } from '../core/bus-vocabulary.js';
 import { openBus } from './bus.js';
 import { MessageInvalidError } from './errors.js';
-import { formatMessage, KINDS, PRIORITIES, parseMessage } from './message.js';
+import { formatMessage, parseMessage } from './message.js';
 import { headerProblem } from './validate.js';
 
 /**
@@ -142,8 +143,8 @@ const sendInput = fc.record(
     body: text(200).filter((b) => /\S/.test(b)),
     labels: fc.array(text(12), { maxLength: 4 }),
     refs: fc.array(text(12), { maxLength: 3 }),
-    kind: fc.constantFrom(...KINDS),
-    priority: fc.constantFrom(...PRIORITIES),
+    kind: fc.constantFrom(...BUS_KINDS),
+    priority: fc.constantFrom(...BUS_PRIORITIES),
     context: fc.dictionary(text(8), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
   },
   { requiredKeys: ['body'] },

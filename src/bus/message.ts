@@ -3,20 +3,8 @@ import { nestsDeeperThan } from '../core/nesting.js';
 import { MessageInvalidError } from './errors.js';
 import { goJson, sortMaps } from './go-json.js';
 
-export const KINDS = [
-  'brainstorm',
-  'review_request',
-  'review_response',
-  'question',
-  'answer',
-  'decision',
-  'status',
-  'todo',
-] as const;
-export type Kind = (typeof KINDS)[number];
-
-export const PRIORITIES = ['urgent', 'normal', 'low'] as const;
-export type Priority = (typeof PRIORITIES)[number];
+/** A header's kind and priority: the bus's vocabularies (core/bus-vocabulary.ts) under AMQ's names. */
+export type { BusKind as Kind, BusPriority as Priority } from '../core/bus-vocabulary.js';
 
 /** 10 MiB: exactly this size is allowed, one byte more is not. */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;

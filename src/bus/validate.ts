@@ -1,6 +1,7 @@
+import { BUS_KINDS, BUS_PRIORITIES, isBusKind, isBusPriority } from '../core/bus-vocabulary.js';
 import { parseRfc3339 } from './clock.js';
 import { HUMAN, isSafeMessageId, isValidHandle } from './handle.js';
-import { type Header, KINDS, PRIORITIES } from './message.js';
+import type { Header } from './message.js';
 
 export interface ValidateOptions {
   /** Also require schema 1 and known handles (config agents plus `user`). */
@@ -21,11 +22,11 @@ export function headerProblem(h: Header, options: ValidateOptions = {}): string 
   if (h.created.trim() !== h.created || parseRfc3339(h.created) === undefined) {
     return `created '${h.created}' is not an RFC3339 time`;
   }
-  if (h.priority && !(PRIORITIES as readonly string[]).includes(h.priority)) {
-    return `priority '${h.priority}' is not one of ${PRIORITIES.join(', ')}`;
+  if (h.priority && !isBusPriority(h.priority)) {
+    return `priority '${h.priority}' is not one of ${BUS_PRIORITIES.join(', ')}`;
   }
-  if (h.kind && !(KINDS as readonly string[]).includes(h.kind)) {
-    return `kind '${h.kind}' is not one of ${KINDS.join(', ')}`;
+  if (h.kind && !isBusKind(h.kind)) {
+    return `kind '${h.kind}' is not one of ${BUS_KINDS.join(', ')}`;
   }
   if (options.strict) {
     if (h.schema !== 1) return `schema ${h.schema} is not 1`;

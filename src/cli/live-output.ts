@@ -1,4 +1,6 @@
 import { formatDuration, formatTokens } from '../app/task-view.js';
+import { eventTable, handleEvent } from '../core/event-table.js';
+import type { TaskState } from '../engine/fold/task-state.js';
 import type { RunObserver } from '../engine/ports.js';
 
 /**
@@ -43,128 +45,156 @@ export function liveOutput(stream: NodeJS.WriteStream = process.stderr): RunObse
       midLine = !text.endsWith('\n');
     },
     onEvent(event, state) {
-      switch (event.type) {
-        case 'task_created':
-          return line(paint(1, `troupe ${event.taskId} · ${event.pipeline}`));
-        case 'entry_routed':
-          return line(
-            event.fallback
-              ? paint(
-                  33,
-                  `⇢ the router named no agent ("${firstLine(event.answer)}"); starting with ${event.agent}`,
-                )
-              : `⇢ routed to ${event.agent}`,
-          );
-        case 'stage_started':
-          return line(
-            paint(
-              36,
-              `▶ [${event.stage}] ${event.agent}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`,
-            ),
-          );
-        case 'stage_completed':
-          return line(
-            paint(
-              32,
-              `✓ [${event.stage}] ${event.agent}  ${formatDuration(event.durationMs)}  ${formatTokens(event.usage)}`,
-            ),
-          );
-        case 'stage_attempt_failed': {
-          const took = event.durationMs === undefined ? '' : `  ${formatDuration(event.durationMs)}`;
-          line(
-            paint(
-              31,
-              `✗ [${event.stage}] ${event.agent}${took}  ${event.error.kind}: ${event.error.message}`,
-            ),
-          );
-          return event.error.hint ? line(`  hint: ${event.error.hint}`) : undefined;
-        }
-        case 'stage_warning':
-          return line(paint(33, `⚠ [${event.stage}] ${event.agent}: ${event.message}`));
-        case 'budget_warning':
-          return line(
-            paint(
-              33,
-              `⚠ budget: ${event.unit === 'usd' ? `$${event.used.toFixed(2)} of $${event.limit}` : `${event.used} of ${event.limit} tokens`} used (80 %)`,
-            ),
-          );
-        case 'rate_limited':
-          if (!event.retryAt) {
-            line(
-              paint(
-                33,
-                `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited; waiting until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC (${untilText(event.resetAt)}), then it carries on`,
-              ),
-            );
-            return startCountdown(event.provider, event.resetAt);
-          }
-          return line(
-            paint(
-              33,
-              `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC; moving to a fallback`,
-            ),
-          );
-        case 'stage_interrupted':
-          return line(paint(33, `↻ [${event.stage}] interrupted earlier; running it again`));
-        case 'gate_decided':
-          return line(
-            paint(
-              event.decision === 'approved' ? 32 : 33,
-              `  gate (${event.by}): ${event.decision}${event.reason ? ` — ${firstLine(event.reason)}` : ''}`,
-            ),
-          );
-        case 'gate_waiting':
-          return line(
-            paint(
-              35,
-              `⏸ [${event.stage}] ${event.agent} waits for approval: troupe approve ${event.taskId}  |  troupe reject ${event.taskId} -r "why"`,
-            ),
-          );
-        case 'human_input_requested':
-          return line(
-            paint(
-              35,
-              `? ${event.agent} asks: ${event.questions.join(' / ')}\n  answer with: troupe human-input ${event.taskId} "your answer"`,
-            ),
-          );
-        case 'human_input_given':
-          return line(`  answered (${event.by})`);
-        case 'handoff':
-          return event.targets.length
-            ? line(`  → ${event.targets.map((t) => t.agent).join(', ')}`)
-            : undefined;
-        case 'join':
-          return line(`  ⇉ ${event.agent} gets ${event.activations.length} branches`);
-        case 'workspace_ready':
-          return line(
-            `⎇ working in ${event.path} on ${event.branch}${state.isolation ? ` (default: ${state.isolation.reason})` : ''}`,
-          );
-        case 'workspace_merged':
-          return line(`⎇ merged into ${event.into} (${event.how})`);
-        case 'workspace_conflict':
-          return line(paint(33, `⎇ not merged into ${event.into}: conflicts in ${event.files.join(', ')}`));
-        case 'workspace_merge_failed':
-          return line(
-            paint(33, `⎇ not merged: ${event.reason}; merge later with troupe merge ${event.taskId}`),
-          );
-        case 'task_completed':
-          return line(
-            paint(
-              32,
-              `✔ completed ${state.id} in ${state.stages.length} stages · ${formatTokens(state.usage)}`,
-            ),
-          );
-        case 'task_failed':
-          line(paint(31, `✘ failed ${state.id}: ${event.reason}`));
-          return event.hint ? line(`  hint: ${event.hint}`) : undefined;
-        case 'task_cancelled':
-          return line(paint(33, `✘ cancelled ${state.id}: ${event.reason}`));
-        default:
-          return;
-      }
+      handleEvent(LIVE_LINES, event, { state, line, paint, startCountdown });
     },
   };
 }
+
+/** What a handler of the live output may do: print a line, colour text, count down to a reset. */
+interface LiveScreen {
+  state: TaskState;
+  line: (text: string) => void;
+  paint: (code: number, text: string) => string;
+  startCountdown: (provider: string, until: string) => void;
+}
+
+/** A line for each event a person follows; the rest, listed, shows nothing. */
+const LIVE_LINES = eventTable<void, LiveScreen>()(
+  {
+    task_created: (event, { line, paint }) => line(paint(1, `troupe ${event.taskId} · ${event.pipeline}`)),
+    entry_routed: (event, { line, paint }) =>
+      line(
+        event.fallback
+          ? paint(
+              33,
+              `⇢ the router named no agent ("${firstLine(event.answer)}"); starting with ${event.agent}`,
+            )
+          : `⇢ routed to ${event.agent}`,
+      ),
+    stage_started: (event, { line, paint }) =>
+      line(
+        paint(
+          36,
+          `▶ [${event.stage}] ${event.agent}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`,
+        ),
+      ),
+    stage_completed: (event, { line, paint }) =>
+      line(
+        paint(
+          32,
+          `✓ [${event.stage}] ${event.agent}  ${formatDuration(event.durationMs)}  ${formatTokens(event.usage)}`,
+        ),
+      ),
+    stage_attempt_failed: (event, { line, paint }) => {
+      const took = event.durationMs === undefined ? '' : `  ${formatDuration(event.durationMs)}`;
+      line(
+        paint(31, `✗ [${event.stage}] ${event.agent}${took}  ${event.error.kind}: ${event.error.message}`),
+      );
+      if (event.error.hint) line(`  hint: ${event.error.hint}`);
+    },
+    stage_warning: (event, { line, paint }) =>
+      line(paint(33, `⚠ [${event.stage}] ${event.agent}: ${event.message}`)),
+    budget_warning: (event, { line, paint }) =>
+      line(
+        paint(
+          33,
+          `⚠ budget: ${event.unit === 'usd' ? `$${event.used.toFixed(2)} of $${event.limit}` : `${event.used} of ${event.limit} tokens`} used (80 %)`,
+        ),
+      ),
+    rate_limited: (event, { line, paint, startCountdown }) => {
+      if (!event.retryAt) {
+        line(
+          paint(
+            33,
+            `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited; waiting until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC (${untilText(event.resetAt)}), then it carries on`,
+          ),
+        );
+        startCountdown(event.provider, event.resetAt);
+        return;
+      }
+      line(
+        paint(
+          33,
+          `⏳ [${event.stage}] ${event.agent}: ${event.provider} is limited until ${event.resetAt.slice(0, 19).replace('T', ' ')} UTC; moving to a fallback`,
+        ),
+      );
+    },
+    stage_interrupted: (event, { line, paint }) =>
+      line(paint(33, `↻ [${event.stage}] interrupted earlier; running it again`)),
+    gate_decided: (event, { line, paint }) =>
+      line(
+        paint(
+          event.decision === 'approved' ? 32 : 33,
+          `  gate (${event.by}): ${event.decision}${event.reason ? ` — ${firstLine(event.reason)}` : ''}`,
+        ),
+      ),
+    gate_waiting: (event, { line, paint }) =>
+      line(
+        paint(
+          35,
+          `⏸ [${event.stage}] ${event.agent} waits for approval: troupe approve ${event.taskId}  |  troupe reject ${event.taskId} -r "why"`,
+        ),
+      ),
+    human_input_requested: (event, { line, paint }) =>
+      line(
+        paint(
+          35,
+          `? ${event.agent} asks: ${event.questions.join(' / ')}\n  answer with: troupe human-input ${event.taskId} "your answer"`,
+        ),
+      ),
+    human_input_given: (event, { line }) => line(`  answered (${event.by})`),
+    handoff: (event, { line }) => {
+      if (event.targets.length) line(`  → ${event.targets.map((t) => t.agent).join(', ')}`);
+    },
+    join: (event, { line }) => line(`  ⇉ ${event.agent} gets ${event.activations.length} branches`),
+    workspace_ready: (event, { line, state }) =>
+      line(
+        `⎇ working in ${event.path} on ${event.branch}${state.isolation ? ` (default: ${state.isolation.reason})` : ''}`,
+      ),
+    workspace_merged: (event, { line }) => line(`⎇ merged into ${event.into} (${event.how})`),
+    workspace_conflict: (event, { line, paint }) =>
+      line(paint(33, `⎇ not merged into ${event.into}: conflicts in ${event.files.join(', ')}`)),
+    workspace_merge_failed: (event, { line, paint }) =>
+      line(paint(33, `⎇ not merged: ${event.reason}; merge later with troupe merge ${event.taskId}`)),
+    task_completed: (_event, { line, paint, state }) =>
+      line(
+        paint(32, `✔ completed ${state.id} in ${state.stages.length} stages · ${formatTokens(state.usage)}`),
+      ),
+    task_failed: (event, { line, paint, state }) => {
+      line(paint(31, `✘ failed ${state.id}: ${event.reason}`));
+      if (event.hint) line(`  hint: ${event.hint}`);
+    },
+    task_cancelled: (event, { line, paint, state }) =>
+      line(paint(33, `✘ cancelled ${state.id}: ${event.reason}`)),
+  },
+  [
+    'task_resumed',
+    'task_restarted',
+    'stage_output', // streamed through onText
+    'mailbox_asked',
+    'mailbox_replied',
+    'mail_failed',
+    'session_started',
+    'session_round_ended',
+    'session_ended',
+    'chunk_added',
+    'chunk_updated',
+    'chunk_removed',
+    'isolation_chosen',
+    'workspace_committed',
+    'workspace_removed',
+    'branch_workspace_ready',
+    'branches_merged',
+    'branch_conflict',
+    'conflict_handled',
+    'decision',
+    'verified',
+    'task_sized',
+    'spec_recorded',
+    'output_rejected',
+    'task_parked',
+  ],
+);
 
 function untilText(iso: string): string {
   const ms = Date.parse(iso) - Date.now();

@@ -1,7 +1,8 @@
 import type { Chunk, ChunkStatus } from './chunk.js';
 import type { Pipeline, RuntimeName } from './pipeline.js';
+import type { Effort } from './pipeline-vocabulary.js';
 import type { RoutingConfig } from './routing.js';
-import type { Effort, RuntimeErrorKind } from './runtime.js';
+import type { RuntimeErrorKind } from './runtime.js';
 import type { Script } from './script.js';
 import type { Spec, TaskSize } from './spec.js';
 import type { StrayCommit } from './task-workspace.js';

@@ -4,24 +4,28 @@
  * The raw YAML shape is `schema.ts`; `load.ts` turns one into the other.
  */
 
-import type { Effort, Permissions } from './runtime.js';
+import type {
+  ContextStrategy,
+  Effort,
+  GateType,
+  HumanInputMode,
+  Permissions,
+} from './pipeline-vocabulary.js';
 
 export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted' | 'mailbox';
-export type ContextStrategy = 'none' | 'last_only' | 'own' | 'shared' | 'both';
-export type HumanInputMode = 'before' | 'on_demand' | 'both';
 
 export interface Handoff {
   /** Target agent ids (a comma list in YAML is a fan-out). `*` is allowed with `auto`. */
   to: string[];
   task: string;
-  /** always | on_approve | on_reject | on_pass | auto | on_no_consensus | an expression */
+  /** A `ConditionKeyword` (core/pipeline-vocabulary.ts) or an expression over the output's fields. */
   condition: string;
   /** Jinja2 template; default `{{ output }}`. */
   payload: string;
 }
 
 export interface Gate {
-  type: 'llm' | 'human' | 'command';
+  type: GateType;
   prompt: string;
   model: string | null;
   max_retries: number;

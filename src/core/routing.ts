@@ -1,5 +1,5 @@
 import type { RuntimeName } from './pipeline.js';
-import type { Effort } from './runtime.js';
+import type { Effort } from './pipeline-vocabulary.js';
 
 /**
  * `routing:` and `limits:` in .troupe/config.yaml, normalized: the named tiers an agent with

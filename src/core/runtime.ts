@@ -1,5 +1,6 @@
 import { TroupeError } from './errors.js';
 import type { McpServer } from './pipeline.js';
+import type { Effort, Permissions } from './pipeline-vocabulary.js';
 import type { Usage } from './usage.js';
 
 /**
@@ -7,14 +8,6 @@ import type { Usage } from './usage.js';
  * OpenAI-compatible endpoint, or the scripted runtime. A runtime turns a request into a
  * stream of events and reports failure as a RuntimeError with a stable kind.
  */
-
-export type Effort = 'low' | 'medium' | 'high' | 'max';
-
-/**
- * What an agent may do to the working directory: `read_only` looks, `edit` changes files,
- * `full` also runs anything without asking. Each CLI runtime maps it to its own flag.
- */
-export type Permissions = 'read_only' | 'edit' | 'full';
 
 /** An OpenAI-compatible endpoint; the key is read from the environment, never stored. */
 export interface OpenAiEndpoint {

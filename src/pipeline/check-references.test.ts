@@ -104,6 +104,21 @@ describe('conditions', () => {
     expect(errors(yaml)).toEqual(['5:36 unknown condition `on_aprove`']);
     expect(hints(yaml)).toEqual(['did you mean `on_approve`?']);
   });
+
+  it('an `on_…` word that is no keyword is a warning: it would be read as a field and never fire', () => {
+    const yaml = agent('{ to: b, condition: on_fail }', '    gate: {}\n');
+    expect(errors(yaml)).toEqual([]);
+    expect(validateYaml(yaml).diagnostics).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        line: 5,
+        col: 36,
+        message:
+          "unknown condition `on_fail`: read as the output's field `on_fail`, it fires only when that field is set",
+        hint: 'a condition here is one of always, on_approve, on_reject, on_pass, auto, or an expression such as `severity == critical`',
+      }),
+    ]);
+  });
 });
 
 describe('sessions', () => {

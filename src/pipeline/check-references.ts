@@ -1,13 +1,16 @@
 import type { Handoff, PipelineNode, SessionNode, SourcePosition } from '../core/pipeline.js';
+import {
+  CONDITION_KEYWORDS,
+  conditionApplies,
+  conditionsFor,
+  isConditionKeyword,
+} from '../core/pipeline-vocabulary.js';
 import { closest, didYouMean, listed } from './closest.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { parseCondition } from './lang/conditions.js';
-import { CONDITION_KEYWORDS } from './schema.js';
 
-const KEYWORDS: ReadonlySet<string> = new Set(CONDITION_KEYWORDS);
-const CONDITION_HINT =
-  'a condition is one of always, on_approve, on_reject, on_pass, auto, on_no_consensus, or an expression such as `severity == critical` or `status in [done, skipped]`';
+const CONDITION_HINT = `a condition is one of ${CONDITION_KEYWORDS.join(', ')}, or an expression such as \`severity == critical\` or \`status in [done, skipped]\``;
 
 /**
  * The errors aqm's loader raised (and more): every id a node names must be a node that runs, and
@@ -89,14 +92,22 @@ function checkCondition(
   sink: DiagnosticSink,
 ): void {
   const { condition } = handoff;
-  if (condition === 'on_approve' || condition === 'on_reject') {
-    if (node.type === 'session') {
-      sink.error(
-        at,
-        `\`${condition}\` never fires: sessions have no gate`,
-        'use `always`, or `on_no_consensus`',
-      );
-    } else if (!node.gate) {
+  if (isConditionKeyword(condition)) {
+    if (!conditionApplies(condition, node.type)) {
+      if (node.type === 'session') {
+        sink.error(
+          at,
+          `\`${condition}\` never fires: sessions have no gate`,
+          `use one of ${conditionsFor('session').join(', ')}`,
+        );
+      } else {
+        sink.error(at, `\`${condition}\` only applies to sessions`, 'use `always` or a gate condition');
+      }
+    } else if (
+      node.type === 'agent' &&
+      !node.gate &&
+      (condition === 'on_approve' || condition === 'on_reject')
+    ) {
       sink.error(
         at,
         `\`${condition}\` never fires: \`${node.id}\` has no gate`,
@@ -105,19 +116,22 @@ function checkCondition(
     }
     return;
   }
-  if (condition === 'on_no_consensus') {
-    if (node.type !== 'session')
-      sink.error(at, '`on_no_consensus` only applies to sessions', 'use `always` or a gate condition');
-    return;
-  }
-  if (KEYWORDS.has(condition)) return;
-  const keyword = /^\w+$/.test(condition) ? closest(condition, KEYWORDS) : undefined;
+  const keyword = /^\w+$/.test(condition) ? closest(condition, CONDITION_KEYWORDS) : undefined;
   if (keyword) {
     sink.error(at, `unknown condition \`${condition}\``, `did you mean \`${keyword}\`?`);
     return;
   }
   const parsed = parseCondition(condition);
-  if (!parsed.ok) sink.error(at, `invalid condition \`${condition}\`: ${parsed.message}`, CONDITION_HINT);
+  if (!parsed.ok) {
+    sink.error(at, `invalid condition \`${condition}\`: ${parsed.message}`, CONDITION_HINT);
+  } else if (/^on_\w+$/.test(condition)) {
+    // it parses as a field of the output, which is almost never what an `on_…` word means
+    sink.warning(
+      at,
+      `unknown condition \`${condition}\`: read as the output's field \`${condition}\`, it fires only when that field is set`,
+      `a condition here is one of ${conditionsFor(node.type).join(', ')}, or an expression such as \`severity == critical\``,
+    );
+  }
 }
 
 function checkSession(

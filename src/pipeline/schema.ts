@@ -1,5 +1,13 @@
 import { z } from 'zod';
 import { DEFAULT_RETRY, WORKER_LABEL } from '../core/pipeline.js';
+import {
+  CONDITION_KEYWORDS,
+  CONTEXT_STRATEGIES,
+  EFFORTS,
+  GATE_TYPES,
+  HUMAN_INPUT_MODES,
+  PERMISSIONS,
+} from '../core/pipeline-vocabulary.js';
 
 // Each schema here is parsed a few times per process: zod's JIT (a function generated for each
 // object schema on its first parse) costs more than it saves, ~5 ms of `troupe validate`.
@@ -13,21 +21,9 @@ z.config({ jitless: true });
  */
 
 export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted', 'mailbox'] as const;
-export const CONTEXT_STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'] as const;
-export const HUMAN_INPUT_MODES = ['before', 'on_demand', 'both'] as const;
-export const CONDITION_KEYWORDS = [
-  'always',
-  'on_approve',
-  'on_reject',
-  'on_pass',
-  'auto',
-  'on_no_consensus',
-] as const;
 export const API_VERSIONS = ['aqm/v0.1', 'troupe/v1'] as const;
 /** A gate judges with a model: any runtime but `command`. */
 export const GATE_RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
-export const PERMISSIONS = ['read_only', 'edit', 'full'] as const;
-export const EFFORTS = ['low', 'medium', 'high', 'max'] as const;
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const AGENT_ID = /^[a-zA-Z_][a-zA-Z0-9_-]*$/;
@@ -63,7 +59,7 @@ export const HandoffSchema = z
 
 export const GateSchema = z
   .strictObject({
-    type: z.enum(['llm', 'human', 'command']).optional().meta({ default: 'llm' }),
+    type: z.enum(GATE_TYPES).optional().meta({ default: 'llm' }),
     prompt: template.optional().meta({ description: 'Template with output, input and params.', default: '' }),
     model: z.string().nullish().meta({ description: 'Model for an llm gate; null uses config gate.model.' }),
     runtime: z.enum(GATE_RUNTIMES).nullish().meta({

@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Permissions } from '../core/pipeline-vocabulary.js';
 import {
-  type Permissions,
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,

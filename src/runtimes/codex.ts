@@ -2,9 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Effort, Permissions } from '../core/pipeline-vocabulary.js';
 import {
-  type Effort,
-  type Permissions,
   type Runtime,
   RuntimeError,
   type RuntimeErrorKind,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Permissions } from '../core/runtime.js';
+import type { Permissions } from '../core/pipeline-vocabulary.js';
 
 /**
  * An agent's permissions when the pipeline does not say: it may edit inside a worktree troupe

@@ -4,11 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFrame, type SseFrame } from '../../test/support/serve.js';
 import { example, project, waitFor, writerEditorPipeline } from '../../test/support/troupe.js';
 import { openBus } from '../bus/bus.js';
-import { KINDS, PRIORITIES } from '../bus/message.js';
 import { TASK_STATUSES } from '../core/events.js';
 import { loadProjectConfig } from '../pipeline/config.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import { BusKind, BusPriority } from './api/bus.js';
 import { errorStatuses, type Route } from './api/define.js';
 import { LiveFrame } from './api/events.js';
 import { AQM_FRAME_NAMES } from './api/live-events.js';
@@ -261,8 +259,6 @@ describe('every route answers what it declares', () => {
   });
 
   it('the bus: roster, an inbox, a message, send and reply, on a session', async () => {
-    expect(BusKind.options).toEqual([...KINDS]);
-    expect(BusPriority.options).toEqual([...PRIORITIES]);
     const base = path.join(root, '.agent-mail');
     const codex = openBus(path.join(base, 'review'), { baseRoot: base, session: 'review' });
     codex.init(['codex']);

@@ -1,9 +1,8 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { AGENT_FORM_OPTIONS as OPTIONS } from './agent-form-options';
 import { type AgentFields, type AgentSaved, ApiError, api, type Diagnostic, type RawAgent } from './api';
 
 const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'];
-const STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'];
-const CONDITIONS = ['always', 'on_approve', 'on_reject', 'on_pass', 'on_fail', 'auto'];
 
 interface HandoffRow {
   to: string;
@@ -270,7 +269,7 @@ function AgentForm(props: {
           <span>Context</span>
           <select value={v.context_strategy} onChange={(e) => set('context_strategy', e.target.value)}>
             <option value="">(default: both)</option>
-            {STRATEGIES.map((s) => (
+            {OPTIONS.contextStrategies.map((s) => (
               <option key={s}>{s}</option>
             ))}
           </select>
@@ -283,9 +282,11 @@ function AgentForm(props: {
             data-testid="agent-human-input"
           >
             <option value="">off</option>
-            <option value="before">before</option>
-            <option value="on_demand">on demand</option>
-            <option value="both">both</option>
+            {OPTIONS.humanInputModes.map((mode) => (
+              <option key={mode} value={mode}>
+                {mode.replace('_', ' ')}
+              </option>
+            ))}
           </select>
         </label>
       </div>
@@ -344,7 +345,7 @@ function AgentForm(props: {
           ))}
         </datalist>
         <datalist id="conditions">
-          {CONDITIONS.map((c) => (
+          {OPTIONS.handoffConditions.map((c) => (
             <option key={c} value={c} />
           ))}
         </datalist>
@@ -360,9 +361,9 @@ function AgentForm(props: {
               data-testid="gate-type"
             >
               <option value="">none</option>
-              <option value="llm">llm</option>
-              <option value="human">human</option>
-              <option value="command">command</option>
+              {OPTIONS.gateTypes.map((type) => (
+                <option key={type}>{type}</option>
+              ))}
             </select>
           </label>
           {v.gate_type && (

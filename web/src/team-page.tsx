@@ -1,4 +1,5 @@
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
+import { BUS_KINDS, BUS_PRIORITIES } from '../../src/core/bus-vocabulary';
 import { api, type BusMessage, type BusMessageDetail, type BusSend, type Roster } from './api';
 import { useNow } from './app';
 import { ago } from './format';
@@ -6,18 +7,6 @@ import { WorkersSection } from './workers-section';
 
 /** How often the roster and the inbox are read again: the bus is files, not the event log. */
 const POLL_MS = 3000;
-
-const PRIORITIES: NonNullable<BusSend['priority']>[] = ['normal', 'urgent', 'low'];
-const KINDS: NonNullable<BusSend['kind']>[] = [
-  'question',
-  'answer',
-  'brainstorm',
-  'review_request',
-  'review_response',
-  'decision',
-  'status',
-  'todo',
-];
 
 /** The message bus as the person `user` sees it: who is around, the inbox, a message, compose. */
 export function TeamPage() {
@@ -267,7 +256,7 @@ function Compose(props: { agents: string[]; session: string; onSent: () => void 
             onChange={(e) => setPriority(e.target.value as typeof priority)}
             data-testid="compose-priority"
           >
-            {PRIORITIES.map((p) => (
+            {BUS_PRIORITIES.map((p) => (
               <option key={p}>{p}</option>
             ))}
           </select>
@@ -276,7 +265,7 @@ function Compose(props: { agents: string[]; session: string; onSent: () => void 
           <span>Kind</span>
           <select value={kind} onChange={(e) => setKind(e.target.value as typeof kind)}>
             <option value="">—</option>
-            {KINDS.map((k) => (
+            {BUS_KINDS.map((k) => (
               <option key={k}>{k}</option>
             ))}
           </select>

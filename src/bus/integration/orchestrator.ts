@@ -1,5 +1,5 @@
+import type { BusKind, BusPriority } from '../../core/bus-vocabulary.js';
 import type { MessageBus, SendResult } from '../bus.js';
-import type { Kind, Priority } from '../message.js';
 
 /**
  * AMQ's integration messages (its adapter contract, v1): an external orchestrator's event as an
@@ -20,8 +20,8 @@ export interface OrchestratorEvent {
   flag?: 'handoff' | 'blocking';
   subject: string;
   body: string;
-  kind: Kind;
-  priority: Priority;
+  kind: BusKind;
+  priority: BusPriority;
 }
 
 export function orchestratorLabels(name: string, state: string | undefined, flag?: string): string[] {

@@ -1,4 +1,5 @@
-import type { AgentNode, ContextStrategy } from '../../core/pipeline.js';
+import type { AgentNode } from '../../core/pipeline.js';
+import type { ContextStrategy } from '../../core/pipeline-vocabulary.js';
 import { readForStrategy } from '../../pipeline/lang/context.js';
 import { specVariable } from '../../pipeline/lang/spec.js';
 import { referencedVariables, renderTemplate } from '../../pipeline/lang/template.js';

@@ -9,8 +9,8 @@ import type {
   TaskStatus,
 } from '../../core/events.js';
 import type { Pipeline } from '../../core/pipeline.js';
+import type { Effort } from '../../core/pipeline-vocabulary.js';
 import type { RoutingConfig } from '../../core/routing.js';
-import type { Effort } from '../../core/runtime.js';
 import type { Script } from '../../core/script.js';
 import type { SizeRecord, Spec } from '../../core/spec.js';
 import type { Usage } from '../../core/usage.js';

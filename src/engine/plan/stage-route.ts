@@ -1,9 +1,9 @@
 import { TroupeError } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
 import type { AgentNode } from '../../core/pipeline.js';
+import type { Effort } from '../../core/pipeline-vocabulary.js';
 import { type ClosedProviders, type Env, providerKey } from '../../core/provider-key.js';
 import type { Tier } from '../../core/routing.js';
-import type { Effort } from '../../core/runtime.js';
 import { decideTier, onTier, ROUTER_REASON, type RouterAdvice, taskKind } from '../../scheduler/route.js';
 import { type RouteOutcome, tierRecords } from '../../scheduler/route-history.js';
 import type { TaskState } from '../fold/task-state.js';

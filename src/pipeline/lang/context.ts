@@ -1,4 +1,4 @@
-import type { ContextStrategy } from '../../core/pipeline.js';
+import type { ContextStrategy } from '../../core/pipeline-vocabulary.js';
 
 /**
  * The shared context files in aqm's format (context.md, agent_<id>.md) and the five context

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BUS_KINDS, BUS_PRIORITIES } from '../../core/bus-vocabulary.js';
 import { json, named, nonBlank, route } from './define.js';
 
 /**
@@ -7,21 +8,8 @@ import { json, named, nonBlank, route } from './define.js';
  * it, the root the bus commands find from the project directory.
  */
 
-/** The bus's kinds and priorities (src/bus/message.ts; the contract test keeps them equal). */
-export const BusKind = named(
-  'BusKind',
-  z.enum([
-    'brainstorm',
-    'review_request',
-    'review_response',
-    'question',
-    'answer',
-    'decision',
-    'status',
-    'todo',
-  ]),
-);
-export const BusPriority = named('BusPriority', z.enum(['urgent', 'normal', 'low']));
+export const BusKind = named('BusKind', z.enum(BUS_KINDS));
+export const BusPriority = named('BusPriority', z.enum(BUS_PRIORITIES));
 
 const handle = z.string().regex(/^[a-z0-9_][a-z0-9_-]*$/, 'must be a handle: a-z, 0-9, _ and -');
 const session = z.object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GATE_TYPES } from '../../core/pipeline-vocabulary.js';
 import { json, named, nonBlank, route, withAliases } from './define.js';
 
 /** Pipelines and their agents: list, show, save, edit one agent, validate text. */
@@ -11,7 +12,7 @@ export const GraphNode = named(
     type: z.enum(['agent', 'session']),
     runtime: z.string().nullable(),
     model: z.string().nullable(),
-    gate: z.enum(['llm', 'human', 'command']).nullable(),
+    gate: z.enum(GATE_TYPES).nullable(),
     human_input: z.string().nullable(),
     participants: z.array(z.string()),
   }),
