@@ -20,7 +20,7 @@ export interface PipelineTest {
   kept: string | null;
 }
 
-export async function testPipeline(
+export async function runPipelineTest(
   project: Pick<Project, 'tasks'>,
   run: { pipeline: Pipeline; script: Script; input: string; agent?: string; cwd: string },
 ): Promise<PipelineTest> {

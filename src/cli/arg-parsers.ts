@@ -14,3 +14,8 @@ export function wholeNumber(min = 0): (text: string) => number {
 export function formatOption<F extends string>(formats: readonly F[], fallback: F): Option {
   return new Option('--format <format>', formats.join(' | ')).choices(formats).default(fallback);
 }
+
+/** `--queue <url>` of the commands that read or steer the work queue (queue, workers, worker drain|stop). */
+export function queueAdminOption(): Option {
+  return new Option('--queue <url>', "the queue's database (as for `troupe worker`)");
+}

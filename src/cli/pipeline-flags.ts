@@ -19,3 +19,10 @@ export function addPipelineOptions(command: Command): Command {
 export function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
+
+/** `--interactive` / `--no-interactive`, for the commands that run a task here (run, resume). */
+export function addInteractiveOptions(command: Command): Command {
+  return command
+    .option('--interactive', 'ask here when the task waits for a person (default on a terminal)')
+    .option('--no-interactive', 'exit with code 6 when the task waits for a person');
+}

@@ -1,6 +1,7 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { processIo } from '../command-io.js';
+import type { FixOptions, RestartOptions } from '../handlers/restart.js';
 
 export function registerRestart(program: Command): void {
   program
@@ -12,17 +13,9 @@ export function registerRestart(program: Command): void {
     .option('--from-stage <n>', 'stage number to run again from')
     .option('--json', 'print the task as JSON when it stops')
     .action(
-      action(async (taskId: string, options: { fromStage?: string; json?: boolean }) => {
-        const { openProject } = await import('../../app/project.js');
-        const { runForeground } = await import('../foreground.js');
-        const { UsageError } = await import('../../core/errors.js');
-        const from = options.fromStage === undefined ? undefined : Number(options.fromStage);
-        if (from !== undefined && !Number.isInteger(from))
-          throw new UsageError(`--from-stage expects a stage number, got '${options.fromStage}'`);
-        const project = openProject();
-        const n = project.tasks.restart(taskId, from);
-        if (!options.json) process.stderr.write(`restarting ${taskId} from stage ${n}\n`);
-        return runForeground(project, taskId, { json: options.json === true });
+      action(async (taskId: string, options: RestartOptions) => {
+        const { restartTask } = await import('../handlers/restart.js');
+        return restartTask(taskId, options, processIo());
       }),
     );
   program
@@ -37,22 +30,9 @@ export function registerRestart(program: Command): void {
     )
     .option('--json', 'print the new task as JSON when it stops')
     .action(
-      action(
-        async (
-          taskId: string,
-          words: string[],
-          options: { agent?: string; script?: string; json?: boolean },
-        ) => {
-          const { openProject } = await import('../../app/project.js');
-          const { runForeground } = await import('../foreground.js');
-          const { loadScript } = await import('../../runtimes/script.js');
-          const project = openProject();
-          const id = project.tasks.fix(taskId, words.join(' '), {
-            ...(options.agent ? { agent: options.agent } : {}),
-            ...(options.script ? { script: loadScript(resolve(options.script)) } : {}),
-          });
-          return runForeground(project, id, { json: options.json === true });
-        },
-      ),
+      action(async (taskId: string, words: string[], options: FixOptions) => {
+        const { fixTask } = await import('../handlers/restart.js');
+        return fixTask(taskId, words, options, processIo());
+      }),
     );
 }

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { processIo } from '../command-io.js';
+import type { SchemaOptions } from '../handlers/schema.js';
 
 export function registerSchema(program: Command): void {
   program
@@ -7,15 +9,9 @@ export function registerSchema(program: Command): void {
     .description('print the JSON Schema of agents.yaml (for editors)')
     .option('--spec', 'print the JSON Schema of a spec (`spec: required`) instead')
     .action(
-      action(async (options: { spec?: boolean }) => {
-        if (options.spec) {
-          const { specJsonSchemaText } = await import('../../pipeline/lang/spec.js');
-          process.stdout.write(specJsonSchemaText());
-          return 0;
-        }
-        const { pipelineJsonSchemaText } = await import('../../pipeline/json-schema.js');
-        process.stdout.write(pipelineJsonSchemaText());
-        return 0;
+      action(async (options: SchemaOptions) => {
+        const { printSchema } = await import('../handlers/schema.js');
+        return printSchema(options, processIo());
       }),
     );
 }

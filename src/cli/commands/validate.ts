@@ -1,22 +1,8 @@
-import { statSync } from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
-import { NotFoundError, UsageError } from '../../core/errors.js';
-import type { Pipeline } from '../../core/pipeline.js';
-import { formatDiagnostic } from '../../pipeline/diagnostics.js';
-import type { PipelineLocation } from '../../pipeline/discover.js';
-import type { Diagnostic, ValidationResult } from '../../pipeline/validate.js';
 import { action } from '../action.js';
-import { Exit } from '../exit-codes.js';
-
-interface ValidateFlags {
-  file?: string;
-  pipeline?: string;
-  strict?: boolean;
-  json?: boolean;
-  param: string[];
-  paramsFile?: string;
-}
+import { processIo } from '../command-io.js';
+import type { ValidateFlags } from '../handlers/validate.js';
+import { collect } from '../pipeline-flags.js';
 
 export function registerValidate(program: Command): void {
   program
@@ -27,150 +13,12 @@ export function registerValidate(program: Command): void {
     .option('-P, --pipeline <name>', 'pipeline name (.troupe/pipelines/<name>.yaml)')
     .option('--strict', 'treat warnings as errors (exit 2)')
     .option('--json', 'print {valid, errors, warnings, summary} as JSON')
-    .option(
-      '-p, --param <key=value>',
-      'a param value to validate with (repeatable)',
-      (v, all: string[]) => [...all, v],
-      [],
-    )
+    .option('-p, --param <key=value>', 'a param value to validate with (repeatable)', collect, [])
     .option('--params-file <path>', 'YAML file of param values')
     .action(
       action(async (target: string | undefined, flags: ValidateFlags) => {
-        const { configValidateOptions, validatePipelineFile } = await import('../../pipeline/validate.js');
-        const { parseParams } = await import('../options.js');
-        if (target !== undefined && flags.file !== undefined)
-          throw new UsageError('give PATH or --file, not both');
-        const found = await locatePipeline(target ?? flags.file, flags.pipeline);
-        const { loadProjectConfig } = await import('../../pipeline/config.js');
-        const config = loadProjectConfig(found.root);
-        const result = validatePipelineFile(found.file, {
-          ...configValidateOptions(config),
-          name: found.name,
-          params: parseParams(flags.param),
-          ...(flags.paramsFile ? { paramsFile: flags.paramsFile } : {}),
-        });
-        const errors = result.diagnostics.filter((d) => d.severity === 'error');
-        const warnings = result.diagnostics.filter((d) => d.severity === 'warning');
-        if (flags.strict && errors.length === 0 && result.pipeline) {
-          warnings.push(...(await doctorWarnings(result.pipeline, found.file)));
-        }
-        const valid = errors.length === 0 && !(flags.strict && warnings.length > 0);
-        process.stdout.write(
-          flags.json
-            ? asJson(found.file, valid, errors, warnings, result)
-            : asText(valid, errors, warnings, result, flags),
-        );
-        // an invalid pipeline exits as `run` does with it (README: 2)
-        return valid ? Exit.ok : Exit.usage;
+        const { validate } = await import('../handlers/validate.js');
+        return validate(target, flags, processIo());
       }),
     );
-}
-
-/** PATH (a file, or a directory to discover in), else discovery from the working directory. */
-async function locatePipeline(
-  target: string | undefined,
-  pipeline: string | undefined,
-): Promise<PipelineLocation & { root: string }> {
-  const { findProjectRoot, resolvePipeline } = await import('../../pipeline/discover.js');
-  const { loadProjectConfig } = await import('../../pipeline/config.js');
-  let root = findProjectRoot(process.cwd());
-  if (target !== undefined) {
-    const stat = statSync(target, { throwIfNoEntry: false });
-    if (!stat) throw new NotFoundError(`no such file or directory: ${target}`);
-    if (stat.isFile()) {
-      if (pipeline !== undefined) throw new UsageError('give a pipeline file or --pipeline, not both');
-      return { ...resolvePipeline(root, { file: target }, { default_pipeline: null }), root };
-    }
-    root = path.resolve(target);
-  }
-  return {
-    ...resolvePipeline(root, pipeline === undefined ? {} : { pipeline }, loadProjectConfig(root)),
-    root,
-  };
-}
-
-function asText(
-  valid: boolean,
-  errors: Diagnostic[],
-  warnings: Diagnostic[],
-  result: ValidationResult,
-  flags: ValidateFlags,
-): string {
-  const lines = [...errors, ...warnings].map(formatDiagnostic);
-  if (valid) {
-    const count = result.pipeline?.agents.length ?? 0;
-    const features = result.features.length ? ` (${result.features.join(', ')})` : '';
-    const noted = warnings.length ? `, ${plural(warnings.length, 'warning')}` : '';
-    lines.push(`✓ valid: ${plural(count, 'agent')}${features}${noted}`);
-  } else {
-    const strict = errors.length === 0 && flags.strict ? ' (--strict)' : '';
-    lines.push(`✗ ${plural(errors.length, 'error')}, ${plural(warnings.length, 'warning')}${strict}`);
-  }
-  return `${lines.join('\n')}\n`;
-}
-
-function asJson(
-  file: string,
-  valid: boolean,
-  errors: Diagnostic[],
-  warnings: Diagnostic[],
-  result: ValidationResult,
-): string {
-  const strip = ({ severity: _, ...rest }: Diagnostic) => rest;
-  const summary = { agent_count: result.agentCount, features: result.features };
-  return `${JSON.stringify({ valid, file, errors: errors.map(strip), warnings: warnings.map(strip), summary }, null, 2)}\n`;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-/**
- * `--strict` also runs `troupe doctor`'s checks for what this pipeline uses: a CLI that cannot
- * run headless here (not logged in, untrusted directory), an MCP command or API key missing.
- * A CLI missing from PATH is already a warning of its own.
- */
-async function doctorWarnings(pipeline: Pipeline, file: string): Promise<Diagnostic[]> {
-  const { runDoctor } = await import('../../runtimes/doctor-checks.js');
-  const report = await runDoctor({ cwd: process.cwd(), pipeline });
-  const byId = new Map(pipeline.agents.map((a) => [a.id, a]));
-  const at = (agentId: string) => byId.get(agentId)?.source ?? { file, line: 1, col: 1 };
-  const warn = (
-    where: { file: string; line: number; col: number },
-    message: string,
-    hint: string | null,
-  ): Diagnostic => ({
-    severity: 'warning',
-    file: where.file,
-    line: where.line,
-    col: where.col,
-    message,
-    ...(hint ? { hint } : {}),
-  });
-  const warnings: Diagnostic[] = [];
-  for (const cli of report.clis) {
-    if (!cli.used || cli.status === 'ok' || cli.status === 'missing_cli') continue;
-    const user = pipeline.agents.find(
-      (a) => a.type === 'agent' && (a.runtime === cli.runtime || a.gate?.runtime === cli.runtime),
-    );
-    warnings.push(
-      warn(
-        user ? at(user.id) : { file, line: 1, col: 1 },
-        `\`${cli.runtime}\` cannot run headless here: ${cli.status} (${cli.detail})`,
-        cli.fix,
-      ),
-    );
-  }
-  for (const m of report.mcp) {
-    if (!m.found)
-      warnings.push(
-        warn(at(m.agent), `MCP server ${m.server} of \`${m.agent}\`: \`${m.command}\` not found`, m.fix),
-      );
-  }
-  for (const k of report.keys) {
-    if (!k.set)
-      warnings.push(warn(at(k.agent), `\`${k.agent}\` needs ${k.variable} in the environment`, k.fix));
-  }
-  for (const w of report.warnings) warnings.push(warn(at(w.agent), `\`${w.agent}\`: ${w.message}`, w.fix));
-  return warnings;
 }

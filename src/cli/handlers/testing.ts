@@ -32,3 +32,27 @@ export function scratchProject(files: Record<string, string> = {}): string {
   }
   return root;
 }
+
+// ---- part B (cmds-b) ----
+
+import { execa } from 'execa';
+
+/** Two agents in a row on the scripted runtime and their replies: a pipeline `troupe test` runs offline. */
+export const SCRIPTED_PAIR = {
+  '.troupe/pipelines/pair.yaml':
+    'agents:\n  - id: writer\n    runtime: scripted\n    handoffs: [{ to: editor }]\n  - id: editor\n    runtime: scripted\n',
+  '.troupe/scripts/pair.yaml': 'agents:\n  writer: ["drafted"]\n  editor: ["edited"]\n',
+};
+
+/** `scratchProject(files)` made a git repository: a local identity and one commit on `main`. */
+export async function scratchRepo(files: Record<string, string> = {}): Promise<string> {
+  const root = scratchProject({ 'README.md': 'hello\n', ...files });
+  const git = (...args: string[]) => execa('git', args, { cwd: root, stdin: 'ignore' });
+  await git('init', '--quiet', '--initial-branch=main');
+  await git('config', 'user.name', 'Test User');
+  await git('config', 'user.email', 'test@example.com');
+  await git('config', 'commit.gpgsign', 'false');
+  await git('add', '--all');
+  await git('commit', '--quiet', '-m', 'initial');
+  return root;
+}
