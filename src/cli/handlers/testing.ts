@@ -32,3 +32,42 @@ export function scratchProject(files: Record<string, string> = {}): string {
   }
   return root;
 }
+
+// ---- part A (cmds-a) ----
+
+import { openProject } from '../../app/project.js';
+import { loadPipeline } from '../../pipeline/load.js';
+import { loadScript } from '../../runtimes/script.js';
+
+/** A pipeline (`.troupe/p.yaml`) of one agent with two chunks that stops at a human gate, and its offline reply (`.troupe/s.yaml`). */
+export const GATED_PIPELINE = {
+  '.troupe/p.yaml': `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "{{ input }} {{ chunks }}"
+    chunks:
+      initial: ["write the parser", "write the tests"]
+    gate: {type: human}
+`,
+  '.troupe/s.yaml': 'agents:\n  writer: ["draft 1"]\n',
+};
+
+/**
+ * Starts a task in the scratch project at `root` on one of its pipelines with its offline replies
+ * (paths relative to root) and runs it here until it ends or waits; its id.
+ */
+export async function runScriptedTask(
+  root: string,
+  files: { pipeline: string; script: string } = { pipeline: '.troupe/p.yaml', script: '.troupe/s.yaml' },
+  input = 'write',
+): Promise<string> {
+  const tasks = openProject(root).tasks;
+  const id = tasks.start({
+    pipeline: loadPipeline(join(root, files.pipeline)),
+    input,
+    script: loadScript(join(root, files.script)),
+    cwd: root,
+  });
+  await tasks.continue(id);
+  return id;
+}
