@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { openProject } from '../../app/project.js';
 import { type AGENT_GRAPH_FORMATS, mermaid, text } from '../agent-graph.js';
 import { type CommandIo, writeJson } from '../command-io.js';
@@ -12,9 +11,7 @@ export interface AgentsOptions extends PipelineOptions {
 
 /** `troupe agents`: the pipeline's agents and handoffs, drawn or as JSON. */
 export async function showAgents(options: AgentsOptions, io: CommandIo): Promise<number> {
-  // a --file is the user's, relative to where they are
-  const file = options.file === undefined ? {} : { file: resolve(io.cwd, options.file) };
-  const pipeline = loadProjectPipeline(openProject(io.cwd), { ...options, ...file });
+  const pipeline = loadProjectPipeline(openProject(io.cwd), options);
   if (options.json || options.format === 'json') writeJson(io, pipeline.agents);
   else io.out(options.format === 'mermaid' ? mermaid(pipeline) : text(pipeline));
   return 0;
