@@ -2,6 +2,9 @@ import type { Pipeline } from '../core/pipeline.js';
 
 /** A pipeline's agents and handoffs drawn as text or as a Mermaid flowchart (`troupe agents`, `pipeline create`). */
 
+/** What `troupe agents --format` prints: a drawing, or the agents as JSON. */
+export const AGENT_GRAPH_FORMATS = ['text', 'mermaid', 'json'] as const;
+
 export function text(pipeline: Pipeline): string {
   const lines = [`${pipeline.name} (${pipeline.file})`];
   for (const node of pipeline.agents) {

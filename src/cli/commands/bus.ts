@@ -1,11 +1,79 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import type { BusFlags } from './bus/context.js';
+import { type CommandIo, processIo } from '../command-io.js';
+import type { BusFlags } from '../handlers/bus/context.js';
+
+type BusHandler = (flags: BusFlags, io: CommandIo) => Promise<number>;
+
+const messaging = () => import('../handlers/bus/messaging.js');
+const operations = () => import('../handlers/bus/operations.js');
+const waiting = () => import('../handlers/bus/waiting.js');
+const setup = () => import('../handlers/bus/setup.js');
+const swarm = () => import('../handlers/bus/swarm.js');
+const integration = () => import('../handlers/bus/integration.js');
 
 /**
- * `troupe bus <verb>`: AMQ's mailbox commands over the same files. Registration only: the bus
- * library is imported inside each action, so `troupe --version` does not pay for it.
+ * Each verb's handler (handlers/bus/), loaded when the verb runs, so `troupe --version` does not
+ * pay for the bus library. The compiler checks that each one exists and takes (flags, io).
  */
+export const BUS_HANDLERS = {
+  init: async () => (await operations()).init,
+  send: async () => (await messaging()).send,
+  reply: async () => (await messaging()).reply,
+  list: async () => (await messaging()).list,
+  read: async () => (await messaging()).read,
+  drain: async () => (await messaging()).drain,
+  thread: async () => (await messaging()).thread,
+  receiptsList: async () => (await operations()).receiptsList,
+  receiptsWait: async () => (await waiting()).receiptsWait,
+  dlqList: async () => (await operations()).dlqList,
+  dlqRead: async () => (await operations()).dlqRead,
+  dlqRetry: async () => (await operations()).dlqRetry,
+  dlqPurge: async () => (await operations()).dlqPurge,
+  presenceSet: async () => (await operations()).presenceSet,
+  presenceList: async () => (await operations()).presenceList,
+  who: async () => (await operations()).who,
+  watch: async () => (await waiting()).watch,
+  monitor: async () => (await waiting()).monitor,
+  doctor: async () => (await operations()).doctor,
+  setup: async () => (await setup()).setup,
+  cleanup: async () => (await operations()).cleanup,
+  swarmList: async () => (await swarm()).swarmList,
+  swarmTasks: async () => (await swarm()).swarmTasks,
+  swarmJoin: async () => (await swarm()).swarmJoin,
+  swarmClaim: async () => (await swarm()).swarmClaim,
+  swarmComplete: async () => (await swarm()).swarmComplete,
+  swarmBridge: async () => (await swarm()).swarmBridge,
+  symphonyEmit: async () => (await integration()).symphonyEmit,
+  kanbanEmit: async () => (await integration()).kanbanEmit,
+} satisfies Record<string, () => Promise<BusHandler>>;
+
+/** A verb's action: commander passes the flags second to last (the command itself is last). */
+function run(verb: keyof typeof BUS_HANDLERS) {
+  return (...args: unknown[]): Promise<void> =>
+    action(async () => (await BUS_HANDLERS[verb]())(args.at(-2) as BusFlags, processIo()))();
+}
+
+/** The message of `send` and `reply`: its body, subject, kind, priority, labels and context. */
+function messageOptions(cmd: Command, help: { subject: string; kind: string; priority: string }): Command {
+  return cmd
+    .option('--body <text>', 'body: text, @file, or - for stdin (default: stdin)')
+    .option('--subject <text>', help.subject)
+    .option('--kind <kind>', help.kind)
+    .option('--priority <p>', help.priority)
+    .option('--labels <list>', 'labels, comma- or space-separated')
+    .option('--context <json>', 'a JSON object, or @file.json');
+}
+
+/** How `send` and `reply` deliver: an empty body allowed, and waiting for the recipient's receipt. */
+function deliveryOptions(cmd: Command): Command {
+  return cmd
+    .option('--allow-empty', 'allow an empty body')
+    .option('--wait-for <stage>', "wait for the recipient's receipt: drained|dlq")
+    .option('--wait-timeout <duration>', 'how long --wait-for waits (0 = forever)', '120s');
+}
+
+/** `troupe bus <verb>`: AMQ's mailbox commands over the same files. Registration only. */
 export function registerBus(program: Command): void {
   const bus = program
     .command('bus')
@@ -24,58 +92,43 @@ export function registerBus(program: Command): void {
       .option('--strict', 'refuse unknown handles and non-1 schemas')
       .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session');
   const collect = (value: string, previous: string[] = []) => [...previous, value];
-  type Handler = (flags: BusFlags) => Promise<number>;
-  const load = {
-    messaging: () => import('./bus/messaging.js'),
-    operations: () => import('./bus/operations.js'),
-    waiting: () => import('./bus/waiting.js'),
-    setup: () => import('./bus/setup.js'),
-    swarm: () => import('./bus/swarm.js'),
-    integration: () => import('./bus/integration.js'),
-  };
-  const run =
-    (file: keyof typeof load, name: string) =>
-    (...args: unknown[]): Promise<void> =>
-      action(async () => {
-        const mod = (await load[file]()) as unknown as Record<string, Handler>;
-        return mod[name]!(args.at(-2) as BusFlags);
-      })();
-
   verb('init', 'create a root with a mailbox for each agent and for `user`')
     .requiredOption('--agents <list>', 'comma-separated agent handles')
     .option('--force', 'overwrite an existing meta/config.json')
-    .action(run('operations', 'init'));
+    .action(run('init'));
 
-  me(verb('send', 'deliver a message to one or more mailboxes'))
-    .requiredOption('--to <handles>', 'recipients, comma-separated (codex, codex@project[:session])')
-    .option('--subject <text>', 'subject')
-    .option('--kind <kind>', 'brainstorm|review_request|review_response|question|answer|decision|status|todo')
-    .option('--priority <p>', 'urgent|normal|low (normal when --kind is given)')
-    .option('--labels <list>', 'labels, comma- or space-separated')
-    .option('--thread <id>', 'thread id (required with several recipients)')
-    .option('--body <text>', 'body: text, @file, or - for stdin (default: stdin)')
-    .option('--refs <ids>', 'referenced message ids, comma-separated')
-    .option('--context <json>', 'a JSON object, or @file.json')
-    .option('--session <name>', 'deliver into this session of the base root')
-    .option('--project <name>', 'deliver to this peer project (.amqrc peers)')
-    .option('--allow-self', 'allow sending to yourself')
-    .option('--allow-empty', 'allow an empty body')
-    .option('--wait-for <stage>', "wait for the recipient's receipt: drained|dlq")
-    .option('--wait-timeout <duration>', 'how long --wait-for waits (0 = forever)', '120s')
-    .action(run('messaging', 'send'));
+  deliveryOptions(
+    messageOptions(
+      me(verb('send', 'deliver a message to one or more mailboxes')).requiredOption(
+        '--to <handles>',
+        'recipients, comma-separated (codex, codex@project[:session])',
+      ),
+      {
+        subject: 'subject',
+        kind: 'brainstorm|review_request|review_response|question|answer|decision|status|todo',
+        priority: 'urgent|normal|low (normal when --kind is given)',
+      },
+    )
+      .option('--thread <id>', 'thread id (required with several recipients)')
+      .option('--refs <ids>', 'referenced message ids, comma-separated')
+      .option('--session <name>', 'deliver into this session of the base root')
+      .option('--project <name>', 'deliver to this peer project (.amqrc peers)')
+      .option('--allow-self', 'allow sending to yourself'),
+  ).action(run('send'));
 
-  me(verb('reply', 'reply on the thread of a message, to whoever should get it'))
-    .requiredOption('--id <id>', 'the message to reply to')
-    .option('--body <text>', 'body: text, @file, or - for stdin (default: stdin)')
-    .option('--subject <text>', 'subject (default: Re: <original>)')
-    .option('--kind <kind>', 'kind (default: answer to a question, review_response to a review_request)')
-    .option('--priority <p>', 'urgent|normal|low')
-    .option('--labels <list>', 'labels, comma- or space-separated')
-    .option('--context <json>', 'a JSON object, or @file.json')
-    .option('--allow-empty', 'allow an empty body')
-    .option('--wait-for <stage>', "wait for the recipient's receipt: drained|dlq")
-    .option('--wait-timeout <duration>', 'how long --wait-for waits (0 = forever)', '120s')
-    .action(run('messaging', 'reply'));
+  deliveryOptions(
+    messageOptions(
+      me(verb('reply', 'reply on the thread of a message, to whoever should get it')).requiredOption(
+        '--id <id>',
+        'the message to reply to',
+      ),
+      {
+        subject: 'subject (default: Re: <original>)',
+        kind: 'kind (default: answer to a question, review_response to a review_request)',
+        priority: 'urgent|normal|low',
+      },
+    ),
+  ).action(run('reply'));
 
   me(verb('list', 'list messages without moving them'))
     .option('--new', 'unread messages (default)')
@@ -87,72 +140,70 @@ export function registerBus(program: Command): void {
     .option('--thread <id>', 'only on this thread')
     .option('--limit <n>', 'at most n (0 = all)', '0')
     .option('--offset <n>', 'skip n', '0')
-    .action(run('messaging', 'list'));
+    .action(run('list'));
 
   me(verb('read', 'print one message and mark it read'))
     .requiredOption('--id <id>', 'message id')
-    .action(run('messaging', 'read'));
+    .action(run('read'));
 
   me(verb('drain', 'read all new messages at once (moves them to cur, writes receipts)'))
     .option('--limit <n>', 'at most n (0 = all)', '20')
     .option('--include-body', 'include message bodies')
-    .action(run('messaging', 'drain'));
+    .action(run('drain'));
 
   me(verb('thread', 'every message on a thread, oldest first'))
     .requiredOption('--id <thread>', 'thread id')
     .option('--agents <list>', 'mailboxes to scan (default: configured agents and user)')
     .option('--include-body', 'include message bodies')
     .option('--limit <n>', 'only the last n (0 = all)', '0')
-    .action(run('messaging', 'thread'));
+    .action(run('thread'));
 
   const receipts = bus.command('receipts').description('delivery receipts (drained, dlq)');
   me(verb('list', "list a consumer's receipts, oldest first", receipts))
     .option('--msg-id <id>', 'only for this message')
     .option('--stage <stage>', 'only drained or dlq')
-    .action(run('operations', 'receiptsList'));
+    .action(run('receiptsList'));
   me(verb('wait', 'wait until a message is drained (or dead-lettered)', receipts))
     .requiredOption('--msg-id <id>', 'message id')
     .option('--consumer <handle>', 'whose receipt (default: the recipient, from your outbox)')
     .option('--stage <stage>', 'drained|dlq', 'drained')
     .option('--timeout <duration>', '0 = forever', '60s')
     .option('--poll-interval <duration>', 'how often to look', '1s')
-    .action(run('waiting', 'receiptsWait'));
+    .action(run('receiptsWait'));
 
   const dlq = bus.command('dlq').description('dead-letter queue: messages that could not be read');
   const dlqVerb = (name: string, description: string) => me(verb(name, description, dlq));
   dlqVerb('list', 'list dead letters')
     .option('--new', 'only not yet inspected')
     .option('--cur', 'only inspected')
-    .action(run('operations', 'dlqList'));
+    .action(run('dlqList'));
   dlqVerb('read', 'show a dead letter and mark it inspected')
     .requiredOption('--id <id>', 'DLQ id')
-    .action(run('operations', 'dlqRead'));
+    .action(run('dlqRead'));
   dlqVerb('retry', 'redeliver the original message')
     .option('--id <id>', 'DLQ id')
     .option('--all', 'every dead letter')
     .option('--force', 'retry past the 3-retry limit')
-    .action(run('operations', 'dlqRetry'));
+    .action(run('dlqRetry'));
   dlqVerb('purge', 'delete dead letters')
     .option('--older-than <duration>', 'only those that failed longer ago than this')
     .option('--dry-run', 'only list what would go')
     .option('--yes', 'do not ask')
-    .action(run('operations', 'dlqPurge'));
+    .action(run('dlqPurge'));
 
   const presence = bus.command('presence').description("who is around: an agent's status");
   me(verb('set', 'set your status', presence))
     .requiredOption('--status <status>', 'free text, e.g. busy, reviewing')
     .option('--note <text>', 'a note')
-    .action(run('operations', 'presenceSet'));
-  verb('list', 'every status in this root', presence).action(run('operations', 'presenceList'));
+    .action(run('presenceSet'));
+  verb('list', 'every status in this root', presence).action(run('presenceList'));
 
-  verb('who', 'agents in the base root and its sessions, and whether they are active').action(
-    run('operations', 'who'),
-  );
+  verb('who', 'agents in the base root and its sessions, and whether they are active').action(run('who'));
 
   me(verb('watch', 'wait for new mail without consuming it'))
     .option('--timeout <duration>', '0 = forever', '60s')
     .option('--poll', 'poll instead of file-system events')
-    .action(run('waiting', 'watch'));
+    .action(run('watch'));
 
   me(verb('monitor', 'drain new mail, waiting for some if there is none'))
     .option('--timeout <duration>', '0 = forever', '60s')
@@ -160,13 +211,13 @@ export function registerBus(program: Command): void {
     .option('--peek', 'list instead of draining')
     .option('--include-body', 'include message bodies')
     .option('--poll', 'poll instead of file-system events')
-    .action(run('waiting', 'monitor'));
+    .action(run('monitor'));
 
   verb('doctor', 'check the root, config and mailboxes (exits 0 whatever it finds)')
     .option('--ops', 'add queue depths, DLQ and presence per agent')
     .option('--fix-mailboxes', 'create missing mailbox directories')
     .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session')
-    .action(run('operations', 'doctor'));
+    .action(run('doctor'));
 
   bus
     .command('setup')
@@ -177,31 +228,31 @@ export function registerBus(program: Command): void {
     .option('--agents <list>', 'roster: handles or handle:cli (default: one per CLI found)')
     .option('--session <name>', 'default session (default: collab)')
     .option('-y, --yes', 'write the plan without a preview')
-    .action(run('setup', 'setup'));
+    .action(run('setup'));
 
   verb('cleanup', 'remove leftover temp files')
     .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')
     .option('--dry-run', 'only list them')
     .option('--yes', 'do not ask')
-    .action(run('operations', 'cleanup'));
+    .action(run('cleanup'));
 
   const swarm = bus
     .command('swarm')
     .description('join a Claude Code Agent Team, claim its tasks, bridge them to the bus');
   const teamVerb = (name: string, description: string) =>
     verb(name, description, swarm).requiredOption('--team <name>', 'the team (~/.claude/teams/<name>)');
-  verb('list', 'Claude Code agent teams and their members', swarm).action(run('swarm', 'swarmList'));
-  teamVerb('tasks', "the team's shared task list").action(run('swarm', 'swarmTasks'));
-  me(teamVerb('join', 'join the team as a member')).action(run('swarm', 'swarmJoin'));
+  verb('list', 'Claude Code agent teams and their members', swarm).action(run('swarmList'));
+  teamVerb('tasks', "the team's shared task list").action(run('swarmTasks'));
+  me(teamVerb('join', 'join the team as a member')).action(run('swarmJoin'));
   me(teamVerb('claim', 'take a task of the team: owner you, in progress'))
     .requiredOption('--task <id>', 'the task id')
-    .action(run('swarm', 'swarmClaim'));
+    .action(run('swarmClaim'));
   me(teamVerb('complete', 'mark a task you hold completed'))
     .requiredOption('--task <id>', 'the task id')
-    .action(run('swarm', 'swarmComplete'));
+    .action(run('swarmComplete'));
   me(teamVerb('bridge', "mail the team's task changes to your inbox until stopped"))
     .option('--poll-interval <duration>', 'also look this often', '3s')
-    .action(run('swarm', 'swarmBridge'));
+    .action(run('swarmBridge'));
 
   const integration = bus
     .command('integration')
@@ -211,7 +262,7 @@ export function registerBus(program: Command): void {
     .requiredOption('--event <event>', 'after_create | before_run | after_run | before_remove')
     .option('--workspace <dir>', "the issue's workspace (default: the working directory)")
     .option('--identifier <key>', "the workspace key (default: the workspace directory's name)")
-    .action(run('integration', 'symphonyEmit'));
+    .action(run('symphonyEmit'));
   const kanban = integration.command('kanban').description('Cline Kanban runtime events');
   me(
     verb(
@@ -219,5 +270,5 @@ export function registerBus(program: Command): void {
       "mail yourself the task transitions in Kanban's runtime messages (JSON lines on stdin)",
       kanban,
     ),
-  ).action(run('integration', 'kanbanEmit'));
+  ).action(run('kanbanEmit'));
 }

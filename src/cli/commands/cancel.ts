@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { processIo } from '../command-io.js';
+import type { CancelOptions } from '../handlers/cancel.js';
 
 export function registerCancel(program: Command): void {
   program
@@ -9,17 +11,8 @@ export function registerCancel(program: Command): void {
     .option('-r, --reason <text>', 'why', 'cancelled by user')
     .option('--json', 'print the task as JSON once cancelled (as `troupe status --json`)')
     .action(
-      action(async (taskId: string, options: { reason: string; json?: boolean }) => {
-        const { openProject } = await import('../../app/project.js');
-        const project = openProject();
-        project.tasks.cancel(taskId, options.reason);
-        if (options.json) {
-          const { printJson } = await import('../options.js');
-          const { taskJson, taskOwner } = await import('../../app/task-view.js');
-          const state = project.tasks.state(taskId);
-          printJson(taskJson(state, taskOwner(project.store, taskId, state.status)));
-        } else process.stdout.write(`cancelled ${taskId}\n`);
-        return 0;
-      }),
+      action(async (taskId: string, options: CancelOptions) =>
+        (await import('../handlers/cancel.js')).cancelTask(taskId, options, processIo()),
+      ),
     );
 }

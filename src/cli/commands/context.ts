@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { processIo } from '../command-io.js';
 
 export function registerContext(program: Command): void {
   program
@@ -8,13 +9,8 @@ export function registerContext(program: Command): void {
     .argument('<task>', 'task id')
     .option('--json', 'print {id, context, agents: {id: notes}}')
     .action(
-      action(async (taskId: string, options: { json?: boolean }) => {
-        const { openProject } = await import('../../app/project.js');
-        const { printJson } = await import('../options.js');
-        const state = openProject().tasks.state(taskId);
-        if (options.json) printJson({ id: state.id, context: state.contextMd, agents: state.agentNotes });
-        else process.stdout.write(state.contextMd);
-        return 0;
-      }),
+      action(async (taskId: string, options: { json?: boolean }) =>
+        (await import('../handlers/context.js')).showContext(taskId, options, processIo()),
+      ),
     );
 }

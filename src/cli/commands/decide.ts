@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
-import type { Decider } from '../../core/events.js';
 import { action } from '../action.js';
+import { processIo } from '../command-io.js';
+import type { DecideOptions, Decision } from '../handlers/decide.js';
 
 /** approve, reject and human-input: a person's word, then the task carries on here (or, `--detach`, on a worker). */
 export function registerDecide(program: Command): void {
+  const decide = async (taskId: string, decision: Decision, options: DecideOptions) =>
+    (await import('../handlers/decide.js')).decide(taskId, decision, options, processIo());
   program
     .command('approve')
     .description('approve the output waiting at a human gate, and continue the task')
@@ -12,8 +15,8 @@ export function registerDecide(program: Command): void {
     .option('--json', 'print the task as JSON when it stops')
     .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
-      action(async (taskId: string, options: { reason: string; json?: boolean; detach?: boolean }) =>
-        decide(taskId, options, (p, who) => p.tasks.decideGate(taskId, 'approved', options.reason, who())),
+      action(async (taskId: string, options: DecideOptions & { reason: string }) =>
+        decide(taskId, { kind: 'approve', reason: options.reason }, options),
       ),
     );
   program
@@ -24,8 +27,8 @@ export function registerDecide(program: Command): void {
     .option('--json', 'print the task as JSON when it stops')
     .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
-      action(async (taskId: string, options: { reason: string; json?: boolean; detach?: boolean }) =>
-        decide(taskId, options, (p, who) => p.tasks.decideGate(taskId, 'rejected', options.reason, who())),
+      action(async (taskId: string, options: DecideOptions & { reason: string }) =>
+        decide(taskId, { kind: 'reject', reason: options.reason }, options),
       ),
     );
   program
@@ -36,30 +39,8 @@ export function registerDecide(program: Command): void {
     .option('--json', 'print the task as JSON when it stops')
     .option('--detach', 'hand the task to the workers (`troupe worker`) instead of continuing it here')
     .action(
-      action(async (taskId: string, words: string[], options: { json?: boolean; detach?: boolean }) =>
-        decide(taskId, options, (p) => p.tasks.answer(taskId, words.join(' '))),
+      action(async (taskId: string, words: string[], options: DecideOptions) =>
+        decide(taskId, { kind: 'answer', answer: words.join(' ') }, options),
       ),
     );
-}
-
-async function decide(
-  taskId: string,
-  options: { json?: boolean; detach?: boolean },
-  record: (project: import('../../app/project.js').Project, who: () => Decider) => void,
-): Promise<number> {
-  const { openProject } = await import('../../app/project.js');
-  const { personAtTerminal } = await import('../decider.js');
-  const project = openProject();
-  const json = options.json === true;
-  if (options.detach) {
-    const { submitTask } = await import('../submit.js');
-    const recorded = () => {
-      record(project, personAtTerminal);
-      return taskId;
-    };
-    return submitTask(project, recorded, { json });
-  }
-  const { runForeground } = await import('../foreground.js');
-  record(project, personAtTerminal);
-  return runForeground(project, taskId, { json });
 }

@@ -1,11 +1,7 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-
-interface DecisionsFlags {
-  task?: string;
-  since?: string;
-  json?: boolean;
-}
+import { processIo } from '../command-io.js';
+import type { DecisionsFlags } from '../handlers/decisions.js';
 
 export function registerDecisions(program: Command): void {
   program
@@ -15,70 +11,8 @@ export function registerDecisions(program: Command): void {
     .option('--since <date>', 'only decisions made since this date or time (ISO)')
     .option('--json', 'print JSON: {summary, decisions}')
     .action(
-      action(async (flags: DecisionsFlags) => {
-        const { NotFoundError, UsageError } = await import('../../core/errors.js');
-        const { openProject } = await import('../../app/project.js');
-        const { printJson } = await import('../options.js');
-        const { ROUTE_EVENT_TYPES, routeOutcomes, summarizeOutcomes } = await import(
-          '../../scheduler/route-history.js'
-        );
-        const since = flags.since ? Date.parse(flags.since) : null;
-        if (since !== null && Number.isNaN(since))
-          throw new UsageError(`--since ${flags.since} is not a date`);
-        const project = openProject();
-        if (flags.task && !project.store.task(flags.task)) throw new NotFoundError(`no task ${flags.task}`);
-        const events = flags.task
-          ? project.store.events(flags.task)
-          : project.store.eventsOfTypes(ROUTE_EVENT_TYPES, 'decision');
-        const decisions = routeOutcomes(events).filter((o) => since === null || Date.parse(o.at) >= since);
-        const summary = summarizeOutcomes(decisions);
-        if (flags.json) {
-          printJson({ summary, decisions });
-          return 0;
-        }
-        if (decisions.length === 0) {
-          process.stdout.write(
-            'no routing decisions yet (agents with model: auto or effort: auto make them)\n',
-          );
-          return 0;
-        }
-        const rate = (n: number, of: number) => (of === 0 ? '-' : `${Math.round((100 * n) / of)}%`);
-        const table = [
-          ['tier', 'kind', 'stages', 'approved', 'rejected', 'tokens/stage', 'cost', 'retries'],
-          ...summary.map((r) => [
-            r.tier,
-            r.kind,
-            String(r.stages),
-            `${r.approved} (${rate(r.approved, r.approved + r.rejected)})`,
-            String(r.rejected),
-            String(Math.round(r.tokens / r.stages)),
-            `$${r.costUsd.toFixed(4)}`,
-            String(r.retries),
-          ]),
-        ];
-        const out = [columns(table)];
-        if (flags.task) {
-          out.push(
-            columns([
-              ['stage', 'agent', 'tier', 'verdict', 'why'],
-              ...decisions.map((d) => [String(d.stage), d.agent, d.tier, d.verdict ?? '-', d.reason]),
-            ]),
-          );
-        }
-        process.stdout.write(`${out.join('\n\n')}\n`);
-        return 0;
-      }),
+      action(async (flags: DecisionsFlags) =>
+        (await import('../handlers/decisions.js')).showDecisions(flags, processIo()),
+      ),
     );
-}
-
-function columns(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }

@@ -1,44 +1,38 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-
-interface LiveFlags {
-  json?: boolean;
-  session?: string;
-  launcher?: string;
-  me?: string;
-  root?: string;
-  pane?: string;
-  retry?: string;
-  poll?: boolean;
-  replace?: boolean;
-  detach?: boolean;
-}
+import { processIo } from '../command-io.js';
+import type { LiveFlags } from '../handlers/live.js';
 
 /**
  * Live co-op (docs/live.md): `launch` the roster's interactive CLIs, `session create|list|resume`,
- * and the per-agent `wake` that launch starts. Registration only; the work is in src/live/.
+ * and the per-agent `wake` that launch starts. Registration only: the handlers are in
+ * handlers/live.ts, the work in src/live/.
  */
 export function registerLive(program: Command): void {
-  const load = () => import('./live-actions.js');
+  const load = () => import('../handlers/live.js');
   program
     .command('launch')
     .description('start every agent of .amq/launch.json in its CLI, on the bus, resuming its conversation')
     .option('--session <name>', 'session (default: the default_session of .amq/launch.json)')
     .option('--launcher <name>', 'auto | tmux | commands (print the commands to paste; exits 6)', 'auto')
     .option('--json', 'print JSON')
-    .action(action(async (flags: LiveFlags) => (await load()).launchCommand(flags)));
+    .action(action(async (flags: LiveFlags) => (await load()).launchCommand(flags, processIo())));
 
   const session = program.command('session').description('bus sessions: create, list, resume');
   session
     .command('create <name>')
     .description('create a session (its mailboxes for the roster and user)')
     .option('--json', 'print JSON')
-    .action(action(async (name: string, flags: LiveFlags) => (await load()).sessionCreate(name, flags)));
+    .action(
+      action(async (name: string, flags: LiveFlags) =>
+        (await load()).sessionCreate(name, flags, processIo()),
+      ),
+    );
   session
     .command('list')
     .description('sessions, their agents and recorded conversation ids')
     .option('--json', 'print JSON')
-    .action(action(async (flags: LiveFlags) => (await load()).sessionList(flags)));
+    .action(action(async (flags: LiveFlags) => (await load()).sessionList(flags, processIo())));
   session
     .command('resume <name>')
     .description("launch a session again, resuming each agent's recorded conversation")
@@ -46,7 +40,7 @@ export function registerLive(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       action(async (name: string, flags: LiveFlags) =>
-        (await load()).launchCommand({ ...flags, session: name }),
+        (await load()).launchCommand({ ...flags, session: name }, processIo()),
       ),
     );
 
@@ -60,7 +54,5 @@ export function registerLive(program: Command): void {
     .option('--poll', 'poll instead of file-system events')
     .option('--replace', 'stop a running wake of this agent and take over')
     .option('--detach', 'run in the background and return')
-    .action(action(async (flags: LiveFlags) => (await load()).wakeCommand(flags)));
+    .action(action(async (flags: LiveFlags) => (await load()).wakeCommand(flags, processIo())));
 }
-
-export type { LiveFlags };

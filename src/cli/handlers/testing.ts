@@ -1,6 +1,10 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { execa } from 'execa';
+import { openProject } from '../../app/project.js';
+import { loadPipeline } from '../../pipeline/load.js';
+import { loadScript } from '../../runtimes/script.js';
 import type { CommandIo } from '../command-io.js';
 
 /** Test support for command handlers: a scratch project on disk and an io that keeps what was printed. */
@@ -35,8 +39,6 @@ export function scratchProject(files: Record<string, string> = {}): string {
 
 // ---- part B (cmds-b) ----
 
-import { execa } from 'execa';
-
 /** Two agents in a row on the scripted runtime and their replies: a pipeline `troupe test` runs offline. */
 export const SCRIPTED_PAIR = {
   '.troupe/pipelines/pair.yaml':
@@ -55,4 +57,39 @@ export async function scratchRepo(files: Record<string, string> = {}): Promise<s
   await git('add', '--all');
   await git('commit', '--quiet', '-m', 'initial');
   return root;
+}
+
+// ---- part A (cmds-a) ----
+
+/** A pipeline (`.troupe/p.yaml`) of one agent with two chunks that stops at a human gate, and its offline reply (`.troupe/s.yaml`). */
+export const GATED_PIPELINE = {
+  '.troupe/p.yaml': `agents:
+  - id: writer
+    runtime: claude
+    system_prompt: "{{ input }} {{ chunks }}"
+    chunks:
+      initial: ["write the parser", "write the tests"]
+    gate: {type: human}
+`,
+  '.troupe/s.yaml': 'agents:\n  writer: ["draft 1"]\n',
+};
+
+/**
+ * Starts a task in the scratch project at `root` on one of its pipelines with its offline replies
+ * (paths relative to root) and runs it here until it ends or waits; its id.
+ */
+export async function runScriptedTask(
+  root: string,
+  files: { pipeline: string; script: string } = { pipeline: '.troupe/p.yaml', script: '.troupe/s.yaml' },
+  input = 'write',
+): Promise<string> {
+  const tasks = openProject(root).tasks;
+  const id = tasks.start({
+    pipeline: loadPipeline(join(root, files.pipeline)),
+    input,
+    script: loadScript(join(root, files.script)),
+    cwd: root,
+  });
+  await tasks.continue(id);
+  return id;
 }

@@ -9,18 +9,30 @@ import { createSession, listSessions } from '../../live/session-record.js';
 import { spawnWake } from '../../live/spawn-wake.js';
 import { Tmux } from '../../live/tmux.js';
 import { runWake } from '../../live/wake.js';
+import { type CommandIo, writeJson } from '../command-io.js';
 import { Exit } from '../exit-codes.js';
 import { troupeCommand } from '../self-command.js';
-import type { LiveFlags } from './live.js';
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+/** The flags of `launch`, `session` and `wake` (commander camel-cases them). */
+export interface LiveFlags {
+  json?: boolean;
+  session?: string;
+  launcher?: string;
+  me?: string;
+  root?: string;
+  pane?: string;
+  retry?: string;
+  poll?: boolean;
+  replace?: boolean;
+  detach?: boolean;
+}
 
-export async function launchCommand(flags: LiveFlags): Promise<number> {
+export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<number> {
   const launcher = flags.launcher ?? 'auto';
   if (!['auto', 'tmux', 'commands'].includes(launcher))
     throw new UsageError(`--launcher must be auto, tmux or commands, not '${launcher}'`);
   const result = launch({
-    cwd: process.cwd(),
+    cwd: io.cwd,
     ...(flags.session ? { session: flags.session } : {}),
     launcher: launcher as Launcher,
     tmux: new Tmux(),
@@ -28,8 +40,8 @@ export async function launchCommand(flags: LiveFlags): Promise<number> {
     env: process.env,
     startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
   });
-  if (flags.json) print(result);
-  else process.stdout.write(describeLaunch(result));
+  if (flags.json) writeJson(io, result);
+  else io.out(describeLaunch(result));
   // the printed commands are the operator's to run (AMQ: exit 6)
   return result.launcher === 'commands' ? Exit.actionRequired : Exit.ok;
 }
@@ -51,8 +63,8 @@ function describeLaunch(r: LaunchResult): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function sessionCreate(name: string, flags: LiveFlags): Promise<number> {
-  const { config, baseRoot } = projectSession(process.cwd(), name);
+export async function sessionCreate(name: string, flags: LiveFlags, io: CommandIo): Promise<number> {
+  const { config, baseRoot } = projectSession(io.cwd, name);
   if (!existsSync(baseRoot))
     throw new NotFoundError(`${baseRoot} does not exist`, { hint: 'run `troupe bus setup` first' });
   const root = createSession(
@@ -60,20 +72,20 @@ export async function sessionCreate(name: string, flags: LiveFlags): Promise<num
     name,
     config.agents.map((a) => a.handle),
   );
-  if (flags.json) print({ session: name, root });
-  else process.stdout.write(`session ${name}: ${root}\n`);
+  if (flags.json) writeJson(io, { session: name, root });
+  else io.out(`session ${name}: ${root}\n`);
   return Exit.ok;
 }
 
-export async function sessionList(flags: LiveFlags): Promise<number> {
-  const { baseRoot } = projectSession(process.cwd());
+export async function sessionList(flags: LiveFlags, io: CommandIo): Promise<number> {
+  const { baseRoot } = projectSession(io.cwd);
   const sessions = listSessions(baseRoot);
-  if (flags.json) print(sessions);
+  if (flags.json) writeJson(io, sessions);
   else {
     for (const s of sessions) {
-      process.stdout.write(`${s.session}  ${s.root}\n`);
+      io.out(`${s.session}  ${s.root}\n`);
       for (const a of s.agents)
-        process.stdout.write(
+        io.out(
           `  ${a.handle.padEnd(12)} ${a.adapter.padEnd(7)} ${a.conversation_id ?? '(not known yet)'}  launches ${a.launches}\n`,
         );
     }
@@ -81,7 +93,7 @@ export async function sessionList(flags: LiveFlags): Promise<number> {
   return Exit.ok;
 }
 
-export async function wakeCommand(flags: LiveFlags): Promise<number> {
+export async function wakeCommand(flags: LiveFlags, io: CommandIo): Promise<number> {
   const raw = flags.me ?? process.env.AM_ME;
   if (!raw) throw new UsageError('--me is required (or set AM_ME)');
   const me = parseHandle(raw, '--me');
@@ -90,12 +102,12 @@ export async function wakeCommand(flags: LiveFlags): Promise<number> {
   const firstRetryMs = parseDuration(flags.retry ?? '5s', '--retry');
   if (flags.detach) {
     if (!pane) {
-      process.stderr.write('troupe: wake: not in tmux, so no notices; check mail with `troupe bus list`\n');
+      io.err('troupe: wake: not in tmux, so no notices; check mail with `troupe bus list`\n');
       return Exit.ok;
     }
     const extra = [...(flags.retry ? ['--retry', flags.retry] : []), ...(flags.poll ? ['--poll'] : [])];
     const pid = spawnWake({ root, me, pane, ...(flags.replace ? { replace: true } : {}), extra });
-    process.stdout.write(`wake for ${me} started (pid ${pid})\n`);
+    io.out(`wake for ${me} started (pid ${pid})\n`);
     return Exit.ok;
   }
   const controller = new AbortController();
@@ -111,12 +123,10 @@ export async function wakeCommand(flags: LiveFlags): Promise<number> {
     ...(flags.poll ? { poll: true } : {}),
     ...(flags.replace ? { replace: true } : {}),
     signal: controller.signal,
-    log: (line) => process.stdout.write(`${new Date().toISOString()} ${line}\n`),
+    log: (line) => io.out(`${new Date().toISOString()} ${line}\n`),
   });
   if (outcome.end === 'already_running') {
-    process.stderr.write(
-      `troupe: a wake for ${me} already runs (pid ${outcome.owner?.pid}); one per agent\n`,
-    );
-  } else process.stdout.write(`${new Date().toISOString()} wake for ${me} ended: ${outcome.end}\n`);
+    io.err(`troupe: a wake for ${me} already runs (pid ${outcome.owner?.pid}); one per agent\n`);
+  } else io.out(`${new Date().toISOString()} wake for ${me} ended: ${outcome.end}\n`);
   return Exit.ok;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { messageOf, UsageError } from '../../../core/errors.js';
 import { printable } from '../../../core/printable.js';
+import type { CommandIo } from '../../command-io.js';
 
 /** Every flag any `troupe bus` verb takes (commander camel-cases them). */
 export interface BusFlags {
@@ -54,13 +55,14 @@ export interface BusFlags {
   apply?: string;
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? undefined : v), 2)}\n`);
+/** As every `--json` prints it, without the bigints a receipt's file stats carry. */
+export function printJson(io: CommandIo, value: unknown): void {
+  io.out(`${JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? undefined : v), 2)}\n`);
 }
 
 /** A warning often quotes what it is about (a file's name, a parser's message): printed as one clean line. */
-export function warn(message: string): void {
-  process.stderr.write(`troupe: warning: ${printable(message)}\n`);
+export function warn(io: CommandIo, message: string): void {
+  io.err(`troupe: warning: ${printable(message)}\n`);
 }
 
 export function count(text: string | undefined, flag: string, fallback: number): number {

@@ -3,6 +3,7 @@ import { KanbanState } from '../../../bus/integration/kanban.js';
 import { emitOrchestratorEvent } from '../../../bus/integration/orchestrator.js';
 import { symphonyEvent } from '../../../bus/integration/symphony.js';
 import { UsageError } from '../../../core/errors.js';
+import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, printJson, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
@@ -16,25 +17,25 @@ export interface IntegrationFlags extends BusFlags {
 }
 
 /** A Symphony hook: `troupe bus integration symphony emit --event after_run --me codex`. */
-export async function symphonyEmit(flags: IntegrationFlags): Promise<number> {
+export async function symphonyEmit(flags: IntegrationFlags, io: CommandIo): Promise<number> {
   if (!flags.event)
     throw new UsageError('--event is required (after_create, before_run, after_run, before_remove)');
   const event = symphonyEvent({
     event: flags.event,
-    workspace: flags.workspace ?? process.cwd(),
+    workspace: flags.workspace ?? io.cwd,
     ...(flags.identifier ? { identifier: flags.identifier } : {}),
   });
   const handle = me(flags);
-  const sent = emitOrchestratorEvent(openFromFlags(flags).bus, handle, event);
+  const sent = emitOrchestratorEvent(openFromFlags(flags, io).bus, handle, event);
   if (flags.json)
-    printJson({
+    printJson(io, {
       event: event.event,
       me: handle,
       thread: sent.thread,
       id: sent.id,
       workspace: event.workspace,
     });
-  else process.stdout.write(`${sent.id}  ${event.subject}\n`);
+  else io.out(`${sent.id}  ${event.subject}\n`);
   return Exit.ok;
 }
 
@@ -42,10 +43,10 @@ export async function symphonyEmit(flags: IntegrationFlags): Promise<number> {
  * Cline Kanban's runtime messages, one JSON object per line on stdin (the frames its WebSocket
  * sends): each notification they make is mailed to `--me`.
  */
-export async function kanbanEmit(flags: IntegrationFlags): Promise<number> {
+export async function kanbanEmit(flags: IntegrationFlags, io: CommandIo): Promise<number> {
   if (process.stdin.isTTY) throw new UsageError('pipe Kanban runtime messages (JSON lines) into stdin');
   const handle = me(flags);
-  const { bus } = openFromFlags(flags);
+  const { bus } = openFromFlags(flags, io);
   const state = new KanbanState();
   const sent: Array<{ id: string; subject: string; thread: string }> = [];
   for (const [i, line] of readFileSync(0, 'utf8').split('\n').entries()) {
@@ -54,7 +55,7 @@ export async function kanbanEmit(flags: IntegrationFlags): Promise<number> {
     try {
       message = JSON.parse(line);
     } catch {
-      warn(`stdin line ${i + 1}: not JSON, skipped`);
+      warn(io, `stdin line ${i + 1}: not JSON, skipped`);
       continue;
     }
     for (const note of state.apply(message)) {
@@ -62,7 +63,7 @@ export async function kanbanEmit(flags: IntegrationFlags): Promise<number> {
       sent.push({ id: result.id, subject: note.subject, thread: result.thread });
     }
   }
-  if (flags.json) printJson(sent);
-  else for (const s of sent) process.stdout.write(`${s.id}  ${s.subject}\n`);
+  if (flags.json) printJson(io, sent);
+  else for (const s of sent) io.out(`${s.id}  ${s.subject}\n`);
   return Exit.ok;
 }

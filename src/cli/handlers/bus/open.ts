@@ -3,6 +3,7 @@ import { ContextMismatchError } from '../../../bus/errors.js';
 import { parseHandle } from '../../../bus/handle.js';
 import { pinMismatch, type ResolvedRoot, resolveRoot } from '../../../bus/root.js';
 import { UsageError } from '../../../core/errors.js';
+import type { CommandIo } from '../../command-io.js';
 import { type BusFlags, warn } from './context.js';
 
 export interface Opened {
@@ -14,9 +15,9 @@ export interface Opened {
  * Resolves the root as AMQ does and opens the bus. Commands that consume or change mail refuse a
  * root that differs from the shell's session pin (exit 5); read-only ones only warn.
  */
-export function openFromFlags(flags: BusFlags, mode: 'consume' | 'read' = 'consume'): Opened {
+export function openFromFlags(flags: BusFlags, io: CommandIo, mode: 'consume' | 'read' = 'consume'): Opened {
   const resolved = resolveRoot(flags.root ? { root: flags.root } : {});
-  for (const w of resolved.warnings) warn(w);
+  for (const w of resolved.warnings) warn(io, w);
   const mismatch = pinMismatch(resolved);
   if (mismatch) {
     if (flags.ignoreSessionPin && !flags.root)
@@ -26,7 +27,7 @@ export function openFromFlags(flags: BusFlags, mode: 'consume' | 'read' = 'consu
         hint: 'pass --ignore-session-pin with --root if this is on purpose',
       });
     }
-    warn(mismatch);
+    warn(io, mismatch);
   }
   const bus = openBus(resolved.root, {
     baseRoot: resolved.baseRoot,

@@ -8,12 +8,13 @@ import { doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
 import { DEFAULT_DIR, gitTop, resolveRoot } from '../../../bus/root.js';
 import { UsageError } from '../../../core/errors.js';
+import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, printJson, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
 
-export async function init(flags: BusFlags): Promise<number> {
-  const cwd = process.cwd();
+export async function init(flags: BusFlags, io: CommandIo): Promise<number> {
+  const cwd = io.cwd;
   const given = flags.root ?? process.env.AM_ROOT;
   let root: string;
   if (given) root = resolve(cwd, given);
@@ -28,8 +29,8 @@ export async function init(flags: BusFlags): Promise<number> {
   const result = bus.init(splitList(flags.agents), flags.force === true);
   const top = gitTop(cwd);
   if (given && !isAbsolute(given) && top) ignoreInGit(top, relative(top, root));
-  if (flags.json) printJson(result);
-  else process.stdout.write(`initialized ${root} with ${[...result.agents, 'user'].join(', ')}\n`);
+  if (flags.json) printJson(io, result);
+  else io.out(`initialized ${root} with ${[...result.agents, 'user'].join(', ')}\n`);
   return Exit.ok;
 }
 
@@ -43,29 +44,29 @@ function ignoreInGit(top: string, rootRel: string): void {
   appendFileSync(file, `${have && !have.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`);
 }
 
-export async function receiptsList(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function receiptsList(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   const receipts = bus.receipts(me(flags), {
     ...(flags.msgId ? { msgId: flags.msgId } : {}),
     ...(flags.stage ? { stage: flags.stage } : {}),
   });
-  if (flags.json) printJson(receipts);
+  if (flags.json) printJson(io, receipts);
   else
     for (const r of receipts)
-      process.stdout.write(`${r.emitted_at}  ${r.stage.padEnd(7)}  ${r.msg_id}  from ${r.sender}\n`);
+      io.out(`${r.emitted_at}  ${r.stage.padEnd(7)}  ${r.msg_id}  from ${r.sender}\n`);
   return Exit.ok;
 }
 
-export async function dlqList(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function dlqList(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   if (flags.new && flags.cur) throw new UsageError('--new and --cur are exclusive');
   const { entries, warnings } = bus.dlqList(me(flags), flags.new ? 'new' : flags.cur ? 'cur' : 'all');
-  for (const w of warnings) warn(w);
+  for (const w of warnings) warn(io, w);
   const rows = entries.map((e) => ({ ...e.envelope, box: e.box }));
-  if (flags.json) printJson(rows);
+  if (flags.json) printJson(io, rows);
   else {
     for (const r of rows) {
-      process.stdout.write(
+      io.out(
         `${r.failure_time}  ${r.id}  ${r.original_file}  ${r.failure_reason}  retries ${r.retry_count} (${r.retry_state})\n`,
       );
     }
@@ -73,48 +74,44 @@ export async function dlqList(flags: BusFlags): Promise<number> {
   return Exit.ok;
 }
 
-export async function dlqRead(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function dlqRead(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const entry = bus.dlqRead(me(flags), flags.id!);
   const truncated = isTruncated(entry);
   if (truncated) {
     warn(
+      io,
       `the original is ${entry.originalBytes} bytes, over a message's 10 MiB limit: showing its first ${entry.original.length}; the whole of it stays in ${entry.file}`,
     );
   }
   if (flags.json) {
-    printJson({
+    printJson(io, {
       envelope: entry.envelope,
       original: entry.original.toString('utf8'),
       ...(truncated ? { original_bytes: entry.originalBytes, truncated } : {}),
     });
   } else {
     const e = entry.envelope;
-    process.stdout.write(
+    io.out(
       `DLQ ${e.id}: ${e.original_file}\n${e.failure_reason}: ${e.failure_detail}\nfailed ${e.failure_time}, retries ${e.retry_count} (${e.retry_state})\n---\n${entry.original.toString('utf8')}`,
     );
   }
   return Exit.ok;
 }
 
-export async function dlqRetry(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function dlqRetry(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const handle = me(flags);
   if (!flags.id === !flags.all) throw new UsageError('give exactly one of --id or --all');
   if (flags.id) {
     const result = bus.dlqRetry(handle, flags.id, flags.force === true);
-    if (flags.json) printJson(result);
-    else
-      process.stdout.write(
-        `${result.id}: ${result.original_file} ${result.already ? 'was already' : ''} redelivered\n`,
-      );
+    if (flags.json) printJson(io, result);
+    else io.out(`${result.id}: ${result.original_file} ${result.already ? 'was already' : ''} redelivered\n`);
     return Exit.ok;
   }
   const results = bus.dlqRetryAll(handle, flags.force === true);
-  if (flags.json) printJson(results);
-  else
-    for (const r of results)
-      process.stdout.write(`${r.id}: ${'error' in r ? `refused: ${r.error}` : 'redelivered'}\n`);
+  if (flags.json) printJson(io, results);
+  else for (const r of results) io.out(`${r.id}: ${'error' in r ? `refused: ${r.error}` : 'redelivered'}\n`);
   return results.some((r) => 'error' in r) ? Exit.failed : Exit.ok;
 }
 
@@ -130,8 +127,8 @@ async function confirm(question: string, flags: BusFlags): Promise<boolean> {
   }
 }
 
-export async function dlqPurge(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function dlqPurge(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const handle = me(flags);
   const olderThanMs = flags.olderThan ? parseDuration(flags.olderThan, '--older-than') : undefined;
   const preview = bus.dlqPurge(handle, {
@@ -148,41 +145,36 @@ export async function dlqPurge(flags: BusFlags): Promise<number> {
   const result = flags.dryRun
     ? preview
     : bus.dlqPurge(handle, olderThanMs !== undefined ? { olderThanMs } : {});
-  if (flags.json) printJson(result);
-  else
-    process.stdout.write(
-      `${flags.dryRun ? 'would remove' : 'removed'} ${result.removed.length} dead letter(s)\n`,
-    );
+  if (flags.json) printJson(io, result);
+  else io.out(`${flags.dryRun ? 'would remove' : 'removed'} ${result.removed.length} dead letter(s)\n`);
   return Exit.ok;
 }
 
-export async function presenceSet(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function presenceSet(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const p = bus.setPresence(me(flags), flags.status!, flags.note);
-  if (flags.json) printJson(p);
-  else process.stdout.write(`${p.handle}: ${p.status}\n`);
+  if (flags.json) printJson(io, p);
+  else io.out(`${p.handle}: ${p.status}\n`);
   return Exit.ok;
 }
 
-export async function presenceList(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function presenceList(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   const all = bus.presence();
-  if (flags.json) printJson(all);
+  if (flags.json) printJson(io, all);
   else
     for (const p of all)
-      process.stdout.write(
-        `${p.handle.padEnd(16)} ${p.status.padEnd(12)} ${p.last_seen}${p.note ? `  ${p.note}` : ''}\n`,
-      );
+      io.out(`${p.handle.padEnd(16)} ${p.status.padEnd(12)} ${p.last_seen}${p.note ? `  ${p.note}` : ''}\n`);
   return Exit.ok;
 }
 
-export async function who(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function who(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   const entries = bus.who();
-  if (flags.json) printJson(entries);
+  if (flags.json) printJson(io, entries);
   else {
     for (const e of entries) {
-      process.stdout.write(
+      io.out(
         `${(e.session || '(base)').padEnd(12)} ${e.handle.padEnd(16)} ${e.kind.padEnd(6)} ${e.active ? 'active' : 'idle  '} ${e.status}\n`,
       );
     }
@@ -190,40 +182,38 @@ export async function who(flags: BusFlags): Promise<number> {
   return Exit.ok;
 }
 
-export async function doctor(flags: BusFlags): Promise<number> {
-  const { resolved } = openFromFlags(flags, 'read');
+export async function doctor(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { resolved } = openFromFlags(flags, io, 'read');
   const report = runDoctor(resolved, { ops: flags.ops === true, fixMailboxes: flags.fixMailboxes === true });
-  if (flags.json) printJson(report);
+  if (flags.json) printJson(io, report);
   else {
-    for (const c of report.checks) process.stdout.write(`[${c.status}] ${c.name}: ${c.detail}\n`);
+    for (const c of report.checks) io.out(`[${c.status}] ${c.name}: ${c.detail}\n`);
     for (const a of report.ops?.agents ?? []) {
       const who = a.session ? `${a.session}/${a.handle}` : a.handle;
       const wake = a.wake
         ? `  wake ${a.wake.state} (pid ${a.wake.pid}${a.wake.pane ? `, pane ${a.wake.pane}` : ''})`
         : '';
-      process.stdout.write(
+      io.out(
         `  ${who.padEnd(24)} unread ${a.unread_count}  dlq ${a.dlq_count}  ${a.presence_status ?? ''}${wake}\n`,
       );
     }
     if (report.ops)
-      process.stdout.write(
-        `  wakes: ${report.ops.wakes.running} running, ${report.ops.wakes.stale} stale lock(s)\n`,
-      );
-    for (const h of report.ops?.hints ?? []) process.stdout.write(`  hint ${h.code}: ${h.detail}\n`);
+      io.out(`  wakes: ${report.ops.wakes.running} running, ${report.ops.wakes.stale} stale lock(s)\n`);
+    for (const h of report.ops?.hints ?? []) io.out(`  hint ${h.code}: ${h.detail}\n`);
   }
   return Exit.ok;
 }
 
-export async function cleanup(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function cleanup(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const olderThanMs = parseDuration(flags.tmpOlderThan!, '--tmp-older-than');
   const found = cleanupTmp(bus.root, olderThanMs, true);
   const go =
     found.length > 0 && !flags.dryRun && (await confirm(`remove ${found.length} temp file(s)?`, flags));
   if (go) cleanupTmp(bus.root, olderThanMs, false);
-  if (flags.json) printJson({ files: found, removed: go, dry_run: flags.dryRun === true });
+  if (flags.json) printJson(io, { files: found, removed: go, dry_run: flags.dryRun === true });
   else
-    process.stdout.write(
+    io.out(
       `${go ? 'removed' : 'found'} ${found.length} temp file(s)\n${found.join('\n')}${found.length ? '\n' : ''}`,
     );
   return Exit.ok;

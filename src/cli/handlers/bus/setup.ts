@@ -4,6 +4,7 @@ import type { Adapter } from '../../../live/launch-config.js';
 import { applySetup, projectDirOf, readSetupState } from '../../../live/setup-files.js';
 import { planDigest, planSetup, type SetupPlan } from '../../../live/setup-plan.js';
 import { runDoctor } from '../../../runtimes/doctor-checks.js';
+import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, printJson, splitList } from './context.js';
 
@@ -11,10 +12,10 @@ import { type BusFlags, printJson, splitList } from './context.js';
  * `troupe bus setup`: a plan from the CLIs found here and the files already there; `--preview`
  * writes nothing, `--apply <digest>` writes that plan only if it is still the plan (else exit 6).
  */
-export async function setup(flags: BusFlags): Promise<number> {
+export async function setup(flags: BusFlags, io: CommandIo): Promise<number> {
   if (flags.preview && (flags.apply || flags.yes))
     throw new UsageError('--preview writes nothing: drop --apply/--yes');
-  const projectDir = projectDirOf(process.cwd());
+  const projectDir = projectDirOf(io.cwd);
   const report = await runDoctor({ cwd: projectDir });
   const detected = report.clis.filter((c) => c.installed).map((c) => c.runtime as Adapter);
   const agents = flags.agents === undefined ? undefined : splitList(flags.agents);
@@ -33,8 +34,8 @@ export async function setup(flags: BusFlags): Promise<number> {
   }
   const apply = flags.apply !== undefined || flags.yes === true;
   if (apply) applySetup(plan);
-  if (flags.json) printJson({ [apply ? 'applied' : 'preview']: { digest, plan } });
-  else process.stdout.write(describe(plan, digest, apply));
+  if (flags.json) printJson(io, { [apply ? 'applied' : 'preview']: { digest, plan } });
+  else io.out(describe(plan, digest, apply));
   // without an approval, the operator still has to apply it (AMQ: exit 6)
   return apply || flags.preview ? Exit.ok : Exit.actionRequired;
 }

@@ -5,6 +5,7 @@ import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
 import type { Kind, Priority } from '../../../bus/message.js';
 import { UsageError } from '../../../core/errors.js';
 import { printable, printableLines } from '../../../core/printable.js';
+import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, count, printJson, readBody, readContext, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
@@ -28,11 +29,12 @@ function waitStage(flags: BusFlags, recipients: number): 'drained' | 'dlq' | und
 
 async function finishSend(
   flags: BusFlags,
+  io: CommandIo,
   opened: ReturnType<typeof openFromFlags>,
   result: SendResult,
   stage: 'drained' | 'dlq' | undefined,
 ): Promise<number> {
-  for (const w of result.warnings) warn(w);
+  for (const w of result.warnings) warn(io, w);
   let wait: { event: 'matched' | 'timeout'; stage: string; receipt?: unknown } | undefined;
   if (stage) {
     const timeoutMs = parseDuration(flags.waitTimeout ?? '120s', '--wait-timeout');
@@ -45,62 +47,59 @@ async function finishSend(
   }
   if (flags.json) {
     const { warnings: _w, ...rest } = result;
-    printJson({ ...rest, ...(wait ? { wait } : {}) });
+    printJson(io, { ...rest, ...(wait ? { wait } : {}) });
   } else {
-    process.stdout.write(`sent ${result.id} to ${result.to.join(', ')} (thread ${result.thread})\n`);
+    io.out(`sent ${result.id} to ${result.to.join(', ')} (thread ${result.thread})\n`);
     if (wait)
-      process.stdout.write(
-        wait.event === 'matched' ? `${stage} by ${result.to[0]}\n` : `no ${stage} receipt yet\n`,
-      );
+      io.out(wait.event === 'matched' ? `${stage} by ${result.to[0]}\n` : `no ${stage} receipt yet\n`);
   }
   return wait?.event === 'timeout' ? Exit.timeout : Exit.ok;
 }
 
-export async function send(flags: BusFlags): Promise<number> {
-  const opened = openFromFlags(flags);
+/** What send and reply both take from their flags: the message itself, and whether it may be empty. */
+function messageFields(flags: BusFlags) {
+  const body = readBody(flags.body);
+  const context = readContext(flags.context);
+  return {
+    body,
+    ...(flags.subject !== undefined ? { subject: flags.subject } : {}),
+    ...(flags.kind ? { kind: flags.kind as Kind } : {}),
+    ...(flags.priority ? { priority: flags.priority as Priority } : {}),
+    ...(flags.labels ? { labels: splitList(flags.labels) } : {}),
+    ...(context ? { context } : {}),
+    ...(flags.allowEmpty ? { allowEmpty: true } : {}),
+  };
+}
+
+export async function send(flags: BusFlags, io: CommandIo): Promise<number> {
+  const opened = openFromFlags(flags, io);
   const from = me(flags);
   const to = splitList(flags.to);
   const stage = waitStage(flags, to.length);
-  const body = readBody(flags.body);
-  const context = readContext(flags.context);
+  const fields = messageFields(flags);
   const result = opened.bus.send({
     from,
     to,
-    body,
-    ...(flags.subject !== undefined ? { subject: flags.subject } : {}),
-    ...(flags.kind ? { kind: flags.kind as Kind } : {}),
-    ...(flags.priority ? { priority: flags.priority as Priority } : {}),
-    ...(flags.labels ? { labels: splitList(flags.labels) } : {}),
+    ...fields,
     ...(flags.thread !== undefined ? { thread: flags.thread } : {}),
     ...(flags.refs ? { refs: splitList(flags.refs) } : {}),
-    ...(context ? { context } : {}),
     ...(flags.session ? { session: flags.session } : {}),
     ...(flags.project ? { project: flags.project } : {}),
     ...(flags.allowSelf ? { allowSelf: true } : {}),
-    ...(flags.allowEmpty ? { allowEmpty: true } : {}),
   });
-  return finishSend(flags, opened, result, stage);
+  return finishSend(flags, io, opened, result, stage);
 }
 
-export async function reply(flags: BusFlags): Promise<number> {
-  const opened = openFromFlags(flags);
+export async function reply(flags: BusFlags, io: CommandIo): Promise<number> {
+  const opened = openFromFlags(flags, io);
   const stage = waitStage(flags, 1);
-  const body = readBody(flags.body);
-  const context = readContext(flags.context);
-  const result = opened.bus.reply(me(flags), flags.id!, {
-    body,
-    ...(flags.subject !== undefined ? { subject: flags.subject } : {}),
-    ...(flags.kind ? { kind: flags.kind as Kind } : {}),
-    ...(flags.priority ? { priority: flags.priority as Priority } : {}),
-    ...(flags.labels ? { labels: splitList(flags.labels) } : {}),
-    ...(context ? { context } : {}),
-    ...(flags.allowEmpty ? { allowEmpty: true } : {}),
-  });
-  return finishSend(flags, opened, result, stage);
+  const fields = messageFields(flags);
+  const result = opened.bus.reply(me(flags), flags.id!, fields);
+  return finishSend(flags, io, opened, result, stage);
 }
 
-export async function list_(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function list_(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   if (flags.new && flags.cur) throw new UsageError('--new and --cur are exclusive');
   const { items, warnings } = bus.list(me(flags), {
     box: flags.cur ? 'cur' : 'new',
@@ -112,41 +111,39 @@ export async function list_(flags: BusFlags): Promise<number> {
     limit: count(flags.limit, '--limit', 0),
     offset: count(flags.offset, '--offset', 0),
   });
-  for (const w of warnings) warn(w);
+  for (const w of warnings) warn(io, w);
   if (flags.json) {
-    printJson(items);
+    printJson(io, items);
     return Exit.ok;
   }
   for (const m of items) {
-    process.stdout.write(
-      `${m.created}  ${(m.priority || '-').padEnd(6)}  ${m.from}  ${m.id}  ${printable(m.subject)}\n`,
-    );
+    io.out(`${m.created}  ${(m.priority || '-').padEnd(6)}  ${m.from}  ${m.id}  ${printable(m.subject)}\n`);
   }
   return Exit.ok;
 }
 export { list_ as list };
 
-export async function read(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function read(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const result = bus.read(me(flags), flags.id!);
-  if (flags.json) printJson({ header: result.header, body: result.body });
-  else process.stdout.write(body(result.body));
+  if (flags.json) printJson(io, { header: result.header, body: result.body });
+  else io.out(body(result.body));
   return Exit.ok;
 }
 
-export async function drain(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function drain(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const handle = me(flags);
   const items = bus.drain(handle, {
     limit: count(flags.limit, '--limit', 20),
     includeBody: flags.includeBody === true,
   });
-  if (flags.json) printJson({ drained: items, count: items.length });
-  else printDrained(handle, items, flags.includeBody === true);
+  if (flags.json) printJson(io, { drained: items, count: items.length });
+  else printDrained(io, handle, items, flags.includeBody === true);
   return Exit.ok;
 }
 
-export function printDrained(handle: string, items: DrainItem[], withBody: boolean): void {
+export function printDrained(io: CommandIo, handle: string, items: DrainItem[], withBody: boolean): void {
   if (items.length === 0) return;
   const out: string[] = [`[AMQ] ${items.length} new message(s) for ${handle}:`];
   for (const m of items) {
@@ -173,23 +170,23 @@ export function printDrained(handle: string, items: DrainItem[], withBody: boole
       );
     out.push('---');
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  io.out(`${out.join('\n')}\n`);
 }
 
-export async function thread(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function thread(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   const items: MessageItem[] = bus.thread(flags.id!, {
     ...(flags.agents ? { agents: splitList(flags.agents) } : {}),
     includeBody: flags.includeBody === true,
     limit: count(flags.limit, '--limit', 0),
   });
   if (flags.json) {
-    printJson(items);
+    printJson(io, items);
     return Exit.ok;
   }
   for (const m of items) {
-    process.stdout.write(`${m.created}  ${m.from} -> ${m.to.join(', ')}  ${m.id}  ${printable(m.subject)}\n`);
-    if (flags.includeBody && m.body) process.stdout.write(`${body(m.body).replace(/\n?$/, '\n')}---\n`);
+    io.out(`${m.created}  ${m.from} -> ${m.to.join(', ')}  ${m.id}  ${printable(m.subject)}\n`);
+    if (flags.includeBody && m.body) io.out(`${body(m.body).replace(/\n?$/, '\n')}---\n`);
   }
   return Exit.ok;
 }

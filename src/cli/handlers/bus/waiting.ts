@@ -4,13 +4,14 @@ import { messageFilename } from '../../../bus/handle.js';
 import { loadMessage } from '../../../bus/inbox.js';
 import { UsageError } from '../../../core/errors.js';
 import { printable } from '../../../core/printable.js';
+import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
 import { type BusFlags, count, printJson, warn } from './context.js';
 import { printDrained } from './messaging.js';
 import { me, openFromFlags } from './open.js';
 
-export async function receiptsWait(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags, 'read');
+export async function receiptsWait(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io, 'read');
   const stage = flags.stage ?? 'drained';
   if (stage !== 'drained' && stage !== 'dlq')
     throw new UsageError(`--stage expects drained or dlq, got '${stage}'`);
@@ -25,16 +26,13 @@ export async function receiptsWait(flags: BusFlags): Promise<number> {
     timeoutMs: parseDuration(flags.timeout ?? '60s', '--timeout'),
     pollMs: parseDuration(flags.pollInterval ?? '1s', '--poll-interval'),
   });
-  if (flags.json) printJson(receipt ? { event: 'matched', receipt } : { event: 'timeout' });
-  else
-    process.stdout.write(
-      receipt ? `${receipt.stage} by ${receipt.consumer} at ${receipt.emitted_at}\n` : 'timeout\n',
-    );
+  if (flags.json) printJson(io, receipt ? { event: 'matched', receipt } : { event: 'timeout' });
+  else io.out(receipt ? `${receipt.stage} by ${receipt.consumer} at ${receipt.emitted_at}\n` : 'timeout\n');
   return receipt ? Exit.ok : Exit.timeout;
 }
 
-export async function watch(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function watch(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const handle = me(flags);
   const result = await bus.watch(handle, {
     timeoutMs: parseDuration(flags.timeout ?? '60s', '--timeout'),
@@ -42,24 +40,23 @@ export async function watch(flags: BusFlags): Promise<number> {
   });
   const parseErrors = result.warnings;
   if (flags.json) {
-    printJson({
+    printJson(io, {
       event: result.event,
       me: handle,
       count: result.messages.length,
       messages: result.messages,
       ...(parseErrors.length ? { parse_error: parseErrors } : {}),
     });
-  } else if (result.event === 'timeout') process.stdout.write('timeout\n');
+  } else if (result.event === 'timeout') io.out('timeout\n');
   else {
-    for (const w of parseErrors) warn(w);
-    for (const m of result.messages)
-      process.stdout.write(`${m.created}  ${m.from}  ${m.id}  ${printable(m.subject)}\n`);
+    for (const w of parseErrors) warn(io, w);
+    for (const m of result.messages) io.out(`${m.created}  ${m.from}  ${m.id}  ${printable(m.subject)}\n`);
   }
   return result.event === 'timeout' ? Exit.timeout : Exit.ok;
 }
 
-export async function monitor(flags: BusFlags): Promise<number> {
-  const { bus } = openFromFlags(flags);
+export async function monitor(flags: BusFlags, io: CommandIo): Promise<number> {
+  const { bus } = openFromFlags(flags, io);
   const handle = me(flags);
   const limit = count(flags.limit, '--limit', 20);
   const includeBody = flags.includeBody === true;
@@ -78,21 +75,21 @@ export async function monitor(flags: BusFlags): Promise<number> {
     });
     if (result.event === 'timeout') {
       if (flags.json)
-        printJson({
+        printJson(io, {
           event: 'timeout',
           mode: flags.peek ? 'peek' : 'drain',
           me: handle,
           count: 0,
           drained: [],
         });
-      else process.stdout.write('timeout\n');
+      else io.out('timeout\n');
       return Exit.timeout;
     }
     watchEvent = 'new_message';
     items = take();
   }
   if (flags.json) {
-    printJson({
+    printJson(io, {
       event: items.length > 0 ? 'messages' : 'empty',
       watch_event: watchEvent,
       mode: flags.peek ? 'peek' : 'drain',
@@ -101,6 +98,6 @@ export async function monitor(flags: BusFlags): Promise<number> {
       count: items.length,
       drained: items,
     });
-  } else printDrained(handle, items, includeBody);
+  } else printDrained(io, handle, items, includeBody);
   return Exit.ok;
 }
