@@ -5,8 +5,9 @@
  */
 
 import type { Effort, Permissions } from './runtime.js';
+import type { GateRuntime, RuntimeName } from './runtimes.js';
 
-export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted' | 'mailbox';
+export type { RuntimeName } from './runtimes.js';
 export type ContextStrategy = 'none' | 'last_only' | 'own' | 'shared' | 'both';
 export type HumanInputMode = 'before' | 'on_demand' | 'both';
 
@@ -32,7 +33,7 @@ export interface Gate {
   /** Seconds; falls back to config gate.timeout. */
   timeout: number | null;
   /** type llm: the runtime that judges; null → config gate.runtime → the agent's runtime. */
-  runtime?: Exclude<RuntimeName, 'command'> | null;
+  runtime?: GateRuntime | null;
 }
 
 export interface McpServer {

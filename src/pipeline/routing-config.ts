@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { TroupeError } from '../core/errors.js';
 import type { LearnSettings, ProviderLimit, RoutingConfig, Tier } from '../core/routing.js';
-import { EFFORTS, GATE_RUNTIMES } from './schema.js';
+import { GATE_RUNTIMES } from '../core/runtimes.js';
+import { EFFORTS } from './schema.js';
 
 /**
  * `routing:` and `limits:` in .troupe/config.yaml: the named tiers an agent with `model: auto` or

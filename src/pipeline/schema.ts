@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_RETRY, WORKER_LABEL } from '../core/pipeline.js';
+import { GATE_RUNTIMES, RUNTIME_NAMES } from '../core/runtimes.js';
 
 // Each schema here is parsed a few times per process: zod's JIT (a function generated for each
 // object schema on its first parse) costs more than it saves, ~5 ms of `troupe validate`.
@@ -12,7 +13,6 @@ z.config({ jitless: true });
  * would hide the parent's value. The defaults still reach editors through `.meta({ default })`.
  */
 
-export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted', 'mailbox'] as const;
 export const CONTEXT_STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'] as const;
 export const HUMAN_INPUT_MODES = ['before', 'on_demand', 'both'] as const;
 export const CONDITION_KEYWORDS = [
@@ -24,8 +24,6 @@ export const CONDITION_KEYWORDS = [
   'on_no_consensus',
 ] as const;
 export const API_VERSIONS = ['aqm/v0.1', 'troupe/v1'] as const;
-/** A gate judges with a model: any runtime but `command`. */
-export const GATE_RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
 export const PERMISSIONS = ['read_only', 'edit', 'full'] as const;
 export const EFFORTS = ['low', 'medium', 'high', 'max'] as const;
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -193,7 +191,10 @@ export const AgentSchema = z
     id: agentId,
     name: z.string().optional().meta({ description: 'Display name; derived from the id when empty.' }),
     type: z.enum(['agent', 'session']).optional().meta({ default: 'agent' }),
-    runtime: z.enum(RUNTIMES).nullish().meta({ description: 'Required for type agent (unless abstract).' }),
+    runtime: z
+      .enum(RUNTIME_NAMES)
+      .nullish()
+      .meta({ description: 'Required for type agent (unless abstract).' }),
     model: z.string().nullish().meta({
       description:
         'auto: the runtime, model and effort of the tier routing: in config decides for each stage.',

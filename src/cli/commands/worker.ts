@@ -38,7 +38,7 @@ export function registerWorker(program: Command): void {
     .action(
       action(async (options: WorkerOptions) => {
         const { UsageError } = await import('../../core/errors.js');
-        const { RUNTIMES } = await import('../../pipeline/schema.js');
+        const { isRuntimeName, RUNTIME_NAMES } = await import('../../core/runtimes.js');
         const concurrency = Number(options.concurrency);
         if (!Number.isInteger(concurrency) || concurrency < 1)
           throw new UsageError(
@@ -53,11 +53,11 @@ export function registerWorker(program: Command): void {
           !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536)
         )
           throw new UsageError(`--metrics-port must be a port number (got \`${options.metricsPort}\`)`);
-        const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIMES];
-        const unknown = runtimes.filter((r) => !(RUNTIMES as readonly string[]).includes(r));
+        const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIME_NAMES];
+        const unknown = runtimes.filter((r) => !isRuntimeName(r));
         if (unknown.length || runtimes.length === 0)
           throw new UsageError(`--runtimes: unknown ${unknown.join(', ') || '(none given)'}`, {
-            hint: `runtimes: ${RUNTIMES.join(', ')}`,
+            hint: `runtimes: ${RUNTIME_NAMES.join(', ')}`,
           });
         const { WORKER_LABEL } = await import('../../core/pipeline.js');
         const labels = options.labels ? list(options.labels) : [];
