@@ -161,7 +161,9 @@ export function cliFacts(name: CliRuntime): CliFacts {
   return RUNTIMES[name];
 }
 
-/** "claude, gemini or codex". */
-export function spellOr(names: readonly string[]): string {
-  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
+/** "claude, gemini or codex" (or "… and codex"): names for a message. */
+export function spellList(names: readonly string[], conjunction: 'or' | 'and' = 'or'): string {
+  return names.length < 2
+    ? names.join('')
+    : `${names.slice(0, -1).join(', ')} ${conjunction} ${names.at(-1)}`;
 }

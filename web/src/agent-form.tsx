@@ -1,7 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { RUNTIME_NAMES } from '../../src/core/runtimes';
 import { type AgentFields, type AgentSaved, ApiError, api, type Diagnostic, type RawAgent } from './api';
 
-const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'];
 const STRATEGIES = ['none', 'last_only', 'own', 'shared', 'both'];
 const CONDITIONS = ['always', 'on_approve', 'on_reject', 'on_pass', 'on_fail', 'auto'];
 
@@ -252,7 +252,7 @@ function AgentForm(props: {
             data-testid="agent-runtime"
           >
             <option value="">(inherited)</option>
-            {RUNTIMES.map((r) => (
+            {RUNTIME_NAMES.map((r) => (
               <option key={r}>{r}</option>
             ))}
           </select>

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../core/errors.js';
+import { CLI_RUNTIMES, spellList } from '../../core/runtimes.js';
 import type { CliFound, Team } from '../../pipeline/team.js';
 import { action } from '../action.js';
 
@@ -91,7 +92,7 @@ async function initHere(options: InitOptions): Promise<number> {
     : null;
   const next =
     team.writer === 'scripted'
-      ? 'troupe run "your task"   # offline, scripted replies; install claude, gemini or codex, then troupe init --force'
+      ? `troupe run "your task"   # offline, scripted replies; install ${spellList(CLI_RUNTIMES)}, then troupe init --force`
       : 'troupe run "your task"';
   if (options.json) {
     printJson({ clis, team, template, name, written, next, ...(aqm ? { note: aqm } : {}) });
