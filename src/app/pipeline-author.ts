@@ -3,6 +3,7 @@ import path from 'node:path';
 import { AuthoringError, UsageError } from '../core/errors.js';
 import type { Pipeline, RuntimeName } from '../core/pipeline.js';
 import type { Runtime } from '../core/runtime.js';
+import { CLI_RUNTIMES, spellList } from '../core/runtimes.js';
 import { invokeRuntime } from '../engine/execute/run-support.js';
 import { packageRoot } from '../package-root.js';
 import { type ProjectConfig, timeoutFor } from '../pipeline/config.js';
@@ -179,7 +180,7 @@ export function authorProjectPipeline(
     throw new UsageError(
       "--ai needs an agent to write the pipeline, and this project's team is scripted (no agent CLI was found)",
       {
-        hint: 'install claude, gemini or codex (then `troupe init --force`), start from a template (`--template NAME`, `--list-templates`), or give `--script` with replies for `author`',
+        hint: `install ${spellList(CLI_RUNTIMES)} (then \`troupe init --force\`), start from a template (\`--template NAME\`, \`--list-templates\`), or give \`--script\` with replies for \`author\``,
       },
     );
   return authorPipeline({

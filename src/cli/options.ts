@@ -3,6 +3,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Project } from '../app/project.js';
 import { UsageError } from '../core/errors.js';
 import type { Pipeline } from '../core/pipeline.js';
+import { GATE_RUNTIMES, type GateRuntime } from '../core/runtimes.js';
 import { resolvePipeline } from '../pipeline/discover.js';
 import { loadPipeline } from '../pipeline/load.js';
 import type { PipelineOptions } from './pipeline-flags.js';
@@ -68,8 +69,8 @@ export function interactive(flags: { yes?: boolean; json?: boolean }): boolean {
 }
 
 /** Runtimes an agent can be put on by name (`command` needs an argv, so it is not one of them). */
-export const TEAM_RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
-export type TeamRuntime = (typeof TEAM_RUNTIMES)[number];
+export const TEAM_RUNTIMES = GATE_RUNTIMES;
+export type TeamRuntime = GateRuntime;
 
 /** `--runtimes claude,gemini` (or one name), each checked. */
 export function parseRuntimes(list: string, flag: string): TeamRuntime[] {

@@ -11,8 +11,9 @@ import type {
   HumanInputMode,
   Permissions,
 } from './pipeline-vocabulary.js';
+import type { GateRuntime, RuntimeName } from './runtimes.js';
 
-export type RuntimeName = 'claude' | 'gemini' | 'codex' | 'openai' | 'command' | 'scripted' | 'mailbox';
+export type { RuntimeName } from './runtimes.js';
 
 export interface Handoff {
   /** Target agent ids (a comma list in YAML is a fan-out). `*` is allowed with `auto`. */
@@ -36,7 +37,7 @@ export interface Gate {
   /** Seconds; falls back to config gate.timeout. */
   timeout: number | null;
   /** type llm: the runtime that judges; null → config gate.runtime → the agent's runtime. */
-  runtime?: Exclude<RuntimeName, 'command'> | null;
+  runtime?: GateRuntime | null;
 }
 
 export interface McpServer {

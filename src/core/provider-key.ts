@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ProviderWindow } from './event-store.js';
 import { endpointBase, endpointKeyVar } from './openai-endpoint.js';
 import type { AgentNode } from './pipeline.js';
+import { isCliRuntime, RUNTIMES } from './runtimes.js';
 
 /**
  * What a rate limit closes: the provider key of the call that met it — its runtime, the endpoint
@@ -24,32 +25,6 @@ export type Env = Readonly<Record<string, string | undefined>>;
 /** The agent as it runs a stage (on its routed tier or a fallback): what its provider key depends on. */
 export type ProviderTarget = Pick<AgentNode, 'runtime'> & { openai?: AgentNode['openai'] };
 
-interface CliAccount {
-  /** Variables naming another endpoint than the vendor's own (a gateway, a cloud), first set wins. */
-  endpoint: ReadonlyArray<readonly [variable: string, endpoint: string | null]>;
-  /** Variables selecting the account, in the CLI's own order of precedence: the first set wins. */
-  identity: readonly string[];
-}
-
-const CLI_ACCOUNTS: Readonly<Record<'claude' | 'gemini' | 'codex', CliAccount>> = {
-  claude: {
-    // null: the variable's value is the endpoint
-    endpoint: [
-      ['CLAUDE_CODE_USE_BEDROCK', 'bedrock'],
-      ['CLAUDE_CODE_USE_VERTEX', 'vertex'],
-      ['CLAUDE_CODE_USE_FOUNDRY', 'foundry'],
-      ['ANTHROPIC_BASE_URL', null],
-    ],
-    identity: ['ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_API_KEY', 'CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CONFIG_DIR'],
-  },
-  gemini: {
-    endpoint: [['GOOGLE_GENAI_USE_VERTEXAI', 'vertex']],
-    identity: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GEMINI_CLI_HOME'],
-  },
-  // `codex exec` reads CODEX_API_KEY, else the login kept in CODEX_HOME
-  codex: { endpoint: [], identity: ['CODEX_API_KEY', 'CODEX_HOME'] },
-};
-
 /** The suffix of a window that closes every provider of its runtime (written by an older troupe). */
 export const ANY_ACCOUNT = '*';
 
@@ -68,8 +43,8 @@ export function providerKey(target: ProviderTarget, env: Env): string {
       keyVar && env[keyVar] ? fingerprint(keyVar, env[keyVar]) : null,
     );
   }
-  if (runtime === 'claude' || runtime === 'gemini' || runtime === 'codex') {
-    const account = CLI_ACCOUNTS[runtime];
+  if (isCliRuntime(runtime)) {
+    const account = RUNTIMES[runtime].accounts;
     let endpoint: string | null = null;
     for (const [variable, name] of account.endpoint) {
       const value = env[variable];

@@ -1,5 +1,5 @@
-import type { RuntimeName } from './pipeline.js';
 import type { Effort } from './pipeline-vocabulary.js';
+import type { GateRuntime } from './runtimes.js';
 
 /**
  * `routing:` and `limits:` in .troupe/config.yaml, normalized: the named tiers an agent with
@@ -9,7 +9,7 @@ import type { Effort } from './pipeline-vocabulary.js';
 
 export interface Tier {
   /** null: the agent's own runtime. */
-  runtime: Exclude<RuntimeName, 'command'> | null;
+  runtime: GateRuntime | null;
   model: string | null;
   effort: Effort | null;
 }
@@ -38,7 +38,7 @@ export interface LearnSettings {
 
 /** A model that reads the task and recommends a tier (instead of the rules). */
 export interface TierRouter {
-  runtime: Exclude<RuntimeName, 'command'>;
+  runtime: GateRuntime;
   model: string | null;
 }
 

@@ -55,6 +55,17 @@ export interface CommandGateOptions {
   processTag?: string;
 }
 
+/**
+ * Fields of an agent that one runtime alone reads, under that runtime's name: the others never
+ * see them, and a new runtime's own fields go here rather than on every request.
+ */
+export interface RuntimeOptions {
+  /** The argv to run. */
+  command?: readonly string[];
+  /** Where to send the request. */
+  openai?: OpenAiEndpoint;
+}
+
 export interface RuntimeRequest {
   /** The agent (or, for purpose 'gate', the agent whose output is judged). */
   agentId: string;
@@ -78,10 +89,8 @@ export interface RuntimeRequest {
   previousMeta: ReadonlyArray<Record<string, string | number | boolean>>;
   /** null: `edit` inside a troupe worktree, `read_only` elsewhere (see permissions.ts). */
   permissions?: Permissions | null;
-  /** runtime `command`: the argv to run. */
-  command?: readonly string[] | null;
-  /** runtime `openai`: where to send the request. */
-  openai?: OpenAiEndpoint | null;
+  /** What the agent gives only its own runtime (its `command:`, its `openai:` endpoint). */
+  runtimeOptions?: RuntimeOptions;
   /** Added to the environment of every process of the call: the call's `attemptEnv`. */
   env?: Record<string, string> | null;
   /** What the `PROCESS_TAG_ENV` of every process of the call starts with: the task's `taskProcessTag`. */

@@ -28,34 +28,45 @@ export function agentLaunch(
   newId: () => string = randomUUID,
 ): AgentLaunch {
   const [bin, ...rest] = command as [string, ...string[]];
-  switch (adapter) {
-    case 'claude': {
-      const id = previousId ?? newId();
-      return {
-        argv: [
-          bin,
-          ...rest,
-          ...(previousId ? ['--resume', id] : ['--session-id', id]),
-          '--append-system-prompt',
-          instruction,
-        ],
-        conversationId: id,
-        resumed: previousId !== null,
-      };
-    }
-    case 'gemini': {
-      if (previousId)
-        return { argv: [bin, ...rest, '--resume', previousId], conversationId: previousId, resumed: true };
-      const id = newId();
-      return {
-        argv: [bin, ...rest, '--session-id', id, '-i', instruction],
-        conversationId: id,
-        resumed: false,
-      };
-    }
-    case 'codex':
-      if (previousId)
-        return { argv: [bin, 'resume', ...rest, previousId], conversationId: previousId, resumed: true };
-      return { argv: [bin, ...rest, instruction], conversationId: null, resumed: false };
-  }
+  return LAUNCHERS[adapter]({ bin, rest, instruction, previousId, newId });
 }
+
+interface LaunchInput {
+  bin: string;
+  /** The committed arguments after the CLI. */
+  rest: string[];
+  instruction: string;
+  previousId: string | null;
+  newId: () => string;
+}
+
+const LAUNCHERS: Record<Adapter, (input: LaunchInput) => AgentLaunch> = {
+  claude: ({ bin, rest, instruction, previousId, newId }) => {
+    const id = previousId ?? newId();
+    return {
+      argv: [
+        bin,
+        ...rest,
+        ...(previousId ? ['--resume', id] : ['--session-id', id]),
+        '--append-system-prompt',
+        instruction,
+      ],
+      conversationId: id,
+      resumed: previousId !== null,
+    };
+  },
+  gemini: ({ bin, rest, instruction, previousId, newId }) => {
+    if (previousId)
+      return { argv: [bin, ...rest, '--resume', previousId], conversationId: previousId, resumed: true };
+    const id = newId();
+    return {
+      argv: [bin, ...rest, '--session-id', id, '-i', instruction],
+      conversationId: id,
+      resumed: false,
+    };
+  },
+  codex: ({ bin, rest, instruction, previousId }) =>
+    previousId
+      ? { argv: [bin, 'resume', ...rest, previousId], conversationId: previousId, resumed: true }
+      : { argv: [bin, ...rest, instruction], conversationId: null, resumed: false },
+};

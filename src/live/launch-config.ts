@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import { errno } from '../bus/durable.js';
 import { isValidHandle } from '../bus/handle.js';
 import { messageOf, UsageError } from '../core/errors.js';
+import { LIVE_RUNTIMES, type LiveRuntime } from '../core/runtimes.js';
 
-/** The agent CLIs troupe can launch, each with how it takes a standing instruction and a resume. */
-export const ADAPTERS = ['claude', 'codex', 'gemini'] as const;
-export type Adapter = (typeof ADAPTERS)[number];
+/** The agent CLIs troupe can launch, each with how it takes a standing instruction and a resume (agent-command.ts). */
+export const ADAPTERS = LIVE_RUNTIMES;
+export type Adapter = LiveRuntime;
 
 export type ResumePolicy = 'resume' | 'fresh' | 'disabled';
 

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { goJson, sortMaps } from '../bus/go-json.js';
 import { HUMAN, parseHandle } from '../bus/handle.js';
 import { UsageError } from '../core/errors.js';
+import { RUNTIMES, spellList } from '../core/runtimes.js';
 import {
+  ADAPTERS,
   type Adapter,
   isAdapter,
   isValidSession,
@@ -72,7 +74,7 @@ export function planSetup(request: SetupRequest, state: SetupState): SetupPlan {
   if (!isValidSession(session)) throw new UsageError(`invalid session '${session}': use [a-z0-9_-]+`);
   const agents = roster(request, state);
   if (agents.length === 0) {
-    throw new UsageError('no agent CLI found (claude, codex, gemini) and no --agents given', {
+    throw new UsageError(`no agent CLI found (${ADAPTERS.join(', ')}) and no --agents given`, {
       hint: 'install one (see `troupe doctor`), or name the roster: --agents claude,codex',
     });
   }
@@ -141,13 +143,13 @@ function roster(request: SetupRequest, state: SetupState): LaunchAgent[] {
       throw new UsageError(`'${HUMAN}' is the person's handle: it is always on the roster`);
     if (!isAdapter(adapter)) {
       throw new UsageError(`--agents: '${spec}' names no agent CLI`, {
-        hint: 'use claude, codex or gemini, or handle:cli (e.g. reviewer:codex)',
+        hint: `use ${spellList(ADAPTERS)}, or handle:cli (e.g. reviewer:codex)`,
       });
     }
     if (seen.has(handle)) throw new UsageError(`--agents: '${handle}' appears twice`);
     seen.add(handle);
     const previous = state.launch?.agents.find((a) => a.handle === handle && a.adapter === adapter);
-    return previous ?? { handle, adapter, command: [adapter], resume_policy: 'resume' };
+    return previous ?? { handle, adapter, command: [RUNTIMES[adapter].bin], resume_policy: 'resume' };
   });
 }
 

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { RUNTIME_NAMES } from '../core/runtimes.js';
 import { removeTempDirs, validateYaml } from './test-files.js';
 
 afterEach(removeTempDirs);
@@ -62,9 +63,7 @@ describe('references between agents', () => {
       errors(
         'agents:\n  - id: a\n    runtime: scripted\n    handoffs: [{ to: b }]\n  - id: b\n    runtime: gpt5\n',
       ),
-    ).toEqual([
-      '6:14 `agents[1].runtime` must be one of claude, gemini, codex, openai, command, scripted, mailbox, not "gpt5"',
-    ]);
+    ).toEqual([`6:14 \`agents[1].runtime\` must be one of ${RUNTIME_NAMES.join(', ')}, not "gpt5"`]);
   });
 
   it('a type-agent without runtime', () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PipelineError } from '../core/errors.js';
+import { runtimesWith } from '../core/runtimes.js';
 import { DEFAULT_PRICES } from '../scheduler/prices.js';
 import {
   DEFAULT_GATE_SYSTEM_PROMPT,
@@ -21,7 +22,8 @@ describe('loadProjectConfig', () => {
       qa: 'default',
       pipeline: { max_stages: 20 },
       gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
-      timeouts: { claude: 600, gemini: 600, codex: 600, openai: 600, command: 600, scripted: 600 },
+      // a mailbox agent may answer tomorrow: it has none
+      timeouts: Object.fromEntries(runtimesWith('timesOut').map((r) => [r, 600])),
       script: null,
       trust_workspace: true,
       prices: DEFAULT_PRICES,

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import type { RuntimeName } from '../core/pipeline.js';
 import type { ProviderLimit, RoutingConfig } from '../core/routing.js';
+import { GATE_RUNTIMES, type GateRuntime, RUNTIME_NAMES, runtimesWith } from '../core/runtimes.js';
 import { DEFAULT_PRICES, type Price } from '../scheduler/prices.js';
 import { DiagnosticSink, toPipelineError } from './diagnostics.js';
 import {
@@ -13,7 +13,6 @@ import {
   RoutingConfigError,
   RoutingSchema,
 } from './routing-config.js';
-import { GATE_RUNTIMES, RUNTIMES } from './schema.js';
 import { checkSchema } from './schema-issues.js';
 import { YamlSource } from './yaml-source.js';
 
@@ -29,7 +28,7 @@ export interface ProjectConfig {
     timeout: number;
     system_prompt: string;
     /** Runtime of llm gates that name none; null: the gated agent's own runtime. */
-    runtime?: Exclude<RuntimeName, 'command'> | null;
+    runtime?: GateRuntime | null;
     /**
      * Whether a reply on the bus (`approve` / `reject: why` to the gate's mail) decides a human
      * gate. Off by default: anyone who can write the project's mail, the task's own agents
@@ -89,7 +88,7 @@ const ConfigSchema = z.strictObject({
     })
     .nullish(),
   timeouts: z
-    .strictObject(Object.fromEntries(RUNTIMES.map((r) => [r, z.number().positive().optional()])))
+    .strictObject(Object.fromEntries(RUNTIME_NAMES.map((r) => [r, z.number().positive().optional()])))
     .nullish(),
   script: z.string().min(1).nullish(),
   trust_workspace: z.boolean().optional(),
@@ -122,9 +121,7 @@ export function defaultConfig(): ProjectConfig {
     gate: { model: null, timeout: 120, system_prompt: DEFAULT_GATE_SYSTEM_PROMPT, runtime: null },
     trust_workspace: true,
     // a mailbox agent (a person, a live agent) has no default timeout: it may answer tomorrow
-    timeouts: Object.fromEntries(
-      RUNTIMES.filter((r) => r !== 'mailbox').map((r) => [r, DEFAULT_RUNTIME_TIMEOUT]),
-    ),
+    timeouts: Object.fromEntries(runtimesWith('timesOut').map((r) => [r, DEFAULT_RUNTIME_TIMEOUT])),
     script: null,
     prices: { ...DEFAULT_PRICES },
     routing: null,

@@ -1,4 +1,4 @@
-import type { RuntimeName } from '../core/pipeline.js';
+import { isCliRuntime, RUNTIMES, runtimesWith, spellList } from '../core/runtimes.js';
 import { type CompiledPipeline, locate } from './compiled.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { warnEndlessLoops, warnEndlessRejectLoops, warnUnreachable } from './lint-graph.js';
@@ -11,13 +11,6 @@ export interface LintOptions {
   /** Project config `routing.tiers`, by name; undefined: not known (no routing check). */
   routingTiers?: string[];
 }
-
-/** The CLI each subprocess runtime needs; openai and scripted need none. */
-const RUNTIME_CLIS: Partial<Record<RuntimeName, { bin: string; install: string }>> = {
-  claude: { bin: 'claude', install: 'npm i -g @anthropic-ai/claude-code' },
-  gemini: { bin: 'gemini', install: 'npm i -g @google/gemini-cli' },
-  codex: { bin: 'codex', install: 'npm i -g @openai/codex' },
-};
 
 const SESSION_ONLY: (keyof RawAgent)[] = [
   'participants',
@@ -111,11 +104,11 @@ function warnIgnoredFields(compiled: CompiledPipeline, sink: DiagnosticSink): vo
         'set `runtime: openai` to use the endpoint',
       );
     }
-    if (node.type === 'agent' && raw.resume && ['openai', 'command', 'scripted'].includes(node.runtime)) {
+    if (node.type === 'agent' && raw.resume && !RUNTIMES[node.runtime].resumes) {
       sink.warning(
         locate(compiled, node.id, 'resume'),
         `\`resume\` has no effect with runtime ${node.runtime}: it keeps no conversation`,
-        'resume works with claude, gemini and codex',
+        `resume works with ${spellList(runtimesWith('resumes'), 'and')}`,
       );
     }
     if (node.type === 'agent' && node.gate?.runtime && node.gate.type !== 'llm') {
@@ -142,8 +135,8 @@ function warnMissingClis(
 ): void {
   const found = new Map<string, boolean>();
   for (const node of compiled.pipeline.agents) {
-    const cli = node.type === 'agent' ? RUNTIME_CLIS[node.runtime] : undefined;
-    if (!cli) continue;
+    if (node.type !== 'agent' || !isCliRuntime(node.runtime)) continue;
+    const cli = RUNTIMES[node.runtime];
     if (!found.has(cli.bin)) found.set(cli.bin, isOnPath(cli.bin, pathEnv));
     if (found.get(cli.bin)) continue;
     sink.warning(

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NotFoundError, PipelineError } from '../core/errors.js';
 import type { AgentNode, SessionNode } from '../core/pipeline.js';
+import { RUNTIME_NAMES } from '../core/runtimes.js';
 import { loadPipeline, loadPipelineText } from './load.js';
 import { removeTempDirs, tempDir, validateYaml } from './test-files.js';
 
@@ -67,7 +68,7 @@ describe('loadPipelineText: errors carry the position of the YAML node', () => {
   it('a value outside an enum, with a suggestion', () => {
     const error = thrown(() => loadPipelineText('agents:\n  - id: a\n    runtime: cluade\n', 'p.yaml'));
     expect(error.message).toBe(
-      'p.yaml:3:14: `agents[0].runtime` must be one of claude, gemini, codex, openai, command, scripted, mailbox, not "cluade"',
+      `p.yaml:3:14: \`agents[0].runtime\` must be one of ${RUNTIME_NAMES.join(', ')}, not "cluade"`,
     );
     expect(error.hint).toBe('did you mean `claude`?');
   });

@@ -7,9 +7,10 @@ import {
   type McpServer,
   type PipelineNode,
 } from '../core/pipeline.js';
+import { RUNTIME_NAMES } from '../core/runtimes.js';
 import type { DiagnosticSink } from './diagnostics.js';
 import { type LocatedAgent, positionOf } from './located-agent.js';
-import { type RawHumanInput, type RawMcpServer, RUNTIMES } from './schema.js';
+import type { RawHumanInput, RawMcpServer } from './schema.js';
 
 /**
  * The engine's node for a raw agent (after extends): shorthands expanded and every default filled.
@@ -61,7 +62,7 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     sink.error(
       positionOf(agent),
       `agent \`${raw.id}\` has no runtime`,
-      `add \`runtime: ${RUNTIMES.join(' | ')}\`${raw.extends ? ` (here or in \`${raw.extends}\`)` : ''}, or \`abstract: true\` if it is only a base for others`,
+      `add \`runtime: ${RUNTIME_NAMES.join(' | ')}\`${raw.extends ? ` (here or in \`${raw.extends}\`)` : ''}, or \`abstract: true\` if it is only a base for others`,
     );
     return undefined;
   }

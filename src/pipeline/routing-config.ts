@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TroupeError } from '../core/errors.js';
 import { EFFORTS } from '../core/pipeline-vocabulary.js';
 import type { LearnSettings, ProviderLimit, RoutingConfig, Tier } from '../core/routing.js';
-import { GATE_RUNTIMES } from './schema.js';
+import { GATE_RUNTIMES } from '../core/runtimes.js';
 
 /**
  * `routing:` and `limits:` in .troupe/config.yaml: the named tiers an agent with `model: auto` or

@@ -8,6 +8,7 @@ import {
   HUMAN_INPUT_MODES,
   PERMISSIONS,
 } from '../core/pipeline-vocabulary.js';
+import { GATE_RUNTIMES, RUNTIME_NAMES } from '../core/runtimes.js';
 
 // Each schema here is parsed a few times per process: zod's JIT (a function generated for each
 // object schema on its first parse) costs more than it saves, ~5 ms of `troupe validate`.
@@ -20,10 +21,7 @@ z.config({ jitless: true });
  * would hide the parent's value. The defaults still reach editors through `.meta({ default })`.
  */
 
-export const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted', 'mailbox'] as const;
 export const API_VERSIONS = ['aqm/v0.1', 'troupe/v1'] as const;
-/** A gate judges with a model: any runtime but `command`. */
-export const GATE_RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'scripted'] as const;
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const AGENT_ID = /^[a-zA-Z_][a-zA-Z0-9_-]*$/;
@@ -189,7 +187,10 @@ export const AgentSchema = z
     id: agentId,
     name: z.string().optional().meta({ description: 'Display name; derived from the id when empty.' }),
     type: z.enum(['agent', 'session']).optional().meta({ default: 'agent' }),
-    runtime: z.enum(RUNTIMES).nullish().meta({ description: 'Required for type agent (unless abstract).' }),
+    runtime: z
+      .enum(RUNTIME_NAMES)
+      .nullish()
+      .meta({ description: 'Required for type agent (unless abstract).' }),
     model: z.string().nullish().meta({
       description:
         'auto: the runtime, model and effort of the tier routing: in config decides for each stage.',

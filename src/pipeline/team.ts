@@ -1,8 +1,8 @@
-import type { RuntimeName } from '../core/pipeline.js';
+import { CLI_RUNTIMES, type CliRuntime, RUNTIMES, type RuntimeName } from '../core/runtimes.js';
 
 /** What `troupe init` found of one CLI (from `troupe doctor`'s checks). */
 export interface CliFound {
-  runtime: 'claude' | 'gemini' | 'codex';
+  runtime: CliRuntime;
   installed: boolean;
   /** It can run headless here (logged in, trusted folder). */
   ready: boolean;
@@ -18,8 +18,12 @@ export interface Team {
 }
 
 /** Who writes best first; reviewing on another model than the writer catches what it misses. */
-const WRITERS = ['claude', 'codex', 'gemini'] as const;
-const REVIEWERS = ['gemini', 'codex', 'claude'] as const;
+const WRITERS = ranked('writes');
+const REVIEWERS = ranked('reviews');
+
+function ranked(seat: 'writes' | 'reviews'): CliRuntime[] {
+  return [...CLI_RUNTIMES].sort((a, b) => RUNTIMES[a].team[seat] - RUNTIMES[b].team[seat]);
+}
 
 /**
  * The team for this machine, pure: the CLIs asked for (first writes, second reviews), else the

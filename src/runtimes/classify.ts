@@ -1,4 +1,5 @@
 import type { RuntimeErrorKind } from '../core/runtime.js';
+import { isRuntimeName, RUNTIMES, type RuntimeFacts } from '../core/runtimes.js';
 
 /**
  * The error wordings the CLIs and endpoints print, old and new, mapped to troupe's kinds. The
@@ -65,19 +66,12 @@ function exceededQuotaKind(text: string): RuntimeErrorKind {
 
 /** What to do about each kind, said once for every runtime. */
 export function hintFor(kind: RuntimeErrorKind, runtime: string): string | undefined {
+  const facts: RuntimeFacts | undefined = isRuntimeName(runtime) ? RUNTIMES[runtime] : undefined;
   switch (kind) {
     case 'auth':
-      return runtime === 'claude'
-        ? 'log in: run `claude` once and use /login (or `claude setup-token`), or set ANTHROPIC_API_KEY'
-        : runtime === 'gemini'
-          ? 'set GEMINI_API_KEY, or run `gemini` once and choose an auth method'
-          : runtime === 'codex'
-            ? 'log in with `codex login` (`printenv OPENAI_API_KEY | codex login --with-api-key`), or set CODEX_API_KEY: `codex exec` does not read OPENAI_API_KEY'
-            : 'check the API key variable named by `openai.api_key_env`';
+      return facts?.authHint ?? RUNTIMES.openai.authHint;
     case 'untrusted_directory':
-      return runtime === 'gemini'
-        ? 'set `trust_workspace: true` in .troupe/config.yaml (troupe then passes --skip-trust), or trust this folder in an interactive `gemini`'
-        : 'run inside a git repository';
+      return (facts?.kind === 'cli' && facts.untrustedHint) || 'run inside a git repository';
     case 'usage_limit':
       return 'troupe waits for the reset time and runs the stage again (`troupe resume` after it)';
     case 'quota_billing':

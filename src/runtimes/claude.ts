@@ -9,6 +9,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import { RUNTIMES } from '../core/runtimes.js';
 import type { Usage } from '../core/usage.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { claudeStreamSessions, keptUpArgs } from './claude-stream-session.js';
@@ -21,6 +22,7 @@ import {
   stderrTail,
 } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
+import { jsonObject, type LoginProbe, probeTimedOut } from './login-probe.js';
 import { mcpLaunch, mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
@@ -35,7 +37,6 @@ import { parseClaudeReset } from './reset-time.js';
 
 export type ClaudeOptions = CliRuntimeOptions;
 
-export const CLAUDE_INSTALL = 'npm i -g @anthropic-ai/claude-code';
 /** Longer prompts go through stdin: one argv string may not exceed 128 KiB on Linux. */
 export const ARGV_PROMPT_LIMIT = 100_000;
 
@@ -63,7 +64,7 @@ export function claudeRuntime(options: ClaudeOptions = {}): Runtime {
         const launch = {
           bin,
           args: keptUpArgs(claudeArgs({ ...request, resumeSessionId: null, prompt: '' }, null).args),
-          install: CLAUDE_INSTALL,
+          install: RUNTIMES.claude.install,
         };
         yield* claudeStreamSessions.run(
           request,
@@ -91,7 +92,7 @@ export function claudeRuntime(options: ClaudeOptions = {}): Runtime {
         ...(options.env ? { env: options.env } : {}),
         request,
         parser: new ClaudeStreamParser(now),
-        install: CLAUDE_INSTALL,
+        install: RUNTIMES.claude.install,
         temp,
       });
     },
@@ -455,3 +456,21 @@ export function claudeUsage(result: Json): Usage {
     ...(cost ? { cost_usd: cost } : {}),
   };
 }
+
+/** `troupe doctor`: credentials in the environment, else `claude auth status`. */
+export const claudeLogin: LoginProbe = async ({ bin, env, run }) => {
+  if (env.ANTHROPIC_API_KEY || env.CLAUDE_CODE_OAUTH_TOKEN) {
+    return { status: 'ok', detail: 'credentials in the environment', fix: null };
+  }
+  const status = await run(['auth', 'status']);
+  if (status && 'timedOut' in status) return probeTimedOut(`${bin} auth status`, status.ms);
+  const parsed = jsonObject(status?.stdout ?? '');
+  if (parsed?.loggedIn === true) {
+    return { status: 'ok', detail: `logged in (${String(parsed.authMethod ?? 'claude.ai')})`, fix: null };
+  }
+  return {
+    status: status ? 'auth' : 'unknown',
+    detail: 'not logged in',
+    fix: 'run `claude` once and /login (or `claude setup-token`), or set ANTHROPIC_API_KEY',
+  };
+};

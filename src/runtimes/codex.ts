@@ -10,6 +10,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import { RUNTIMES } from '../core/runtimes.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { ARGV_PROMPT_LIMIT } from './claude.js';
 import {
@@ -21,6 +22,7 @@ import {
   stderrTail,
 } from './cli-run.js';
 import { parseJsonLine } from './jsonl.js';
+import { type LoginProbe, probeTimedOut } from './login-probe.js';
 import { mcpLaunch, mcpRemote } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
@@ -41,8 +43,6 @@ export interface CodexOptions extends CliRuntimeOptions {
   /** How long Codex may say "waiting for network" before the stage ends (default 30 s). */
   offlineWindowMs?: number;
 }
-
-export const CODEX_INSTALL = 'npm i -g @openai/codex';
 
 const SANDBOX: Record<Permissions, string> = {
   read_only: 'read-only',
@@ -94,7 +94,7 @@ export function codexRuntime(options: CodexOptions = {}): Runtime {
           options.reconnectWindowMs ?? 60_000,
           options.offlineWindowMs ?? 30_000,
         ),
-        install: CODEX_INSTALL,
+        install: RUNTIMES.codex.install,
         temp,
       });
     },
@@ -476,3 +476,21 @@ export function codexUsage(u: Json) {
     ...(cached ? { cache_read_tokens: cached } : {}),
   };
 }
+
+/** `troupe doctor`: CODEX_API_KEY, else `codex login status`. */
+export const codexLogin: LoginProbe = async ({ bin, env, run }) => {
+  // 0.171 `exec` sends CODEX_API_KEY and ignores OPENAI_API_KEY (seen on the wire)
+  if (env.CODEX_API_KEY) return { status: 'ok', detail: 'API key in the environment', fix: null };
+  const status = await run(['login', 'status']);
+  if (status && 'timedOut' in status) return probeTimedOut(`${bin} login status`, status.ms);
+  if (status?.exitCode === 0) {
+    return { status: 'ok', detail: (status.stdout || status.stderr).trim() || 'logged in', fix: null };
+  }
+  return {
+    status: status ? 'auth' : 'unknown',
+    detail: 'not logged in',
+    fix: env.OPENAI_API_KEY
+      ? '`codex exec` does not read OPENAI_API_KEY: run `printenv OPENAI_API_KEY | codex login --with-api-key`, or set CODEX_API_KEY'
+      : 'run `codex login`, or set CODEX_API_KEY',
+  };
+};

@@ -26,7 +26,10 @@ const make = (scenario: string, env: Record<string, string> = {}): Runtime => {
   const runtime = commandRuntime({
     env: { FAKE_CLI_SCENARIO: scenario === 'success' ? 'success-text' : scenario, ...env },
   });
-  return { name: runtime.name, run: (request) => runtime.run({ ...request, command: COMMANDS[scenario]! }) };
+  return {
+    name: runtime.name,
+    run: (request) => runtime.run({ ...request, runtimeOptions: { command: COMMANDS[scenario]! } }),
+  };
 };
 
 runtimeContract('command', make, {
@@ -44,12 +47,14 @@ describe('command runtime', () => {
     const events = await collect(
       commandRuntime(),
       baseRequest({
-        command: [
-          process.execPath,
-          '-e',
-          'const fs=require("fs");console.log(fs.readFileSync(process.env.TROUPE_PROMPT_FILE,"utf8")+"|"+process.env.TROUPE_PROMPT+"|"+process.argv[1])',
-          '$HOME',
-        ],
+        runtimeOptions: {
+          command: [
+            process.execPath,
+            '-e',
+            'const fs=require("fs");console.log(fs.readFileSync(process.env.TROUPE_PROMPT_FILE,"utf8")+"|"+process.env.TROUPE_PROMPT+"|"+process.argv[1])',
+            '$HOME',
+          ],
+        },
         prompt: 'the input',
       }),
     );
@@ -57,7 +62,10 @@ describe('command runtime', () => {
   });
 
   it('fails with the tail of stderr and keeps stdout as partial output', async () => {
-    const error = await failureOf(commandRuntime(), baseRequest({ command: COMMANDS.fails! }));
+    const error = await failureOf(
+      commandRuntime(),
+      baseRequest({ runtimeOptions: { command: COMMANDS.fails! } }),
+    );
     expect(error.kind).toBe('crashed');
     expect(error.message).toContain('exited with 2');
     expect(error.message).toContain('tests failed: 3');
@@ -67,7 +75,10 @@ describe('command runtime', () => {
   it('keeps the output in the raw log', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'troupe-command-'));
     const rawLogPath = path.join(dir, '1.jsonl');
-    await collect(commandRuntime(), baseRequest({ command: ['echo', 'hello'], rawLogPath }));
+    await collect(
+      commandRuntime(),
+      baseRequest({ runtimeOptions: { command: ['echo', 'hello'] }, rawLogPath }),
+    );
     expect(readFileSync(rawLogPath, 'utf8')).toContain('hello\n');
   });
 });

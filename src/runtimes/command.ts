@@ -15,7 +15,7 @@ export function commandRuntime(options: { env?: Record<string, string | undefine
   return {
     name: 'command',
     async *run(request) {
-      const argv = request.command ?? [];
+      const argv = request.runtimeOptions?.command ?? [];
       if (argv.length === 0 || !argv[0]) {
         throw new RuntimeError(
           'crashed',

@@ -10,6 +10,7 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import type { CliRuntime } from '../core/runtimes.js';
 import type { Usage } from '../core/usage.js';
 
 /**
@@ -37,12 +38,12 @@ export interface ContractFixtures {
 }
 
 /** The fake CLIs of test/fixtures/fake-clis, which replay the captured output of the real ones. */
-export function fakeCli(name: 'claude' | 'gemini' | 'codex'): string {
+export function fakeCli(name: CliRuntime): string {
   return fileURLToPath(new URL(`../../test/fixtures/fake-clis/${name}`, import.meta.url));
 }
 
 /** The stdout lines a real CLI printed in a captured scenario (test/fixtures/cli-captures). */
-export function capturedLines(cli: 'claude' | 'gemini' | 'codex', scenario: string): string[] {
+export function capturedLines(cli: CliRuntime, scenario: string): string[] {
   const file = new URL(`../../test/fixtures/cli-captures/${cli}/${scenario}.stdout`, import.meta.url);
   return readFileSync(fileURLToPath(file), 'utf8').trimEnd().split('\n');
 }

@@ -6,13 +6,13 @@ import { messageOf } from '../core/errors.js';
 import { isTroupeServer } from '../core/mcp-call.js';
 import { endpointBase, endpointKeyVar } from '../core/openai-endpoint.js';
 import type { AgentNode, Pipeline } from '../core/pipeline.js';
+import { CLI_RUNTIMES, type CliRuntime, RUNTIMES } from '../core/runtimes.js';
 import { isOnPath } from '../pipeline/on-path.js';
-import { CLAUDE_INSTALL } from './claude.js';
-import { CODEX_INSTALL } from './codex.js';
-import { GEMINI_INSTALL } from './gemini.js';
 import { stripJsonComments, userGeminiHome } from './gemini-home.js';
+import { type Login, type ProbeOutcome, probeTimedOut, type Readiness } from './login-probe.js';
 import { mcpLaunch } from './mcp.js';
 import { acceptsReasoningEffort } from './openai.js';
+import { cliBin, LOGIN_PROBES } from './registry.js';
 
 /**
  * What `troupe doctor` looks at: each CLI (installed? which version? can it run headless here?),
@@ -20,12 +20,10 @@ import { acceptsReasoningEffort } from './openai.js';
  * spend no tokens: they read the CLI's own login status and the environment, never a prompt.
  */
 
-export type CliName = 'claude' | 'gemini' | 'codex';
-/** `timed_out`: a probe did not answer in time (a busy machine), which says nothing about the CLI. */
-export type Readiness = 'ok' | 'missing_cli' | 'auth' | 'untrusted_directory' | 'timed_out' | 'unknown';
+export type { Readiness } from './login-probe.js';
 
 export interface CliCheck {
-  runtime: CliName;
+  runtime: CliRuntime;
   bin: string;
   installed: boolean;
   version: string | null;
@@ -76,19 +74,13 @@ export interface DoctorOptions {
   env?: NodeJS.ProcessEnv;
   pipeline?: Pipeline | null;
   trustWorkspace?: boolean;
-  bins?: Partial<Record<CliName, string>>;
+  bins?: Partial<Record<CliRuntime, string>>;
   home?: string;
   /** How long each probe (`--version`, the login status) may take; default 15 s. */
   probeTimeoutMs?: number;
   /** Default: this process's uid (0 is root). */
   uid?: number;
 }
-
-const INSTALL: Record<CliName, string> = {
-  claude: CLAUDE_INSTALL,
-  gemini: GEMINI_INSTALL,
-  codex: CODEX_INSTALL,
-};
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const env = options.env ?? process.env;
@@ -97,17 +89,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       a.type === 'agent' ? [a.runtime, ...(a.gate?.runtime ? [a.gate.runtime] : [])] : [],
     ),
   );
-  const names: CliName[] = ['claude', 'gemini', 'codex'];
   const clis = await Promise.all(
-    names.map(async (runtime) => {
-      const check = await checkCli(
-        runtime,
-        options.bins?.[runtime] ?? env[`TROUPE_${runtime.toUpperCase()}_BIN`] ?? runtime,
-        {
-          ...options,
-          env,
-        },
-      );
+    CLI_RUNTIMES.map(async (runtime) => {
+      const check = await checkCli(runtime, cliBin(runtime, options.bins, env), { ...options, env });
       return { ...check, used: used.has(runtime) };
     }),
   );
@@ -294,21 +278,14 @@ function insecurePath(file: string): string | null {
 }
 
 async function checkCli(
-  runtime: CliName,
+  runtime: CliRuntime,
   bin: string,
   options: DoctorOptions & { env: NodeJS.ProcessEnv },
 ): Promise<Omit<CliCheck, 'used'>> {
   const base = { runtime, bin };
   const version = await run(bin, ['--version'], options);
   if (version && 'timedOut' in version) {
-    return {
-      ...base,
-      installed: true,
-      version: null,
-      status: 'timed_out',
-      detail: `\`${bin} --version\` did not answer in ${seconds(version.ms)} (a busy machine?)`,
-      fix: `run \`troupe doctor\` again, or check that \`${bin} --version\` works`,
-    };
+    return { ...base, installed: true, version: null, ...probeTimedOut(`${bin} --version`, version.ms) };
   }
   if (version === null) {
     return {
@@ -317,116 +294,19 @@ async function checkCli(
       version: null,
       status: 'missing_cli',
       detail: `\`${bin}\` is not installed (or not on PATH)`,
-      fix: INSTALL[runtime],
+      fix: RUNTIMES[runtime].install,
     };
   }
-  const found = { ...base, installed: true, version: version.stdout.trim().split('\n')[0] ?? '' };
-  const env = options.env;
-  const home = options.home ?? os.homedir();
-  switch (runtime) {
-    case 'claude': {
-      if (env.ANTHROPIC_API_KEY || env.CLAUDE_CODE_OAUTH_TOKEN) {
-        return { ...found, status: 'ok', detail: 'credentials in the environment', fix: null };
-      }
-      const status = await run(bin, ['auth', 'status'], options);
-      if (status && 'timedOut' in status) return probeTimedOut(found, `${bin} auth status`, status.ms);
-      const parsed = safeJson(status?.stdout ?? '');
-      if (parsed?.loggedIn === true) {
-        return {
-          ...found,
-          status: 'ok',
-          detail: `logged in (${String(parsed.authMethod ?? 'claude.ai')})`,
-          fix: null,
-        };
-      }
-      return {
-        ...found,
-        status: status ? 'auth' : 'unknown',
-        detail: 'not logged in',
-        fix: 'run `claude` once and /login (or `claude setup-token`), or set ANTHROPIC_API_KEY',
-      };
-    }
-    case 'codex': {
-      // 0.171 `exec` sends CODEX_API_KEY and ignores OPENAI_API_KEY (seen on the wire)
-      if (env.CODEX_API_KEY) {
-        return { ...found, status: 'ok', detail: 'API key in the environment', fix: null };
-      }
-      const status = await run(bin, ['login', 'status'], options);
-      if (status && 'timedOut' in status) return probeTimedOut(found, `${bin} login status`, status.ms);
-      if (status?.exitCode === 0) {
-        return {
-          ...found,
-          status: 'ok',
-          detail: (status.stdout || status.stderr).trim() || 'logged in',
-          fix: null,
-        };
-      }
-      return {
-        ...found,
-        status: status ? 'auth' : 'unknown',
-        detail: 'not logged in',
-        fix: env.OPENAI_API_KEY
-          ? '`codex exec` does not read OPENAI_API_KEY: run `printenv OPENAI_API_KEY | codex login --with-api-key`, or set CODEX_API_KEY'
-          : 'run `codex login`, or set CODEX_API_KEY',
-      };
-    }
-    case 'gemini': {
-      const settings = readJson(path.join(env.GEMINI_CLI_HOME ?? home, '.gemini', 'settings.json'));
-      const selected = (settings?.security as { auth?: { selectedType?: string } } | undefined)?.auth
-        ?.selectedType;
-      const hasAuth =
-        env.GEMINI_API_KEY ||
-        env.GOOGLE_GENAI_USE_VERTEXAI ||
-        env.GOOGLE_GENAI_USE_GCA ||
-        env.GOOGLE_API_KEY ||
-        selected;
-      if (!hasAuth) {
-        return {
-          ...found,
-          status: 'auth',
-          detail: 'no auth method (Gemini exits 41 headless)',
-          fix: 'set GEMINI_API_KEY, or run `gemini` once and choose how to sign in',
-        };
-      }
-      if (options.trustWorkspace === false && !trusted(options.cwd, env, home)) {
-        return {
-          ...found,
-          status: 'untrusted_directory',
-          detail: `${options.cwd} is not a trusted folder and trust_workspace is false`,
-          fix: 'set `trust_workspace: true` in .troupe/config.yaml, or trust the folder in an interactive `gemini`',
-        };
-      }
-      return {
-        ...found,
-        status: 'ok',
-        detail: selected ? `auth: ${selected}` : 'credentials in the environment',
-        fix: null,
-      };
-    }
-  }
+  const login: Login = await LOGIN_PROBES[runtime]({
+    bin,
+    cwd: options.cwd,
+    env: options.env,
+    home: options.home ?? os.homedir(),
+    ...(options.trustWorkspace !== undefined ? { trustWorkspace: options.trustWorkspace } : {}),
+    run: (args) => run(bin, args, options),
+  });
+  return { ...base, installed: true, version: version.stdout.trim().split('\n')[0] ?? '', ...login };
 }
-
-function probeTimedOut(
-  found: Omit<CliCheck, 'used' | 'status' | 'detail' | 'fix'>,
-  probe: string,
-  ms: number,
-) {
-  return {
-    ...found,
-    status: 'timed_out' as const,
-    detail: `\`${probe}\` did not answer in ${seconds(ms)} (a busy machine?)`,
-    fix: `run \`troupe doctor\` again, or check that \`${probe}\` works`,
-  };
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
-}
-
-/** A probe's output; `timedOut` when it did not end in time; null when it could not start. */
-type ProbeOutcome =
-  | { stdout: string; stderr: string; exitCode: number | null }
-  | { timedOut: true; ms: number };
 
 async function run(
   bin: string,
@@ -452,36 +332,5 @@ async function run(
     };
   } catch {
     return null;
-  }
-}
-
-/** Gemini's trustedFolders.json: the folder, or a parent marked TRUST_PARENT / TRUST_FOLDER. */
-function trusted(cwd: string, env: NodeJS.ProcessEnv, home: string): boolean {
-  if (env.GEMINI_CLI_TRUST_WORKSPACE === 'true') return true;
-  const file = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH ?? path.join(home, '.gemini', 'trustedFolders.json');
-  const rules = readJson(file) ?? {};
-  const dir = path.resolve(cwd);
-  return Object.entries(rules).some(([folder, rule]) => {
-    const f = path.resolve(folder);
-    if (rule === 'TRUST_FOLDER') return dir === f || dir.startsWith(f + path.sep);
-    if (rule === 'TRUST_PARENT') return dir.startsWith(path.dirname(f) + path.sep) || dir === path.dirname(f);
-    return false;
-  });
-}
-
-function readJson(file: string): Record<string, unknown> | undefined {
-  try {
-    return safeJson(readFileSync(file, 'utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function safeJson(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

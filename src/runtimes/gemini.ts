@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,11 +10,13 @@ import {
   type RuntimeEvent,
   type RuntimeRequest,
 } from '../core/runtime.js';
+import { RUNTIMES } from '../core/runtimes.js';
 import type { Usage } from '../core/usage.js';
 import { classifyMessage, hintFor } from './classify.js';
 import { type CliParser, type CliRuntimeOptions, num, type ResultEvent, runCli } from './cli-run.js';
 import { makeGeminiRunHome, userGeminiHome, userHasMcpServers } from './gemini-home.js';
 import { parseJsonLine } from './jsonl.js';
+import { jsonObject, type LoginProbe } from './login-probe.js';
 import { mcpServersJson } from './mcp.js';
 import { effectivePermissions, flagsChoosePermissions } from './permissions.js';
 import type { CliExit } from './process.js';
@@ -33,8 +36,6 @@ export interface GeminiOptions extends CliRuntimeOptions {
   /** Where the run's generated home goes (default ~/.cache/troupe: it may hold MCP secrets). */
   settingsDir?: string;
 }
-
-export const GEMINI_INSTALL = 'npm i -g @google/gemini-cli';
 
 const APPROVAL: Record<Permissions, string> = { read_only: 'default', edit: 'auto_edit', full: 'yolo' };
 const THINKING_LEVEL: Record<Effort, string> = { low: 'LOW', medium: 'HIGH', high: 'HIGH', max: 'HIGH' };
@@ -80,7 +81,7 @@ export function geminiRuntime(options: GeminiOptions = {}): Runtime {
         env,
         request,
         parser: new GeminiStreamParser(now, homes),
-        install: GEMINI_INSTALL,
+        install: RUNTIMES.gemini.install,
         temp,
       });
     },
@@ -333,4 +334,58 @@ export function geminiUsage(stats: Json | undefined): Usage {
     output_tokens: num(stats.output_tokens),
     ...(cached ? { cache_read_tokens: cached } : {}),
   };
+}
+
+/** `troupe doctor`: an auth method (Gemini has no status command), and a trusted folder if trust is off. */
+export const geminiLogin: LoginProbe = async ({ cwd, env, home, trustWorkspace }) => {
+  const settings = readJsonObject(path.join(env.GEMINI_CLI_HOME ?? home, '.gemini', 'settings.json'));
+  const selected = (settings?.security as { auth?: { selectedType?: string } } | undefined)?.auth
+    ?.selectedType;
+  const hasAuth =
+    env.GEMINI_API_KEY ||
+    env.GOOGLE_GENAI_USE_VERTEXAI ||
+    env.GOOGLE_GENAI_USE_GCA ||
+    env.GOOGLE_API_KEY ||
+    selected;
+  if (!hasAuth) {
+    return {
+      status: 'auth',
+      detail: 'no auth method (Gemini exits 41 headless)',
+      fix: 'set GEMINI_API_KEY, or run `gemini` once and choose how to sign in',
+    };
+  }
+  if (trustWorkspace === false && !trusted(cwd, env, home)) {
+    return {
+      status: 'untrusted_directory',
+      detail: `${cwd} is not a trusted folder and trust_workspace is false`,
+      fix: 'set `trust_workspace: true` in .troupe/config.yaml, or trust the folder in an interactive `gemini`',
+    };
+  }
+  return {
+    status: 'ok',
+    detail: selected ? `auth: ${selected}` : 'credentials in the environment',
+    fix: null,
+  };
+};
+
+/** Gemini's trustedFolders.json: the folder, or a parent marked TRUST_PARENT / TRUST_FOLDER. */
+function trusted(cwd: string, env: NodeJS.ProcessEnv, home: string): boolean {
+  if (env.GEMINI_CLI_TRUST_WORKSPACE === 'true') return true;
+  const file = env.GEMINI_CLI_TRUSTED_FOLDERS_PATH ?? path.join(home, '.gemini', 'trustedFolders.json');
+  const rules = readJsonObject(file) ?? {};
+  const dir = path.resolve(cwd);
+  return Object.entries(rules).some(([folder, rule]) => {
+    const f = path.resolve(folder);
+    if (rule === 'TRUST_FOLDER') return dir === f || dir.startsWith(f + path.sep);
+    if (rule === 'TRUST_PARENT') return dir.startsWith(path.dirname(f) + path.sep) || dir === path.dirname(f);
+    return false;
+  });
+}
+
+function readJsonObject(file: string): Record<string, unknown> | undefined {
+  try {
+    return jsonObject(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
 }

@@ -216,7 +216,10 @@ describe('openai runtime', () => {
     const at = (apiKeyEnv: string | null) =>
       collect(
         openaiRuntime({ env }),
-        baseRequest({ model: 'llama3.2', openai: { baseUrl: `${base}/ok/v1`, apiKeyEnv } }),
+        baseRequest({
+          model: 'llama3.2',
+          runtimeOptions: { openai: { baseUrl: `${base}/ok/v1`, apiKeyEnv } },
+        }),
       );
     requests.length = 0;
     await at(null);
@@ -225,7 +228,10 @@ describe('openai runtime', () => {
     const openai = stubFetch();
     await collect(
       openaiRuntime({ env, fetch: openai.fetch }),
-      baseRequest({ model: 'gpt-4.1', openai: { baseUrl: 'https://api.openai.com/v1', apiKeyEnv: null } }),
+      baseRequest({
+        model: 'gpt-4.1',
+        runtimeOptions: { openai: { baseUrl: 'https://api.openai.com/v1', apiKeyEnv: null } },
+      }),
     );
     expect(openai.seen[0]).toMatchObject({ auth: 'Bearer sk-users-own' });
   });
@@ -233,7 +239,7 @@ describe('openai runtime', () => {
   it('says that no key was sent when an endpoint without api_key_env refuses the call', async () => {
     const error = await failureOf(
       openaiRuntime({ env: { OPENAI_API_KEY: 'sk-users-own' } }),
-      baseRequest({ model: 'm', openai: { baseUrl: `${base}/401/v1`, apiKeyEnv: null } }),
+      baseRequest({ model: 'm', runtimeOptions: { openai: { baseUrl: `${base}/401/v1`, apiKeyEnv: null } } }),
     );
     expect(error).toMatchObject({
       kind: 'auth',
@@ -246,7 +252,7 @@ describe('openai runtime', () => {
       const openai = stubFetch();
       await collect(
         openaiRuntime({ env: {}, fetch: openai.fetch }),
-        baseRequest({ model, effort: 'max', openai: { baseUrl, apiKeyEnv: null } }),
+        baseRequest({ model, effort: 'max', runtimeOptions: { openai: { baseUrl, apiKeyEnv: null } } }),
       );
       return openai.seen[0]!.body.reasoning_effort;
     };
@@ -289,7 +295,7 @@ describe('openai runtime', () => {
     const runtime = openaiRuntime({ env: {} });
     const noKey = await failureOf(
       runtime,
-      baseRequest({ model: 'm', openai: { baseUrl: base, apiKeyEnv: 'MY_KEY' } }),
+      baseRequest({ model: 'm', runtimeOptions: { openai: { baseUrl: base, apiKeyEnv: 'MY_KEY' } } }),
     );
     expect(noKey).toMatchObject({ kind: 'auth', message: expect.stringContaining('MY_KEY') });
     expect((await failureOf(runtime, baseRequest())).message).toContain('no `model`');
@@ -299,7 +305,10 @@ describe('openai runtime', () => {
     const runtime = openaiRuntime({ env: {} });
     const error = await failureOf(
       runtime,
-      baseRequest({ model: 'm', openai: { baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: null } }),
+      baseRequest({
+        model: 'm',
+        runtimeOptions: { openai: { baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: null } },
+      }),
     );
     expect(error.kind).toBe('network');
   });

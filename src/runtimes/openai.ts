@@ -46,7 +46,7 @@ async function* stream(
   now: () => Date,
 ): AsyncGenerator<RuntimeEvent> {
   const env = options.env ?? process.env;
-  const endpoint = request.openai ?? { baseUrl: null, apiKeyEnv: null };
+  const endpoint = request.runtimeOptions?.openai ?? { baseUrl: null, apiKeyEnv: null };
   const base = endpointBase(endpoint, env);
   const keyVar = endpointKeyVar(endpoint, base);
   const key = keyVar ? env[keyVar] : undefined;

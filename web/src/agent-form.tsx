@@ -1,8 +1,7 @@
 import { type FormEvent, useEffect, useState } from 'react';
+import { RUNTIME_NAMES } from '../../src/core/runtimes';
 import { AGENT_FORM_OPTIONS as OPTIONS } from './agent-form-options';
 import { type AgentFields, type AgentSaved, ApiError, api, type Diagnostic, type RawAgent } from './api';
-
-const RUNTIMES = ['claude', 'gemini', 'codex', 'openai', 'command', 'scripted'];
 
 interface HandoffRow {
   to: string;
@@ -251,7 +250,7 @@ function AgentForm(props: {
             data-testid="agent-runtime"
           >
             <option value="">(inherited)</option>
-            {RUNTIMES.map((r) => (
+            {RUNTIME_NAMES.map((r) => (
               <option key={r}>{r}</option>
             ))}
           </select>

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { convertAqmProject } from '../../app/aqm-import.js';
 import { initProject } from '../../app/init-project.js';
 import { UsageError } from '../../core/errors.js';
+import { CLI_RUNTIMES, spellList } from '../../core/runtimes.js';
 import { type CliFound, proposeTeam, type Team } from '../../pipeline/team.js';
 import { findTemplate, listTemplates } from '../../pipeline/templates.js';
 import { runDoctor } from '../../runtimes/doctor-checks.js';
@@ -67,7 +68,7 @@ async function initHere(options: InitOptions, io: CommandIo): Promise<number> {
     : null;
   const next =
     team.writer === 'scripted'
-      ? 'troupe run "your task"   # offline, scripted replies; install claude, gemini or codex, then troupe init --force'
+      ? `troupe run "your task"   # offline, scripted replies; install ${spellList(CLI_RUNTIMES)}, then troupe init --force`
       : 'troupe run "your task"';
   if (options.json) {
     writeJson(io, { clis, team, template, name, written, next, ...(aqm ? { note: aqm } : {}) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RUNTIMES } from '../../pipeline/schema.js';
+import { RUNTIME_NAMES } from '../../core/runtimes.js';
 import { type WorkerOptions, workerSettings } from './worker.js';
 
 const options: WorkerOptions = { concurrency: '2', grace: '30', metricsHost: '127.0.0.1' };
@@ -9,7 +9,7 @@ describe('workerSettings', () => {
     expect(workerSettings(options)).toEqual({
       concurrency: 2,
       grace: 30,
-      runtimes: [...RUNTIMES],
+      runtimes: [...RUNTIME_NAMES],
       labels: [],
       metrics: null,
       queue: undefined,

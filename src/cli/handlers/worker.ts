@@ -6,7 +6,7 @@ import { checkSeconds, openQueue, queueUrl } from '../../app/queue-config.js';
 import { newWorkerId, Worker } from '../../app/worker.js';
 import { UsageError } from '../../core/errors.js';
 import { WORKER_LABEL } from '../../core/pipeline.js';
-import { RUNTIMES } from '../../pipeline/schema.js';
+import { isRuntimeName, RUNTIME_NAMES } from '../../core/runtimes.js';
 import { QueueLevers } from '../../store/queue/queue-levers.js';
 import { openSharedLimits } from '../../store/queue/shared-limits.js';
 import { WorkerRegistry } from '../../store/queue/worker-registry.js';
@@ -44,11 +44,11 @@ export function workerSettings(options: WorkerOptions): WorkerSettings {
   const metricsPort = options.metricsPort === undefined ? null : Number(options.metricsPort);
   if (metricsPort !== null && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536))
     throw new UsageError(`--metrics-port must be a port number (got \`${options.metricsPort}\`)`);
-  const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIMES];
-  const unknown = runtimes.filter((r) => !(RUNTIMES as readonly string[]).includes(r));
+  const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIME_NAMES];
+  const unknown = runtimes.filter((r) => !isRuntimeName(r));
   if (unknown.length || runtimes.length === 0)
     throw new UsageError(`--runtimes: unknown ${unknown.join(', ') || '(none given)'}`, {
-      hint: `runtimes: ${RUNTIMES.join(', ')}`,
+      hint: `runtimes: ${RUNTIME_NAMES.join(', ')}`,
     });
   const labels = options.labels ? list(options.labels) : [];
   const badLabel = labels.find((label) => !WORKER_LABEL.test(label));

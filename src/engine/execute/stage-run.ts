@@ -225,8 +225,12 @@ class StageRun {
       resumeSessionId: resume ? resumableSession(previousMeta) : null,
       previousMeta,
       permissions: node.permissions ?? null,
-      command: node.command ?? null,
-      openai: node.openai ? { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } : null,
+      runtimeOptions: {
+        ...(node.command ? { command: node.command } : {}),
+        ...(node.openai
+          ? { openai: { baseUrl: node.openai.base_url, apiKeyEnv: node.openai.api_key_env } }
+          : {}),
+      },
       rawLogPath: run.ports.rawLogPath?.(run.taskId, rawName) ?? null,
       processTag: taskProcessTag(run.taskId),
       env: attemptEnv(run.taskId, step.stage, step.attempt),

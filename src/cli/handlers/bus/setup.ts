@@ -1,6 +1,6 @@
 import { ActionRequiredError } from '../../../bus/errors.js';
 import { UsageError } from '../../../core/errors.js';
-import type { Adapter } from '../../../live/launch-config.js';
+import { isAdapter } from '../../../live/launch-config.js';
 import { applySetup, projectDirOf, readSetupState } from '../../../live/setup-files.js';
 import { planDigest, planSetup, type SetupPlan } from '../../../live/setup-plan.js';
 import { runDoctor } from '../../../runtimes/doctor-checks.js';
@@ -17,7 +17,7 @@ export async function setup(flags: BusFlags, io: CommandIo): Promise<number> {
     throw new UsageError('--preview writes nothing: drop --apply/--yes');
   const projectDir = projectDirOf(io.cwd);
   const report = await runDoctor({ cwd: projectDir });
-  const detected = report.clis.filter((c) => c.installed).map((c) => c.runtime as Adapter);
+  const detected = report.clis.flatMap((c) => (c.installed && isAdapter(c.runtime) ? [c.runtime] : []));
   const agents = flags.agents === undefined ? undefined : splitList(flags.agents);
   const plan = planSetup(
     { detected, ...(agents ? { agents } : {}), ...(flags.session ? { session: flags.session } : {}) },
