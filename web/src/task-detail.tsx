@@ -54,7 +54,14 @@ export function TaskDetailPage(props: { id: string }) {
   if (error && !task)
     return (
       <div className="page">
-        <p className="error-text">{error}</p>
+        <p className="error-text" data-testid="task-error">
+          {error}
+        </p>
+        <p>
+          <Link to="/" testId="back-to-tasks">
+            ← All tasks
+          </Link>
+        </p>
       </div>
     );
   if (!task)
