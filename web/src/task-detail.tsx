@@ -107,6 +107,11 @@ export function TaskDetailPage(props: { id: string }) {
         {task.error && <p className="error-text">Failed: {task.error}</p>}
         {task.hint && <p className="muted">Hint: {task.hint}</p>}
         {task.cancel_reason && <p className="muted">Cancelled: {task.cancel_reason}</p>}
+        {task.no_worker && (
+          <p className="error-text" data-testid="no-worker">
+            Not taken: {task.no_worker}
+          </p>
+        )}
         {task.parked && (
           <p className="error-text" data-testid="parked">
             Parked after {task.parked.failures} failed runs: {task.parked.reason}

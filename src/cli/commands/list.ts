@@ -46,18 +46,25 @@ export function registerList(program: Command): void {
                 ...(status ? { status } : {}),
                 limit: options.limit,
               });
-          // only a task that has not ended has one
-          const ownerOf = (t: { id: string; status: TaskStatus }) => {
-            const owner = taskOwner(project.store, t.id, t.status);
-            return owner ? { owner } : {};
+          // only a task that has not ended has an owner
+          const owned = tasks.map((t) => ({ ...t, owner: taskOwner(project.store, t.id, t.status) }));
+          const { mayWaitForWorker, noWorkerReason, readWorkersIfWaiting } = await import(
+            '../../app/worker-wait.js'
+          );
+          const workers = await readWorkersIfWaiting(project, owned);
+          const noWorker = (t: (typeof owned)[number]) => {
+            if (!workers || !mayWaitForWorker(t.status, t.owner)) return {};
+            const reason = noWorkerReason(project.tasks.state(t.id), t.owner, workers);
+            return reason ? { no_worker: reason } : {};
           };
-          const rows = tasks.map((t) => ({
+          const rows = owned.map((t) => ({
             id: t.id,
             status: t.status,
             pipeline: t.pipeline,
             input: t.input,
             created: t.created,
-            ...ownerOf(t),
+            ...(t.owner ? { owner: t.owner } : {}),
+            ...noWorker(t),
             ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
             ...(dead ? { error: dead.find((d) => d.taskId === t.id)!.error } : {}),
           }));
@@ -77,6 +84,7 @@ export function registerList(program: Command): void {
               );
             const gone = ownerGoneHint(row.id, row.owner ?? null);
             if (gone) process.stdout.write(`           ${gone}\n`);
+            if (row.no_worker) process.stdout.write(`           not taken: ${row.no_worker}\n`);
             if (row.waiting) {
               const asks = row.waiting.kind === 'gate' ? 'approval' : row.waiting.questions.join(' / ');
               process.stdout.write(`           ${row.waiting.agent} asks: ${asks}\n`);

@@ -34,9 +34,15 @@ export function registerStatus(program: Command): void {
           ? undefined
           : (await deadLetters(project))?.find((d) => d.taskId === taskId);
         const owner = taskOwner(project.store, taskId, status);
+        const { noWorkerReason, readWorkersIfWaiting } = await import('../../app/worker-wait.js');
+        const noWorker = noWorkerReason(
+          state,
+          owner,
+          await readWorkersIfWaiting(project, [{ status, owner }]),
+        );
         if (options.json) {
           printJson({
-            ...taskJson(state, owner),
+            ...taskJson(state, owner, noWorker),
             status,
             parked: parked ? { reason: parked.reason, failures: parked.failures, at: parked.at } : null,
             ...(deadLetter ? { deadLetter } : {}),
@@ -72,6 +78,7 @@ export function registerStatus(program: Command): void {
         if (hint) out.push(`  hint: ${hint}`);
         const gone = ownerGoneHint(taskId, owner);
         if (gone) out.push(`  ${gone}`);
+        if (noWorker) out.push(`  not taken: ${noWorker}`);
         const waiting = waitingFor(state);
         if (waiting)
           out.push(
