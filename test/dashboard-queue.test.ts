@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../src/cli/version.js';
 import { expectText, launchBrowser, noBrowser } from './support/browser.js';
@@ -60,7 +63,7 @@ describe.skipIf(noBrowser)('the Team page shows the work queue', () => {
 });
 
 describe.skipIf(noBrowser)('a detached task no live worker takes', () => {
-  it('says why it waits (status, list, the page), and a gone worker runs nothing', async () => {
+  it('says why it waits (status, list, the page); a worker serves the runtimes installed; a gone worker runs nothing', async () => {
     await using db = await testDatabase();
     const env = { TROUPE_QUEUE: db.url };
     const dir = project({
@@ -90,8 +93,17 @@ describe.skipIf(noBrowser)('a detached task no live worker takes', () => {
       no_worker: expect.stringContaining('no worker is running'),
     });
 
-    // a live worker, but for another runtime
-    const worker = await startWorker(dir, db.url, ['--runtimes', 'codex']);
+    // a live worker, on a machine with codex alone: it serves the runtimes installed, not claude
+    const bins = mkdtempSync(join(tmpdir(), 'troupe-bins-'));
+    const codex = join(bins, 'codex');
+    writeFileSync(codex, '#!/bin/sh\n', { mode: 0o755 });
+    const missing = join(bins, 'missing');
+    const worker = await startWorker(dir, db.url, [], {
+      TROUPE_CODEX_BIN: codex,
+      TROUPE_CLAUDE_BIN: missing,
+      TROUPE_GEMINI_BIN: missing,
+    });
+    expect(worker.stderr()).toContain('runtimes: codex, openai, command, scripted, mailbox;');
     const untaken = 'no live worker takes runtime claude (`troupe worker --runtimes claude`)';
     expect((await troupe(dir, ['status', task], env)).stdout).toContain(`not taken: ${untaken}`);
 
@@ -104,6 +116,7 @@ describe.skipIf(noBrowser)('a detached task no live worker takes', () => {
       await expectText(page.getByTestId('no-worker'), untaken);
 
       await page.getByTestId('nav-team').click();
+      await expectText(page.getByTestId('workers'), 'codex, openai, command, scripted, mailbox');
       const gone = page.locator('[data-testid="worker-gone-1"][data-presence="offline"]');
       await gone.waitFor({ timeout: 8000 });
       expect(await gone.textContent()).not.toContain('T-GONE01');

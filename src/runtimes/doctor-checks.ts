@@ -11,6 +11,7 @@ import { CLAUDE_INSTALL } from './claude.js';
 import { CODEX_INSTALL } from './codex.js';
 import { GEMINI_INSTALL } from './gemini.js';
 import { stripJsonComments, userGeminiHome } from './gemini-home.js';
+import { CLI_RUNTIMES, type CliRuntime, cliBin } from './installed.js';
 import { mcpLaunch } from './mcp.js';
 import { acceptsReasoningEffort } from './openai.js';
 
@@ -20,7 +21,7 @@ import { acceptsReasoningEffort } from './openai.js';
  * spend no tokens: they read the CLI's own login status and the environment, never a prompt.
  */
 
-export type CliName = 'claude' | 'gemini' | 'codex';
+export type CliName = CliRuntime;
 /** `timed_out`: a probe did not answer in time (a busy machine), which says nothing about the CLI. */
 export type Readiness = 'ok' | 'missing_cli' | 'auth' | 'untrusted_directory' | 'timed_out' | 'unknown';
 
@@ -97,17 +98,13 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       a.type === 'agent' ? [a.runtime, ...(a.gate?.runtime ? [a.gate.runtime] : [])] : [],
     ),
   );
-  const names: CliName[] = ['claude', 'gemini', 'codex'];
+  const names: CliName[] = [...CLI_RUNTIMES];
   const clis = await Promise.all(
     names.map(async (runtime) => {
-      const check = await checkCli(
-        runtime,
-        options.bins?.[runtime] ?? env[`TROUPE_${runtime.toUpperCase()}_BIN`] ?? runtime,
-        {
-          ...options,
-          env,
-        },
-      );
+      const check = await checkCli(runtime, options.bins?.[runtime] ?? cliBin(runtime, env), {
+        ...options,
+        env,
+      });
       return { ...check, used: used.has(runtime) };
     }),
   );

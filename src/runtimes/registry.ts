@@ -5,6 +5,7 @@ import { claudeRuntime } from './claude.js';
 import { codexRuntime } from './codex.js';
 import { commandRuntime } from './command.js';
 import { geminiRuntime } from './gemini.js';
+import { type CliRuntime, cliBin } from './installed.js';
 import { openaiRuntime } from './openai.js';
 import { scriptedRuntime } from './scripted.js';
 
@@ -26,8 +27,7 @@ export function runtimeFor(
   settings: RuntimeSettings = {},
 ): Runtime {
   if (script) return scriptedRuntime(script);
-  const bin = (cli: 'claude' | 'gemini' | 'codex') =>
-    settings.bins?.[cli] ?? process.env[`TROUPE_${cli.toUpperCase()}_BIN`] ?? cli;
+  const bin = (cli: CliRuntime) => settings.bins?.[cli] ?? cliBin(cli);
   switch (name) {
     case 'scripted':
       if (!configScript) {

@@ -16,7 +16,10 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('take tasks from the work queue and run them, until SIGTERM (docs/distributed.md)')
     .option('-c, --concurrency <n>', 'how many tasks at the same time', '2')
-    .option('--runtimes <list>', 'the runtimes this worker serves (comma list; default: all)')
+    .option(
+      '--runtimes <list>',
+      'the runtimes this worker serves (comma list; default: those installed here, a CLI not found is left out)',
+    )
     .option(
       '--labels <list>',
       'what this worker has (comma list: gpu,eu-west): it also takes the stages of agents whose worker_labels it all has',
@@ -53,7 +56,8 @@ export function registerWorker(program: Command): void {
           !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536)
         )
           throw new UsageError(`--metrics-port must be a port number (got \`${options.metricsPort}\`)`);
-        const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIMES];
+        const { installedRuntimes } = await import('../../runtimes/installed.js');
+        const runtimes = options.runtimes ? list(options.runtimes) : installedRuntimes();
         const unknown = runtimes.filter((r) => !(RUNTIMES as readonly string[]).includes(r));
         if (unknown.length || runtimes.length === 0)
           throw new UsageError(`--runtimes: unknown ${unknown.join(', ') || '(none given)'}`, {
