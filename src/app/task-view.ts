@@ -24,9 +24,10 @@ export function ownerGoneHint(taskId: string, owner: TaskOwner | null): string |
 
 /**
  * The one JSON shape of a task that `run --json` and `status --json` print; `owner` as
- * `taskOwner` reads it (a task's hint says what to do when its owner is gone).
+ * `taskOwner` reads it (a task's hint says what to do when its owner is gone), `noWorker` as
+ * app/worker-wait.ts's `noWorkerReason` says.
  */
-export function taskJson(state: TaskState, owner: TaskOwner | null = null) {
+export function taskJson(state: TaskState, owner: TaskOwner | null = null, noWorker: string | null = null) {
   return {
     id: state.id,
     status: state.status,
@@ -70,6 +71,8 @@ export function taskJson(state: TaskState, owner: TaskOwner | null = null) {
     parked: state.parked,
     hint: state.failure?.hint ?? ownerGoneHint(state.id, owner),
     owner,
+    /** Why no worker of the queue takes the task (none running, none serving its runtime). */
+    no_worker: noWorker,
     parent: state.parentTaskId,
     usage: state.usage,
   };

@@ -119,6 +119,13 @@ export class MemoryMail implements TaskMail {
   markRead(_agent: string, ids: string[]): void {
     for (const id of ids) this.replies.delete(id.slice(0, id.lastIndexOf('#')));
   }
+
+  /** The asks a person has seen answered: the task and agent of each `markAsksRead`. */
+  readonly asksRead: Array<{ taskId: string; agent: string }> = [];
+
+  markAsksRead(taskId: string, agent: string): void {
+    this.asksRead.push({ taskId, agent });
+  }
 }
 
 /** A task's files, kept as the last state they were written from. */

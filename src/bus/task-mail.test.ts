@@ -38,3 +38,26 @@ describe("projectMail: a mailbox agent's replies", () => {
     expect(bus.list('reviewer', { box: 'cur' }).items.map((m) => m.id)).toEqual([replies[0]!.id]);
   });
 });
+
+describe("projectMail: the person's asks", () => {
+  it("are read once settled: only the agent's, on the task's thread (new → cur)", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-mail-'));
+    const mail = projectMail(dir, () => ['deployer', 'developer']);
+    const ask = (taskId: string, agent: string) =>
+      mail.askPerson({ taskId, agent, kind: 'review_request', subject: `approve ${agent}?`, body: 'b' });
+    ask('T-1', 'deployer');
+    ask('T-1', 'developer');
+    ask('T-2', 'deployer');
+    mail.markAsksRead('T-1', 'deployer');
+    mail.markAsksRead('T-3', 'deployer'); // nothing asked: nothing to do
+
+    const bus = openBus(join(dir, '.agent-mail'));
+    const box = (which: 'new' | 'cur') =>
+      bus
+        .list('user', { box: which })
+        .items.map((m) => `${m.thread} ${m.from}`)
+        .sort();
+    expect(box('cur')).toEqual(['task/T-1 deployer']);
+    expect(box('new')).toEqual(['task/T-1 developer', 'task/T-2 deployer']);
+  });
+});

@@ -83,14 +83,12 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
     },
     markRead(agent, ids) {
       const b = open();
-      for (const id of ids) {
-        try {
-          b.read(agentHandle(agent), id);
-        } catch (error) {
-          // read meanwhile by another process: it is read either way
-          if (!(error instanceof NotFoundError)) throw error;
-        }
-      }
+      for (const id of ids) readOnce(b, agentHandle(agent), id);
+    },
+    markAsksRead(taskId, agent) {
+      const b = open();
+      const asks = b.list(HUMAN, { box: 'new', thread: taskThread(taskId), from: agentHandle(agent) });
+      for (const ask of asks.items) readOnce(b, HUMAN, ask.id);
     },
     takeReplies(taskId, agent, from = HUMAN) {
       const b = open();
@@ -99,4 +97,13 @@ export function projectMail(projectRoot: string, agents: () => readonly string[]
       return mine.items.map((m) => b.read(handle, m.id).body);
     },
   };
+}
+
+/** Moves a message to `cur`; one read meanwhile by another process is read either way. */
+function readOnce(bus: MessageBus, handle: string, id: string): void {
+  try {
+    bus.read(handle, id);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+  }
 }

@@ -34,6 +34,11 @@ export interface TaskMail {
     since: string,
   ): Array<{ id: string; body: string }>;
   markRead(agent: string, ids: string[]): void;
+  /**
+   * The person's unread asks from `agent` on the task's thread (a gate's review request, a
+   * question), marked read (AMQ: new → cur): what they asked for is recorded, however it came.
+   */
+  markAsksRead(taskId: string, agent: string): void;
 }
 
 /** The person's mailbox: where gates and questions go, and who replies on a task's thread. */

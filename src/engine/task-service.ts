@@ -164,6 +164,7 @@ export class TaskService {
       [{ type: 'gate_decided', stage: waiting.n, agent: waiting.agent, decision, reason, by: 'human', from }],
       { status: 'running' },
     );
+    this.asksSettled(taskId, waiting.agent);
   }
 
   /** A person's answer to a question an agent (or `human_input: before`) asked. */
@@ -176,6 +177,7 @@ export class TaskService {
     this.store.append(taskId, [{ type: 'human_input_given', activation: asking.id, answer, by: 'human' }], {
       status: 'running',
     });
+    this.asksSettled(taskId, asking.agent);
   }
 
   /**
@@ -266,6 +268,8 @@ export class TaskService {
       throw new StateError(`task ${taskId} has already ended (${state.status})`);
     }
     this.store.append(taskId, [{ type: 'task_cancelled', reason }], { status: 'cancelled' });
+    const waiting = waitingFor(state);
+    if (waiting) this.asksSettled(taskId, waiting.agent);
   }
 
   /**
@@ -376,6 +380,19 @@ export class TaskService {
     if (last && last.to === failure.to && last.kind === failure.kind && last.reason === failure.reason)
       return;
     this.store.append(state.id, [failure], { status: state.status });
+  }
+
+  /**
+   * The person's asks from `agent` on the task's thread no longer wait for them (decided,
+   * answered, cancelled): read, so the inbox keeps only what still needs them. The record is
+   * what counts; a bus that cannot be written now leaves the mail unread, nothing else.
+   */
+  private asksSettled(taskId: string, agent: string): void {
+    try {
+      this.mailFor(taskId).markAsksRead(taskId, agent);
+    } catch {
+      // the decision is stored; only the inbox's unread mark is stale
+    }
   }
 
   /** The task's mail; the bus is opened (and the agents' mailboxes made) only when first used. */

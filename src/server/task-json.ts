@@ -7,7 +7,12 @@ import type { Session, TaskDetail, TaskRow } from './api/tasks.js';
 import { pipelineGraph } from './pipeline-files.js';
 
 /** A row of the task list: the summary plus what the dashboard shows live (usage, waiting, elapsed). */
-export function taskRow(summary: TaskSummary, state: TaskState, owner: TaskOwner | null): TaskRow {
+export function taskRow(
+  summary: TaskSummary,
+  state: TaskState,
+  owner: TaskOwner | null,
+  noWorker: string | null = null,
+): TaskRow {
   const running = [...state.activations.values()].filter((a) => a.status === 'running').map((a) => a.agent);
   return {
     id: summary.id,
@@ -24,6 +29,7 @@ export function taskRow(summary: TaskSummary, state: TaskState, owner: TaskOwner
     error: state.failure?.reason ?? null,
     parent_task_id: state.parentTaskId,
     owner,
+    no_worker: noWorker,
   };
 }
 
@@ -32,8 +38,9 @@ export function taskDetail(
   state: TaskState,
   sessions: Session[] = [],
   owner: TaskOwner | null = null,
+  noWorker: string | null = null,
 ): TaskDetail {
-  const base = taskJson(state, owner);
+  const base = taskJson(state, owner, noWorker);
   return {
     ...base,
     stages: base.stages.map((s, i) => {

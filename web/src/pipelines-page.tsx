@@ -13,7 +13,8 @@ export function PipelinesPage(props: { selected: string | null }) {
       .pipelines()
       .then((r) => {
         setList(r.pipelines);
-        if (!props.selected && r.pipelines[0]) navigate(`/pipelines/${r.pipelines[0].name}`);
+        const opened = r.pipelines.find((p) => p.is_default) ?? r.pipelines[0];
+        if (!props.selected && opened) navigate(`/pipelines/${opened.name}`);
       })
       .catch((e: Error) => setError(e.message));
   // biome-ignore lint/correctness/useExhaustiveDependencies: load once per selection
@@ -68,19 +69,30 @@ function PipelineEditor(props: { name: string; onSaved: () => void }) {
       .catch((e: Error) => setError(e.message));
   }, [props.name]);
 
-  // check as you type, a moment after the last key
+  // check as you type, a moment after the last key; the saved text (after Revert) has its own
+  // diagnostics, and the answer for a text no longer in the editor is dropped
   useEffect(() => {
-    if (!detail || content === detail.content) return;
+    if (!detail) return;
+    if (content === detail.content) {
+      setDiagnostics(detail.diagnostics);
+      setGraph(detail.graph);
+      return;
+    }
+    let current = true;
     const timer = window.setTimeout(() => {
       api
         .validate(props.name, content)
         .then((v) => {
+          if (!current) return;
           setDiagnostics(v.diagnostics);
           if (v.graph) setGraph(v.graph);
         })
-        .catch((e: Error) => setError(e.message));
+        .catch((e: Error) => current && setError(e.message));
     }, 250);
-    return () => window.clearTimeout(timer);
+    return () => {
+      current = false;
+      window.clearTimeout(timer);
+    };
   }, [content, detail, props.name]);
 
   if (error && !detail) return <p className="error-text">{error}</p>;
@@ -97,8 +109,8 @@ function PipelineEditor(props: { name: string; onSaved: () => void }) {
     setStatus(null);
     setError(null);
     try {
-      await api.savePipeline(props.name, content);
-      setDetail({ ...detail, content });
+      const saved = await api.savePipeline(props.name, content);
+      setDetail({ ...detail, content, diagnostics: saved.diagnostics, graph: saved.graph });
       setStatus('saved');
       props.onSaved();
     } catch (e) {
@@ -140,10 +152,14 @@ function PipelineEditor(props: { name: string; onSaved: () => void }) {
         blocked={dirty}
         version={detail.content}
         onSaved={(saved) => {
-          setDetail({ ...detail, content: saved.content, valid: true, diagnostics: saved.diagnostics });
+          setDetail({
+            ...detail,
+            content: saved.content,
+            valid: true,
+            diagnostics: saved.diagnostics,
+            graph: saved.graph,
+          });
           setContent(saved.content);
-          setDiagnostics(saved.diagnostics);
-          setGraph(saved.graph);
           setStatus('saved');
           props.onSaved();
         }}
@@ -160,7 +176,12 @@ function PipelineEditor(props: { name: string; onSaved: () => void }) {
           </span>
           <div className="spacer" />
           {status && !dirty && <span className="muted">{status}</span>}
-          <button type="button" disabled={!dirty} onClick={() => setContent(detail.content)}>
+          <button
+            type="button"
+            disabled={!dirty}
+            onClick={() => setContent(detail.content)}
+            data-testid="revert-pipeline"
+          >
             Revert
           </button>
           <button

@@ -54,7 +54,14 @@ export function TaskDetailPage(props: { id: string }) {
   if (error && !task)
     return (
       <div className="page">
-        <p className="error-text">{error}</p>
+        <p className="error-text" data-testid="task-error">
+          {error}
+        </p>
+        <p>
+          <Link to="/" testId="back-to-tasks">
+            ← All tasks
+          </Link>
+        </p>
       </div>
     );
   if (!task)
@@ -100,6 +107,11 @@ export function TaskDetailPage(props: { id: string }) {
         {task.error && <p className="error-text">Failed: {task.error}</p>}
         {task.hint && <p className="muted">Hint: {task.hint}</p>}
         {task.cancel_reason && <p className="muted">Cancelled: {task.cancel_reason}</p>}
+        {task.no_worker && (
+          <p className="error-text" data-testid="no-worker">
+            Not taken: {task.no_worker}
+          </p>
+        )}
         {task.parked && (
           <p className="error-text" data-testid="parked">
             Parked after {task.parked.failures} failed runs: {task.parked.reason}

@@ -135,6 +135,12 @@ export function TaskListPage() {
                   </td>
                   <td>
                     {t.running_agents.join(', ') || (t.status === 'completed' ? '' : (t.current_agent ?? ''))}
+                    {t.no_worker && (
+                      <span className="error-text small" data-testid="no-worker">
+                        {' '}
+                        not taken: {t.no_worker}
+                      </span>
+                    )}
                   </td>
                   <td className="num">{t.stage_count}</td>
                   <td className="num">{elapsed(t.created, t.updated, t.status, now)}</td>

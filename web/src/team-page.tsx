@@ -124,7 +124,9 @@ export function TeamPage() {
                   data-read={m.read}
                 >
                   <span className="mono">{m.from}</span>
-                  <span className="inbox-subject">{m.subject || '(no subject)'}</span>
+                  <span className="inbox-subject" title={m.subject}>
+                    {m.subject || '(no subject)'}
+                  </span>
                   {m.priority === 'urgent' && <span className="badge failed">urgent</span>}
                   {m.kind && <span className="tag">{m.kind}</span>}
                   <span className="muted small">{ago(m.created, now)}</span>

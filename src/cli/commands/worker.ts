@@ -10,7 +10,10 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('take tasks from the work queue and run them, until SIGTERM (docs/distributed.md)')
     .option('-c, --concurrency <n>', 'how many tasks at the same time', '2')
-    .option('--runtimes <list>', 'the runtimes this worker serves (comma list; default: all)')
+    .option(
+      '--runtimes <list>',
+      'the runtimes this worker serves (comma list; default: those installed here, a CLI not found is left out)',
+    )
     .option(
       '--labels <list>',
       'what this worker has (comma list: gpu,eu-west): it also takes the stages of agents whose worker_labels it all has',

@@ -2,6 +2,7 @@ import { allParked } from '../../app/parked.js';
 import { openProject, type Project } from '../../app/project.js';
 import { deadLetters, parkedTasks } from '../../app/queue-config.js';
 import { ownerGoneHint, taskOwner } from '../../app/task-view.js';
+import { mayWaitForWorker, noWorkerReason, readWorkersIfWaiting } from '../../app/worker-wait.js';
 import { QueueError, UsageError } from '../../core/errors.js';
 import { AWAITING_PERSON_STATUSES, isTaskStatus, TASK_STATUSES, type TaskStatus } from '../../core/events.js';
 import { printable } from '../../core/printable.js';
@@ -33,18 +34,22 @@ export async function listTasks(options: ListOptions, io: CommandIo): Promise<nu
         ...(status ? { status } : {}),
         limit: options.limit,
       });
-  // only a task that has not ended has one
-  const ownerOf = (t: { id: string; status: TaskStatus }) => {
-    const owner = taskOwner(project.store, t.id, t.status);
-    return owner ? { owner } : {};
+  // only a task that has not ended has an owner
+  const owned = tasks.map((t) => ({ ...t, owner: taskOwner(project.store, t.id, t.status) }));
+  const workers = await readWorkersIfWaiting(project, owned);
+  const noWorker = (t: (typeof owned)[number]) => {
+    if (!workers || !mayWaitForWorker(t.status, t.owner)) return {};
+    const reason = noWorkerReason(project.tasks.state(t.id), t.owner, workers);
+    return reason ? { no_worker: reason } : {};
   };
-  const rows = tasks.map((t) => ({
+  const rows = owned.map((t) => ({
     id: t.id,
     status: t.status,
     pipeline: t.pipeline,
     input: t.input,
     created: t.created,
-    ...ownerOf(t),
+    ...(t.owner ? { owner: t.owner } : {}),
+    ...noWorker(t),
     ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
     ...(dead ? { error: dead.find((d) => d.taskId === t.id)!.error } : {}),
   }));
@@ -61,6 +66,7 @@ export async function listTasks(options: ListOptions, io: CommandIo): Promise<nu
     if (row.error) io.out(`           ${row.status === 'parked' ? 'parked' : 'dead'}: ${row.error}\n`);
     const gone = ownerGoneHint(row.id, row.owner ?? null);
     if (gone) io.out(`           ${gone}\n`);
+    if (row.no_worker) io.out(`           not taken: ${row.no_worker}\n`);
     if (row.waiting) {
       const asks = row.waiting.kind === 'gate' ? 'approval' : row.waiting.questions.join(' / ');
       io.out(`           ${row.waiting.agent} asks: ${asks}\n`);

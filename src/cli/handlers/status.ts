@@ -12,6 +12,7 @@ import {
   taskOwnHint,
   workspaceLines,
 } from '../../app/task-view.js';
+import { noWorkerReason, readWorkersIfWaiting } from '../../app/worker-wait.js';
 import { mailboxWaits, waitingFor } from '../../engine/fold/task-state.js';
 import { type CommandIo, writeJson } from '../command-io.js';
 
@@ -28,9 +29,10 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
   const status = parked ? 'parked' : state.status;
   const deadLetter = parked ? undefined : (await deadLetters(project))?.find((d) => d.taskId === taskId);
   const owner = taskOwner(project.store, taskId, status);
+  const noWorker = noWorkerReason(state, owner, await readWorkersIfWaiting(project, [{ status, owner }]));
   if (options.json) {
     writeJson(io, {
-      ...taskJson(state, owner),
+      ...taskJson(state, owner, noWorker),
       status,
       parked: parked ? { reason: parked.reason, failures: parked.failures, at: parked.at } : null,
       ...(deadLetter ? { deadLetter } : {}),
@@ -66,6 +68,7 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
   if (hint) out.push(`  hint: ${hint}`);
   const gone = ownerGoneHint(taskId, owner);
   if (gone) out.push(`  ${gone}`);
+  if (noWorker) out.push(`  not taken: ${noWorker}`);
   const waiting = waitingFor(state);
   if (waiting)
     out.push(

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { RUNTIME_NAMES } from '../../core/runtimes.js';
+import { isCliRuntime, RUNTIME_NAMES } from '../../core/runtimes.js';
 import { type WorkerOptions, workerSettings } from './worker.js';
 
 const options: WorkerOptions = { concurrency: '2', grace: '30', metricsHost: '127.0.0.1' };
 
 describe('workerSettings', () => {
-  it('defaults to every runtime, no labels and no metrics', () => {
-    expect(workerSettings(options)).toEqual({
+  it('defaults to the runtimes installed here (no CLI on this PATH), no labels and no metrics', () => {
+    expect(workerSettings(options, { PATH: '' })).toEqual({
       concurrency: 2,
       grace: 30,
-      runtimes: [...RUNTIME_NAMES],
+      runtimes: RUNTIME_NAMES.filter((r) => !isCliRuntime(r)),
       labels: [],
       metrics: null,
       queue: undefined,

@@ -7,6 +7,7 @@ import { newWorkerId, Worker } from '../../app/worker.js';
 import { UsageError } from '../../core/errors.js';
 import { WORKER_LABEL } from '../../core/pipeline.js';
 import { isRuntimeName, RUNTIME_NAMES } from '../../core/runtimes.js';
+import { installedRuntimes } from '../../runtimes/installed.js';
 import { QueueLevers } from '../../store/queue/queue-levers.js';
 import { openSharedLimits } from '../../store/queue/shared-limits.js';
 import { WorkerRegistry } from '../../store/queue/worker-registry.js';
@@ -34,7 +35,7 @@ export interface WorkerSettings {
 }
 
 /** What `troupe worker` was asked for, checked: a usage error for each bad flag. */
-export function workerSettings(options: WorkerOptions): WorkerSettings {
+export function workerSettings(options: WorkerOptions, env: NodeJS.ProcessEnv = process.env): WorkerSettings {
   const concurrency = Number(options.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new UsageError(`--concurrency must be a whole number from 1 (got \`${options.concurrency}\`)`);
@@ -44,7 +45,7 @@ export function workerSettings(options: WorkerOptions): WorkerSettings {
   const metricsPort = options.metricsPort === undefined ? null : Number(options.metricsPort);
   if (metricsPort !== null && !(Number.isInteger(metricsPort) && metricsPort >= 0 && metricsPort < 65536))
     throw new UsageError(`--metrics-port must be a port number (got \`${options.metricsPort}\`)`);
-  const runtimes = options.runtimes ? list(options.runtimes) : [...RUNTIME_NAMES];
+  const runtimes = options.runtimes ? list(options.runtimes) : installedRuntimes(env);
   const unknown = runtimes.filter((r) => !isRuntimeName(r));
   if (unknown.length || runtimes.length === 0)
     throw new UsageError(`--runtimes: unknown ${unknown.join(', ') || '(none given)'}`, {

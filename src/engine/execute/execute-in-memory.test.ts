@@ -133,6 +133,8 @@ describe('executor in memory', () => {
       by: 'human',
       from: { channel: 'mail', who: 'user' },
     });
+    // the request the verdict answered is read in the person's inbox
+    expect(world.mail.asksRead).toEqual([{ taskId: id, agent: 'dev' }]);
   });
 
   it('by default, mail does not decide a gate: anyone who writes the mail, an agent too, could send it', async () => {
@@ -150,10 +152,37 @@ describe('executor in memory', () => {
     const still = await world.service.continue(id);
     expect(still.status).toBe('awaiting_gate');
     expect(world.mail.replies.get('dev')).toEqual(['approve']);
+    expect(world.mail.asksRead).toEqual([]);
     world.service.decideGate(id, 'approved', '', { channel: 'cli', who: 'ana@laptop' });
+    expect(world.mail.asksRead).toEqual([{ taskId: id, agent: 'dev' }]);
     const done = await world.service.continue(id);
     expect(done.status).toBe('completed');
     expect(done.stages[0]!.gate?.from).toEqual({ channel: 'cli', who: 'ana@laptop' });
+  });
+
+  it("a question answered, or a waiting task cancelled, settles the person's ask", async () => {
+    const world = memoryWorld();
+    const asking = agent('dev', {
+      human_input: { enabled: true, mode: 'before', prompt: 'Which port?' },
+    });
+    const answered = world.service.start({
+      pipeline: pipeline(asking),
+      input: 'go',
+      script: script({ dev: ['ok'] }),
+    });
+    expect((await world.service.continue(answered)).status).toBe('awaiting_human_input');
+    world.service.answer(answered, '8080');
+    const cancelled = world.service.start({
+      pipeline: pipeline(asking),
+      input: 'go',
+      script: script({ dev: ['ok'] }),
+    });
+    await world.service.continue(cancelled);
+    world.service.cancel(cancelled, 'not now');
+    expect(world.mail.asksRead).toEqual([
+      { taskId: answered, agent: 'dev' },
+      { taskId: cancelled, agent: 'dev' },
+    ]);
   });
 
   describe('fan-out and join', () => {

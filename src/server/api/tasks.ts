@@ -83,6 +83,12 @@ export const TaskRow = named(
     error: z.string().nullable(),
     parent_task_id: z.string().nullable(),
     owner: TaskOwner.nullable(),
+    no_worker: z
+      .string()
+      .nullable()
+      .describe(
+        'why no worker of the work queue takes the task (none is running, none serves its runtime); null: none is needed, or one takes it',
+      ),
   }),
 );
 
@@ -249,6 +255,12 @@ export const TaskDetail = named(
       .nullable()
       .describe('what the user can do about the failure, or about an owner that is gone, where troupe knows'),
     owner: TaskOwner.nullable(),
+    no_worker: z
+      .string()
+      .nullable()
+      .describe(
+        'why no worker of the work queue takes the task (none is running, none serves its runtime); null: none is needed, or one takes it',
+      ),
     parent: z.string().nullable().describe("the CLI's name (`status --json`) for parent_task_id"),
     usage: Usage,
     parent_task_id: z.string().nullable(),

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { taskOwner } from '../../app/task-view.js';
+import { mayWaitForWorker, noWorkerReason, workersIfWaiting } from '../../app/worker-wait.js';
 import { TaskBusyError } from '../../core/errors.js';
 import { AWAITING_PERSON_STATUSES, type Decider } from '../../core/events.js';
 import { usesChunks } from '../../engine/plan/chunks.js';
@@ -15,7 +16,7 @@ import { taskDetail, taskRow } from '../task-json.js';
 export function taskRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
-  handle(app, taskApi.list, ({ query, reply }) => {
+  handle(app, taskApi.list, async ({ query, reply }) => {
     const { limit, offset, pipeline } = query;
     const status = query.waiting === 'true' ? [...AWAITING_PERSON_STATUSES] : query.status;
     // one more than the page: whether there is a next one
@@ -25,23 +26,31 @@ export function taskRoutes(ctx: ServerContext): Hono {
       limit: limit + 1,
       offset,
     });
+    const shown = page.slice(0, limit).map((t) => ({ t, owner: taskOwner(ctx.store, t.id, t.status) }));
+    const workers = await workersIfWaiting(
+      ctx.workers,
+      shown.some(({ t, owner }) => mayWaitForWorker(t.status, owner)),
+    );
     return reply(200, {
-      tasks: page
-        .slice(0, limit)
-        .map((t) => taskRow(t, ctx.cache.state(t.id), taskOwner(ctx.store, t.id, t.status))),
+      tasks: shown.map(({ t, owner }) => {
+        const state = ctx.cache.state(t.id);
+        return taskRow(t, state, owner, noWorkerReason(state, owner, workers));
+      }),
       limit,
       offset,
       next_offset: page.length > limit ? offset + limit : null,
     });
   });
 
-  handle(app, taskApi.detail, ({ params, reply }) => {
+  handle(app, taskApi.detail, async ({ params, reply }) => {
     const state = ctx.cache.state(mustExist(ctx, params.id));
     // sessions round by round come from the log (the folded state keeps only the latest round)
     const sessions = state.definition.agents.some((a) => a.type === 'session')
       ? sessionsOf(ctx.store.events(state.id))
       : [];
-    return reply(200, taskDetail(state, sessions, taskOwner(ctx.store, state.id, state.status)));
+    const owner = taskOwner(ctx.store, state.id, state.status);
+    const workers = await workersIfWaiting(ctx.workers, mayWaitForWorker(state.status, owner));
+    return reply(200, taskDetail(state, sessions, owner, noWorkerReason(state, owner, workers)));
   });
 
   handle(app, taskApi.context, ({ params }, c) => {

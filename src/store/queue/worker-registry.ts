@@ -157,7 +157,8 @@ export class WorkerRegistry {
       pid: r.pid,
       runtimes: r.runtimes,
       labels: r.labels,
-      tasks: r.tasks,
+      // a gone worker runs nothing: its last tasks are another worker's to take over
+      tasks: r.gone ? [] : r.tasks,
       started: new Date(r.started).toISOString(),
       lastSeen: new Date(r.last_seen).toISOString(),
       version: r.version ?? null,
