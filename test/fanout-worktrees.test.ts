@@ -58,6 +58,20 @@ async function setup(yaml: string, scriptYaml: string): Promise<string> {
 
 const show = (repo: string, rev: string) => sh(repo, 'show', rev).then((s) => s.trim());
 
+/**
+ * The last commit the log records on a fan-out branch: once the task is merged into base its
+ * branches are removed (`workspace_removed`), but their commits stay reachable from base.
+ */
+function branchTip(repo: string, id: string, agent: string): string {
+  const branch = `troupe/${id}--${agent}`;
+  const commits = eventLog(repo, id).filter(
+    (e) => e.type === 'workspace_committed' && e.data.branch === branch,
+  );
+  const sha = commits.at(-1)?.data.sha;
+  if (typeof sha !== 'string') throw new Error(`no commit recorded on ${branch}`);
+  return sha;
+}
+
 describe('fan-out branches in worktrees of their own', () => {
   it('a pipeline that gets its worktree by default (an agent edits code) gives its branches worktrees too', async () => {
     const yaml = pipeline()
@@ -71,7 +85,9 @@ describe('fan-out branches in worktrees of their own', () => {
     expect(json.error).toBeNull();
     expect(code).toBe(0);
     const wt = (name: string) => join(repo, '.troupe', 'worktrees', name);
-    expect(await show(repo, `troupe/${json.id}--right:cwd-right.txt`)).toBe(wt(`${json.id}--right`));
+    expect(await show(repo, `${branchTip(repo, json.id, 'right')}:cwd-right.txt`)).toBe(
+      wt(`${json.id}--right`),
+    );
     expect(await show(repo, 'main:left.txt')).toBe('L');
     expect(await show(repo, 'main:right.txt')).toBe('R');
   });
@@ -84,9 +100,9 @@ describe('fan-out branches in worktrees of their own', () => {
     const id = json.id;
     const wt = (name: string) => join(repo, '.troupe', 'worktrees', name);
     // each branch's runtime ran in its own worktree, on its own branch
-    expect(await show(repo, `troupe/${id}--left:cwd-left.txt`)).toBe(wt(`${id}--left`));
-    expect(await show(repo, `troupe/${id}--right:cwd-right.txt`)).toBe(wt(`${id}--right`));
-    expect((await sh(repo, 'ls-tree', '--name-only', `troupe/${id}--left`)).split('\n')).not.toContain(
+    expect(await show(repo, `${branchTip(repo, id, 'left')}:cwd-left.txt`)).toBe(wt(`${id}--left`));
+    expect(await show(repo, `${branchTip(repo, id, 'right')}:cwd-right.txt`)).toBe(wt(`${id}--right`));
+    expect((await sh(repo, 'ls-tree', '--name-only', branchTip(repo, id, 'left'))).split('\n')).not.toContain(
       'right.txt',
     );
     const log = eventLog(repo, id);
@@ -103,17 +119,18 @@ describe('fan-out branches in worktrees of their own', () => {
     expect(await show(repo, 'main:left.txt')).toBe('L');
     expect(await show(repo, 'main:right.txt')).toBe('R');
     // the branch commits carry the task, stage and agent
-    expect(await sh(repo, 'log', '-1', '--format=%B', `troupe/${id}--left`)).toContain('Troupe-Agent: left');
-    // merged into the task branch, which is merged into base: prune may remove them all
-    const prune = await troupeJson<{ actions: Array<{ agent: string | null; action: string }> }>(repo, [
-      'worktrees',
-      'prune',
+    expect(await sh(repo, 'log', '-1', '--format=%B', branchTip(repo, id, 'left'))).toContain(
+      'Troupe-Agent: left',
+    );
+    // merged into the task branch, which is merged into base: all removed with the merge
+    const removed = log.find((e) => e.type === 'workspace_removed')!;
+    expect((removed.data.removed as string[]).sort()).toEqual([
+      `troupe/${id}`,
+      `troupe/${id}--left`,
+      `troupe/${id}--right`,
     ]);
-    expect(prune.json.actions.map((a) => `${a.agent ?? 'task'}: ${a.action}`).sort()).toEqual([
-      'left: remove',
-      'right: remove',
-      'task: remove',
-    ]);
+    expect(await sh(repo, 'branch', '--list', 'troupe/*')).toBe('');
+    expect(await sh(repo, 'worktree', 'list', '--porcelain')).not.toContain(id);
   });
 
   it('a conflict goes to the on_conflict agent with the files named; nothing is overwritten', async () => {
@@ -130,8 +147,8 @@ describe('fan-out branches in worktrees of their own', () => {
     const conflict = log.find((e) => e.type === 'branch_conflict')!.data;
     expect(conflict).toMatchObject({ files: ['shared.txt'], resolver: 'fixer' });
     // both branches keep their own commits
-    expect(await show(repo, `troupe/${id}--left:shared.txt`)).toBe('from left');
-    expect(await show(repo, `troupe/${id}--right:shared.txt`)).toBe('from right');
+    expect(await show(repo, `${branchTip(repo, id, 'left')}:shared.txt`)).toBe('from left');
+    expect(await show(repo, `${branchTip(repo, id, 'right')}:shared.txt`)).toBe('from right');
     // the fixer's combination is what the join and base got; the join ran after it
     expect(await show(repo, 'main:shared.txt')).toBe('from left\nfrom right');
     expect(json.stages.map((s) => s.agent).slice(-2)).toEqual(['fixer', 'join']);
@@ -191,7 +208,7 @@ describe('fan-out branches in worktrees of their own', () => {
     const log = eventLog(repo, id);
     // the same two branch worktrees: none made again
     expect(log.filter((e) => e.type === 'branch_workspace_ready')).toHaveLength(2);
-    expect(await show(repo, `troupe/${id}--left:cwd-left.txt`)).toBe(
+    expect(await show(repo, `${branchTip(repo, id, 'left')}:cwd-left.txt`)).toBe(
       join(repo, '.troupe', 'worktrees', `${id}--left`),
     );
     // right's commit survived and is in base; right ran once

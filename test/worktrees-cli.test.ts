@@ -160,7 +160,9 @@ describe('troupe worktrees / merge (the real binary)', () => {
     }
     const run = await child;
     expect([run.exitCode, stderr]).toEqual([0, expect.stringContaining('completed')]);
-    expect(await sh(repo, 'show', `troupe/${id}:work.txt`)).toBe('work');
+    // its work reached base, and the merged worktree and branch went with the merge
+    expect(await sh(repo, 'show', 'main:work.txt')).toBe('work');
+    expect(existsSync(join(repo, '.troupe', 'worktrees', id))).toBe(false);
   });
 
   it('merge refuses a main checkout with uncommitted changes the merge would overwrite', async () => {

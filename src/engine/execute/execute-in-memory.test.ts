@@ -232,6 +232,7 @@ describe('executor in memory', () => {
         `merge troupe/${id}--sec troupe/${id}--perf into ${root}`,
         `commit sum ${root}`,
         `merge troupe/${id} into main`,
+        `tidy ${id}`,
       ]);
       expect(eventsOf(world, id).map((e) => e.type)).toContain('branches_merged');
       expect(done.workspace?.merged).toBeTruthy();
