@@ -11,7 +11,6 @@ import {
   type ValidationResult,
   validatePipelineFile,
 } from '../../pipeline/validate.js';
-import { runDoctor } from '../../runtimes/doctor-checks.js';
 import type { CommandIo } from '../command-io.js';
 import { Exit } from '../exit-codes.js';
 import { parseParams } from '../options.js';
@@ -120,6 +119,8 @@ function plural(n: number, word: string): string {
  * A CLI missing from PATH is already a warning of its own.
  */
 async function doctorWarnings(pipeline: Pipeline, file: string, cwd: string): Promise<Diagnostic[]> {
+  // only --strict asks the CLIs: the doctor loads every runtime, which plain validate does not need
+  const { runDoctor } = await import('../../runtimes/doctor-checks.js');
   const report = await runDoctor({ cwd, pipeline });
   const byId = new Map(pipeline.agents.map((a) => [a.id, a]));
   const at = (agentId: string) => byId.get(agentId)?.source ?? { file, line: 1, col: 1 };
