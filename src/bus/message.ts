@@ -4,7 +4,6 @@ import { MessageInvalidError } from './errors.js';
 import { goJson, sortMaps } from './go-json.js';
 
 /** A header's kind and priority: the bus's vocabularies (core/bus-vocabulary.ts) under AMQ's names. */
-export type { BusKind as Kind, BusPriority as Priority } from '../core/bus-vocabulary.js';
 
 /** 10 MiB: exactly this size is allowed, one byte more is not. */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;

@@ -2,7 +2,7 @@ import type { SendResult } from '../../../bus/bus.js';
 import { parseDuration } from '../../../bus/duration.js';
 import { parseHandle } from '../../../bus/handle.js';
 import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
-import type { Kind, Priority } from '../../../bus/message.js';
+import type { BusKind, BusPriority } from '../../../core/bus-vocabulary.js';
 import { UsageError } from '../../../core/errors.js';
 import { printable, printableLines } from '../../../core/printable.js';
 import type { CommandIo } from '../../command-io.js';
@@ -63,8 +63,8 @@ function messageFields(flags: BusFlags) {
   return {
     body,
     ...(flags.subject !== undefined ? { subject: flags.subject } : {}),
-    ...(flags.kind ? { kind: flags.kind as Kind } : {}),
-    ...(flags.priority ? { priority: flags.priority as Priority } : {}),
+    ...(flags.kind ? { kind: flags.kind as BusKind } : {}),
+    ...(flags.priority ? { priority: flags.priority as BusPriority } : {}),
     ...(flags.labels ? { labels: splitList(flags.labels) } : {}),
     ...(context ? { context } : {}),
     ...(flags.allowEmpty ? { allowEmpty: true } : {}),
