@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { project, repoRoot } from './support/troupe.js';
+import { quietNpm, userEnv } from './support/user-env.js';
 
 /**
  * The README's set-up, as a new user types it, then the commands it and the demo point to —
@@ -17,15 +18,6 @@ function startHere(): string[] {
     .split('\n')
     .map((line) => line.replace(/#.*/, '').trim())
     .filter(Boolean);
-}
-
-/** This process's environment without what npm or npx put in it, and with `extra`. */
-function userEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !/^npm_/i.test(key)) env[key] = value;
-  }
-  return { ...env, NO_COLOR: '1', ...extra };
 }
 
 describe('the README set-up (npm link into a temp prefix)', () => {
@@ -43,9 +35,7 @@ describe('the README set-up (npm link into a temp prefix)', () => {
       npm_config_prefix: prefix,
       npm_config_cache: join(tmp, 'npm-cache'),
       npm_config_offline: 'true',
-      npm_config_audit: 'false',
-      npm_config_fund: 'false',
-      npm_config_update_notifier: 'false',
+      ...quietNpm,
       // `prepare` would build again, rewriting dist/ under the other tests; npm ci built it
       npm_config_ignore_scripts: 'true',
     });
