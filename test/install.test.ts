@@ -27,6 +27,7 @@ const prefix = join(tmp, 'prefix');
 const installed = join(prefix, 'lib', 'node_modules', 'troupe');
 const checkout = join(tmp, 'checkout');
 let packed: { stdout: string; stderr: string };
+let installOutput = '';
 /** A user's shell: the global prefix's bin first, then this Node, then the system's. */
 const user = userEnv({
   PATH: [join(prefix, 'bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter),
@@ -127,6 +128,10 @@ describe('npm pack', () => {
 });
 
 describe('the installed troupe, run from new projects', () => {
+  it('installed with nothing left for the user to review or fix', () => {
+    expect(installOutput).not.toMatch(/warn|error/i);
+  });
+
   it('--version is the package version', async () => {
     const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
       version: string;
