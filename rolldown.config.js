@@ -7,6 +7,10 @@ import { defineConfig } from 'rolldown';
 export default defineConfig({
   input: { main: 'src/cli/main.ts' },
   platform: 'node',
+  // what rolldown picked by itself (with a warning) for the `pipeline` group below, which keeps its
+  // dependencies out (includeDependenciesRecursively: false): the CLI's entry may export more than
+  // main.ts does, which nothing imports anyway
+  preserveEntrySignatures: 'allow-extension',
   // ajv is loaded with createRequire on first use (engine/json-schema-check.ts), not bundled
   // pg and pg-boss (the work queue) are loaded only by `troupe worker`, `workers` and `--detach`
   external: ['better-sqlite3', /^ajv(\/|$)/, 'pg', 'pg-boss'],
