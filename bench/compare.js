@@ -6,12 +6,17 @@
 // block), `troupe validate` of a 10-agent pipeline and `troupe --version` against `node -e 0`
 // (interleaved spawns).
 //   node bench/compare.js /tmp/before /tmp/after
+// With `--write "<what changed>"` (two builds), it also writes its section of docs/benchmarks.md:
+// each figure of the second build as a ratio of the first's, measured side by side.
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { makeProject, median, nowMs } from './lib.js';
+import { makeProject, median, nowMs, writeDocSection } from './lib.js';
 
-const roots = process.argv.slice(2).map((r) => resolve(r));
+const args = process.argv.slice(2);
+const writeAt = args.indexOf('--write');
+const change = writeAt >= 0 ? args.splice(writeAt, 2)[1] : null;
+const roots = args.map((r) => resolve(r));
 const stages = 10;
 const blocks = Number(process.env.BLOCKS ?? 8);
 
@@ -75,11 +80,36 @@ for (let i = 0; i < 32; i++) {
 }
 const node = median(spawned[0]);
 console.log(`node -e 0: ${node.toFixed(1)} ms`);
-roots.forEach((root, i) => {
-  const validate = median(spawned[i + 1]);
-  const version = median(spawned[i + 1 + roots.length]);
+const figures = roots.map((root, i) => {
+  const figure = {
+    stage: median(chains[i].times) / stages,
+    validate: median(spawned[i + 1]),
+    version: median(spawned[i + 1 + roots.length]),
+  };
   console.log(
-    `${root}: ${(median(chains[i].times) / stages).toFixed(4)} ms a stage; validate ${validate.toFixed(1)} ms (${(validate / node).toFixed(2)}× node); --version ${version.toFixed(1)} ms (${(version / node).toFixed(2)}× node)`,
+    `${root}: ${figure.stage.toFixed(4)} ms a stage; validate ${figure.validate.toFixed(1)} ms (${(figure.validate / node).toFixed(2)}× node); --version ${figure.version.toFixed(1)} ms (${(figure.version / node).toFixed(2)}× node)`,
   );
+  return figure;
 });
+if (change && figures.length === 2) {
+  const [before, after] = figures;
+  const row = (name, key, digits) =>
+    `| ${name} | ${before[key].toFixed(digits)} ms | ${after[key].toFixed(digits)} ms | ${(after[key] / before[key]).toFixed(2)}× |`;
+  writeDocSection(
+    'compare',
+    [
+      '<!-- compare:start -->',
+      '## Before and after a change (`bench/compare.js`)',
+      '',
+      `${change}. Both builds side by side in one run (interleaved), on Node ${process.version}; \`node -e 0\`: ${node.toFixed(1)} ms.`,
+      '',
+      '| Figure | before | after | after ÷ before |',
+      '| --- | --- | --- | --- |',
+      row('Overhead per stage, 10-stage pipeline', 'stage', 4),
+      row('`troupe validate` (10 agents), wall', 'validate', 1),
+      row('`troupe --version`, wall', 'version', 1),
+      '<!-- compare:end -->',
+    ].join('\n'),
+  );
+}
 process.exit(0);
