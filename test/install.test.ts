@@ -27,7 +27,7 @@ const prefix = join(tmp, 'prefix');
 const installed = join(prefix, 'lib', 'node_modules', 'troupe');
 const checkout = join(tmp, 'checkout');
 let packed: { stdout: string; stderr: string };
-let installOutput = '';
+let installOutput: string;
 /** A user's shell: the global prefix's bin first, then this Node, then the system's. */
 const user = userEnv({
   PATH: [join(prefix, 'bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter),
@@ -73,12 +73,14 @@ beforeAll(async () => {
       '--prefix',
       prefix,
       '--prefer-offline',
-      '--allow-scripts=better-sqlite3,libpq',
+      // as the README says to install it
+      '--allow-scripts=troupe,better-sqlite3,libpq',
       tarball,
     ],
     { cwd: tmp, env: npm, extendEnv: false, reject: false, all: true },
   );
-  expect(install.exitCode, String(install.all)).toBe(0);
+  installOutput = String(install.all);
+  expect(install.exitCode, installOutput).toBe(0);
 }, 15 * 60_000);
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -128,8 +130,16 @@ describe('npm pack', () => {
 });
 
 describe('the installed troupe, run from new projects', () => {
-  it('installed with nothing left for the user to review or fix', () => {
-    expect(installOutput).not.toMatch(/warn|error/i);
+  it('installed with nothing left for the user to fix', () => {
+    // npm 11 lists troupe's own `prepare` as not covered by allowScripts even when named (a
+    // tarball's own scripts are never run on install): that advisory, as the README says, and
+    // nothing else
+    const lines = installOutput.split('\n').filter((line) => /warn|error/i.test(line));
+    const advisory = /^npm warn install-scripts( |$)/;
+    expect(lines.filter((line) => !advisory.test(line))).toEqual([]);
+    expect(lines.filter((line) => /^npm warn install-scripts +\S+@/.test(line))).toEqual([
+      expect.stringMatching(/^npm warn install-scripts +troupe@[\d.]+ \(prepare: node scripts\/build\.js\)$/),
+    ]);
   });
 
   it('--version is the package version', async () => {
