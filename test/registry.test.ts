@@ -137,6 +137,31 @@ describe('troupe search and pipeline versions', () => {
     expect([none.code, none.stdout]).toEqual([0, `nothing matches "nothing-like-this" in ${registry}`]);
   });
 
+  it('shows each pipeline with its versions in text, as aqm does; --json lists them all', async () => {
+    const env = userDirs();
+    const registry = await bareRegistry({
+      ...versions('review', REVIEW_VERSIONS),
+      ...versions('deploy', ['0.3.0', '0.4.0']),
+      'index.json': JSON.stringify([
+        { name: 'deploy', description: 'Ship to production', tags: ['ops'] },
+        { name: 'review', description: 'Code review' },
+      ]),
+    });
+    const dir = project({ '.troupe/config.yaml': `registry: ${registry}\n` });
+    const text = await run(dir, ['search'], env);
+    expect([text.code, ...text.stdout.split('\n')]).toEqual([
+      0,
+      'deploy  0.3.0, 0.4.0                                   Ship to production  [ops]',
+      'review  1.2.5, 1.3.0, 1.9.0, 1.10.0, 2.0.0 (+1 older)  Code review',
+    ]);
+    const found = await json<{ pipelines: Array<{ versions: string[]; latest: string }> }>(
+      dir,
+      ['search', 'review'],
+      env,
+    );
+    expect(found.pipelines).toMatchObject([{ versions: REVIEW_VERSIONS, latest: '2.0.0' }]);
+  });
+
   it('lists versions by semver, not as strings: 1.9.0 before 1.10.0', async () => {
     const env = userDirs();
     const registry = await bareRegistry(versions('review', REVIEW_VERSIONS));
@@ -475,6 +500,54 @@ agents:
     expect(inside.code).toBe(1);
     expect(inside.stderr).toContain('is not a git repository (or not the top of one)');
     expect(await rev(registry, 'HEAD')).toBe(published.commit);
+  });
+
+  it("aqm's `publish --name X`: the pipeline named X, else the default one, as X, the version auto-incremented", async () => {
+    const env = userDirs();
+    const registry = await bareRegistry({});
+    const dir = project({
+      '.troupe/config.yaml': `registry: ${registry}\n`,
+      '.troupe/pipelines/default.yaml': pipelineYaml('mine'),
+      '.troupe/pipelines/review.yaml': pipelineYaml('review'),
+    });
+    const published: string[] = [];
+    for (const args of [[], [], ['--version', '2.0.0'], []]) {
+      const result = await run(dir, ['publish', '--name', 'my-pipeline', ...args], env);
+      expect([result.code, result.stderr]).toEqual([0, '']);
+      published.push(result.stdout.replace(/commit [0-9a-f]{7}/, 'commit …'));
+    }
+    expect(published).toEqual(
+      ['1.0.0', '1.0.1', '2.0.0', '2.0.1'].map(
+        (v) => `published my-pipeline@${v} (pipeline default) to ${registry} (commit …)`,
+      ),
+    );
+    expect(await registryFile(registry, 'pipelines/my-pipeline/1.0.0/agents.yaml')).toBe(
+      pipelineYaml('mine').trimEnd(),
+    );
+    expect(JSON.parse(await registryFile(registry, 'pipelines/my-pipeline/2.0.1/meta.json'))).toMatchObject({
+      name: 'my-pipeline',
+      version: '2.0.1',
+    });
+
+    // a pipeline of that name is the one published; a NAME picks another to publish under --name
+    expect(await json(dir, ['publish', '--name', 'review'], env)).toMatchObject({
+      name: 'review',
+      pipeline: 'review',
+      version: '1.0.0',
+    });
+    expect(await json(dir, ['publish', 'review', '--name', 'team-review'], env)).toMatchObject({
+      name: 'team-review',
+      pipeline: 'review',
+      version: '1.0.0',
+    });
+    const bad = await run(dir, ['publish', '--name', '../x'], env);
+    expect(bad.code).toBe(2);
+
+    // what was published under the new name pulls back under it
+    const other = project({ '.troupe/config.yaml': `registry: ${registry}\n` });
+    const pulled = await json<Array<{ name: string; version: string }>>(other, ['pull', 'my-pipeline'], env);
+    expect(pulled).toMatchObject([{ name: 'my-pipeline', version: '2.0.1' }]);
+    expect(read(other, '.troupe/pipelines/my-pipeline/agents.yaml')).toBe(pipelineYaml('mine'));
   });
 
   it('refuses an invalid pipeline and commits nothing', async () => {

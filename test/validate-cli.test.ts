@@ -84,6 +84,21 @@ agents:
     expect(strict.stdout).toMatch(/✗ 0 errors, 2 warnings \(--strict\)$/);
   });
 
+  it("`chunks:` on an agent is not called ignored: it turns the task's chunks on (aqm warns)", async () => {
+    const dir = project({
+      'p.yaml': `agents:
+  - id: planner
+    runtime: scripted
+    system_prompt: "Plan: {{ input }} {{ chunks }}"
+    chunks: { initial: [schema, api] }
+`,
+    });
+    for (const strict of [[], ['--strict']]) {
+      const result = await troupe(dir, ['validate', 'p.yaml', ...strict]);
+      expect([result.code, result.stdout]).toEqual([0, '✓ valid: 1 agent']);
+    }
+  });
+
   it('--json', async () => {
     const result = await validate(fixture('invalid.yaml'), '--json');
     expect(result.code).toBe(2);

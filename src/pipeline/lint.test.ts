@@ -106,7 +106,6 @@ describe('fields that do nothing where they are', () => {
     ).toEqual([
       'agents.yaml:5:14 warning: `runtime` is ignored on a session (`s`)',
       'agents.yaml:8:17 warning: `max_rounds` is ignored on an agent (`a`)',
-      'agents.yaml:9:13 warning: `chunks` is ignored on an agent (`a`)',
     ]);
   });
 

@@ -12,13 +12,13 @@ export interface LintOptions {
   routingTiers?: string[];
 }
 
+// `chunks:` is not among them: on any node it turns a task's chunks on (engine/plan/chunks.ts)
 const SESSION_ONLY: (keyof RawAgent)[] = [
   'participants',
   'turn_order',
   'max_rounds',
   'consensus',
   'summary_agent',
-  'chunks',
 ];
 const AGENT_ONLY: (keyof RawAgent)[] = [
   'runtime',

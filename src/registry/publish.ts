@@ -13,7 +13,7 @@ import path from 'node:path';
 import { StateError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { toPipelineError } from '../pipeline/diagnostics.js';
-import { resolvePipeline } from '../pipeline/discover.js';
+import { listPipelines, type PipelineLocation, resolvePipeline } from '../pipeline/discover.js';
 import { identityEnv } from '../workspace/git.js';
 import { ghPullRequest, requireGh, shellQuote } from '../workspace/pull-request.js';
 import { type IndexEntry, readIndex, readMeta, versionFolders } from './catalog.js';
@@ -22,7 +22,7 @@ import { hashFolder } from './content-hash.js';
 import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
 import { pipelineFiles } from './pipeline-files.js';
-import { type Bump, nextVersion, sortVersions } from './reference.js';
+import { assertPipelineName, type Bump, nextVersion, sortVersions } from './reference.js';
 import { filterDriversOff, HARDENED_RECEIVE_PACK, registryGit, registryGitOk } from './registry-git.js';
 import { checkPipeline } from './validate-folder.js';
 
@@ -30,8 +30,10 @@ export interface PublishOptions {
   root: string;
   config: ProjectConfig;
   location: RegistryLocation;
-  /** Default: the project's default pipeline. */
+  /** The project's pipeline to publish. Default: the one named `as` if there is one, else the default pipeline. */
   name?: string;
+  /** Its name in the registry (aqm's `publish --name`). Default: the pipeline's own name. */
+  as?: string;
   version?: string;
   bump?: Bump;
   description?: string;
@@ -39,7 +41,10 @@ export interface PublishOptions {
 }
 
 export interface PublishResult {
+  /** The name in the registry. */
   name: string;
+  /** The project's pipeline that was published. */
+  pipeline: string;
   version: string;
   registry: string;
   hash: string;
@@ -58,7 +63,9 @@ export interface PublishResult {
  * pull request opened with `gh`. A version already there is refused.
  */
 export async function publishPipeline(options: PublishOptions): Promise<PublishResult> {
-  const found = resolvePipeline(options.root, options.name ? { pipeline: options.name } : {}, options.config);
+  if (options.as !== undefined) assertPipelineName(options.as);
+  const found = pipelineToPublish(options);
+  const name = options.as ?? found.name;
   const { errors, agentCount: agentsCount } = checkPipeline(
     found.file,
     path.dirname(found.file),
@@ -69,19 +76,16 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
   const files = pipelineFiles(found.file);
   const work = await workTree(options.location);
   try {
-    const existing = versionFolders(work.dir, found.name).map((v) => v.version);
+    const existing = versionFolders(work.dir, name).map((v) => v.version);
     const version = nextVersion(existing, options);
     if (existing.includes(version)) {
-      throw new StateError(
-        `${found.name}@${version} is already in registry ${locationText(options.location)}`,
-        {
-          hint: `a published version never changes: publish another (--bump, or --version; the latest is ${sortVersions(existing).at(-1)})`,
-        },
-      );
+      throw new StateError(`${name}@${version} is already in registry ${locationText(options.location)}`, {
+        hint: `a published version never changes: publish another (--bump, or --version; the latest is ${sortVersions(existing).at(-1)})`,
+      });
     }
-    const rel = `pipelines/${found.name}/${version}`;
+    const rel = `pipelines/${name}/${version}`;
     const dir = path.join(work.dir, rel);
-    const previous = readIndex(work.dir).find((e) => e.name === found.name);
+    const previous = readIndex(work.dir).find((e) => e.name === name);
     const description = options.description ?? previous?.description ?? '';
     const tags = options.tags ?? previous?.tags ?? [];
     const indexFile = path.join(work.dir, 'index.json');
@@ -90,18 +94,18 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
     let commit: string;
     try {
       writeVersionFolder(dir, files, found.file, {
-        name: found.name,
+        name,
         version,
         description,
         tags,
         agentsCount,
       });
       const hash = hashFolder(dir).hash;
-      writeIndex(work.dir, found.name, { version, hash, description, tags, agentsCount });
+      writeIndex(work.dir, name, { version, hash, description, tags, agentsCount });
       const config = work.config;
       await registryGitOk(work.dir, ['add', '--', ...paths], { config });
       const env = await identityEnv(work.dir);
-      const message = `Publish ${found.name} ${version}`;
+      const message = `Publish ${name} ${version}`;
       await registryGitOk(work.dir, ['commit', '--quiet', '--no-verify', '-m', message, '--', ...paths], {
         env,
         config,
@@ -116,11 +120,29 @@ export async function publishPipeline(options: PublishOptions): Promise<PublishR
       throw error;
     }
     const hash = hashFolder(dir).hash;
-    const result = { name: found.name, version, registry: locationText(options.location), hash, commit };
-    return { ...result, ...(await work.deliver(found.name, version, description)) };
+    const result = {
+      name,
+      pipeline: found.name,
+      version,
+      registry: locationText(options.location),
+      hash,
+      commit,
+    };
+    return { ...result, ...(await work.deliver(name, version, description)) };
   } finally {
     work.dispose();
   }
+}
+
+/**
+ * aqm publishes its default pipeline under `--name`; troupe publishes the pipeline of that name
+ * when the project has one (publishing another under its name would surprise), else the default.
+ */
+function pipelineToPublish(options: PublishOptions): PipelineLocation {
+  const { root, config } = options;
+  if (options.name !== undefined) return resolvePipeline(root, { pipeline: options.name }, config);
+  const same = options.as !== undefined && listPipelines(root, config).some((p) => p.name === options.as);
+  return resolvePipeline(root, same ? { pipeline: options.as } : {}, config);
 }
 
 interface WorkTree {

@@ -40,13 +40,14 @@ export function registerRegistry(program: Command): void {
   program
     .command('publish')
     .description('validate a pipeline and add it to the registry as a new version')
-    .argument('[name]', 'pipeline of this project (default: the default pipeline)')
+    .argument('[name]', 'pipeline of this project (default: the one --name names, else the default pipeline)')
+    .option('--name <name>', "its name in the registry, aqm's form (default: the pipeline's name)")
     .option('--version <version>', 'the version to publish (default: the latest, patch bumped; 1.0.0 first)')
     .option('--bump <part>', 'bump the latest version: patch, minor or major')
     .option('--description <text>', 'one line for search (default: the previous version’s)')
     .option('--tags <list>', 'comma-separated tags for search (default: the previous version’s)')
     .option(...REGISTRY_FLAG)
-    .option('--json', 'print JSON: {name, version, registry, hash, commit, branch?, url?}')
+    .option('--json', 'print JSON: {name, pipeline, version, registry, hash, commit, branch?, url?}')
     .action(
       action(async (name: string | undefined, flags: PublishFlags) => {
         const { publishToRegistry } = await import('../handlers/registry.js');

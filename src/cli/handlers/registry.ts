@@ -19,13 +19,15 @@ export interface RegistryFlags {
 }
 
 export interface PublishFlags extends RegistryFlags {
+  /** The name in the registry (aqm's form). */
+  name?: string;
   version?: string;
   bump?: string;
   description?: string;
   tags?: string;
 }
 
-/** `troupe search [query]`. */
+/** `troupe search [query]`: each pipeline with its versions (`troupe pipeline versions` lists them all). */
 export async function searchRegistry(
   query: string | undefined,
   flags: RegistryFlags,
@@ -41,11 +43,13 @@ export async function searchRegistry(
   } else if (pipelines.length === 0) {
     io.out(`nothing${query ? ` matches "${query}"` : ''} in ${locationText(location)}\n`);
   } else {
-    const width = Math.max(...pipelines.map((p) => p.name.length));
-    for (const p of pipelines) {
+    const rows = pipelines.map((p) => ({ ...p, shown: shownVersions(p.versions) }));
+    const nameWidth = Math.max(...rows.map((p) => p.name.length));
+    const versionsWidth = Math.max(...rows.map((p) => p.shown.length));
+    for (const p of rows) {
       // names, descriptions and tags are the registry's: printed without their escapes
       const tags = p.tags.length ? `  [${p.tags.map(printable).join(', ')}]` : '';
-      const line = `${printable(p.name).padEnd(width)}  ${p.latest}  ${printable(p.description)}${tags}`;
+      const line = `${printable(p.name).padEnd(nameWidth)}  ${p.shown.padEnd(versionsWidth)}  ${printable(p.description)}${tags}`;
       io.out(`${line.trimEnd()}\n`);
     }
   }
@@ -93,7 +97,7 @@ export async function pullFromRegistry(
   return 0;
 }
 
-/** `troupe publish [name]`: validate a pipeline and add it to the registry as a new version. */
+/** `troupe publish [name] [--name X]`: validate a pipeline and add it to the registry as a new version. */
 export async function publishToRegistry(
   name: string | undefined,
   flags: PublishFlags,
@@ -111,6 +115,7 @@ export async function publishToRegistry(
     config: context.config,
     location: context.location,
     ...(name !== undefined ? { name } : {}),
+    ...(flags.name !== undefined ? { as: flags.name } : {}),
     ...(flags.version !== undefined ? { version: flags.version } : {}),
     ...(flags.bump !== undefined ? { bump: flags.bump as 'patch' | 'minor' | 'major' } : {}),
     ...(flags.description !== undefined ? { description: flags.description } : {}),
@@ -121,8 +126,9 @@ export async function publishToRegistry(
   } else if (result.url) {
     io.out(`${result.name}@${result.version}: pushed ${result.branch}, opened ${result.url}\n`);
   } else {
+    const from = result.pipeline === result.name ? '' : ` (pipeline ${result.pipeline})`;
     io.out(
-      `published ${result.name}@${result.version} to ${result.registry} (commit ${result.commit.slice(0, 7)})\n`,
+      `published ${result.name}@${result.version}${from} to ${result.registry} (commit ${result.commit.slice(0, 7)})\n`,
     );
   }
   return 0;
@@ -173,6 +179,15 @@ function confirmOnTerminal(): { confirm?: (question: string) => Promise<boolean>
       }
     },
   };
+}
+
+/** The versions search shows, as aqm's search does: the newest few, ascending, so the latest is last. */
+const SHOWN_VERSIONS = 5;
+
+function shownVersions(versions: readonly string[]): string {
+  const older = versions.length - SHOWN_VERSIONS;
+  const listed = versions.slice(-SHOWN_VERSIONS).join(', ');
+  return older > 0 ? `${listed} (+${older} older)` : listed;
 }
 
 function splitTags(list: string): string[] {
