@@ -27,7 +27,7 @@ const prefix = join(tmp, 'prefix');
 const installed = join(prefix, 'lib', 'node_modules', 'troupe');
 const checkout = join(tmp, 'checkout');
 let packed: { stdout: string; stderr: string };
-let installOutput = '';
+const installOutput = '';
 /** A user's shell: the global prefix's bin first, then this Node, then the system's. */
 const user = userEnv({
   PATH: [join(prefix, 'bin'), dirname(process.execPath), '/usr/bin', '/bin'].join(delimiter),
