@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadAmqrc } from '../src/bus/amqrc.js';
@@ -27,6 +27,8 @@ interface PlanJson {
   plan: {
     roster: Array<{ handle: string; kind: string; adapter?: string }>;
     default_session: string;
+    launcher_preference: string[];
+    notes: string[];
     files: Array<{ path: string; action: string }>;
     mailboxes: string[];
   };
@@ -116,7 +118,7 @@ describe('troupe bus setup', () => {
     const again = JSON.parse((await p.run(['bus', 'setup', '--preview', '--json'])).stdout) as {
       preview: PlanJson;
     };
-    expect(again.preview.plan.files.map((f) => f.action)).toEqual(['keep', 'keep', 'keep']);
+    expect(again.preview.plan.files.map((f) => f.action)).toEqual(['keep', 'keep', 'keep', 'keep']);
     expect(again.preview.plan.mailboxes).toEqual([]);
   });
 
@@ -140,5 +142,84 @@ describe('troupe bus setup', () => {
     const bad = await project.run(['bus', 'setup', '--agents', 'claude,vim', '--preview']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/'vim' names no agent CLI/);
+  });
+
+  it("AMQ's non-interactive setup: --default-session and --launcher-preference, previewed then applied", async () => {
+    project = await liveProject();
+    const p = project;
+    // the seed's own lines (amq-readme: setup_args, preview, apply of its digest)
+    const args = [
+      '--agents',
+      'claude,codex',
+      '--default-session',
+      'review',
+      '--launcher-preference',
+      'commands',
+    ];
+    const before = snapshot(p.dir);
+    const preview = await p.run(['bus', 'setup', '--preview', '--json', ...args]);
+    expect(preview.code, preview.stderr).toBe(0);
+    const { digest, plan } = (JSON.parse(preview.stdout) as { preview: PlanJson }).preview;
+    expect(plan.default_session).toBe('review');
+    expect(plan.launcher_preference).toEqual(['commands']);
+    expect(snapshot(p.dir)).toEqual(before);
+    const applied = await p.run(['bus', 'setup', '--apply', digest, ...args]);
+    expect(applied.code, applied.stderr).toBe(0);
+
+    expect(readLaunchConfig(p.dir)?.default_session).toBe('review');
+    expect(existsSync(join(p.dir, '.agent-mail', 'review', 'agents', 'codex'))).toBe(true);
+    // AMQ's local preferences: its file, its bytes, its owner's only, and out of commits
+    const local = join(p.dir, '.amq', 'launch.local.json');
+    expect(readFileSync(local, 'utf8')).toBe(
+      '{\n  "schema": 1,\n  "launcher_preference": [\n    "commands"\n  ]\n}\n',
+    );
+    expect(statSync(local).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(p.dir, '.gitignore'), 'utf8')).toContain('.amq/launch.local.json\n');
+
+    // launch --launcher auto follows the preference: the commands, although tmux is here
+    const launched = await p.run(['launch', '--json']);
+    expect(launched.code, launched.stderr).toBe(6);
+    expect(JSON.parse(launched.stdout)).toMatchObject({ launcher: 'commands', session: 'review' });
+  });
+
+  it("keeps AMQ's cmux in the preference with a warning, and refuses a launcher nobody knows", async () => {
+    project = await liveProject();
+    const p = project;
+    const before = snapshot(p.dir);
+    const unknown = await p.run([
+      'bus',
+      'setup',
+      '--agents',
+      'claude',
+      '--launcher-preference',
+      'screen',
+      '--yes',
+    ]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unsupported launcher 'screen'/);
+    const disagree = await p.run(['bus', 'setup', '--default-session', 'a', '--session', 'b', '--preview']);
+    expect(disagree.code).toBe(2);
+    expect(snapshot(p.dir)).toEqual(before);
+
+    const kept = await p.run([
+      'bus',
+      'setup',
+      '--agents',
+      'claude',
+      '--launcher-preference',
+      'cmux,tmux',
+      '--yes',
+    ]);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stderr).toMatch(
+      /launcher 'cmux' is AMQ's: kept in .amq\/launch.local.json, skipped by troupe launch/,
+    );
+    const local = JSON.parse(readFileSync(join(p.dir, '.amq', 'launch.local.json'), 'utf8'));
+    expect(local).toEqual({ schema: 1, launcher_preference: ['cmux', 'tmux', 'commands'] });
+    // setup again without the flag keeps this machine's preference
+    const again = JSON.parse((await p.run(['bus', 'setup', '--preview', '--json'])).stdout) as {
+      preview: PlanJson;
+    };
+    expect(again.preview.plan.launcher_preference).toEqual(['cmux', 'tmux', 'commands']);
   });
 });

@@ -9,6 +9,7 @@ import { lockState, readWakeLock } from '../bus/wake-lock.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import { agentLaunch } from './agent-command.js';
 import { type Adapter, LAUNCH_FILE, type LaunchAgent, readLaunchConfig } from './launch-config.js';
+import { LAUNCHERS, type LauncherName, pickLauncher, readLocalLaunchConfig } from './launcher-preference.js';
 import {
   type AgentRecord,
   knownConversation,
@@ -20,7 +21,7 @@ import { projectDirOf } from './setup-files.js';
 import { standingInstruction } from './standing-instruction.js';
 import type { Tmux } from './tmux.js';
 
-export type Launcher = 'auto' | 'tmux' | 'commands';
+export type Launcher = 'auto' | LauncherName;
 
 export interface LaunchOptions {
   cwd: string;
@@ -50,7 +51,7 @@ export interface LaunchedAgent {
 export interface LaunchResult {
   session: string;
   root: string;
-  launcher: 'tmux' | 'commands';
+  launcher: LauncherName;
   tmux_session?: string;
   attach?: string;
   agents: LaunchedAgent[];
@@ -82,7 +83,10 @@ export function launch(options: LaunchOptions): LaunchResult {
     });
   }
   const { tmux } = options;
-  const launcher = options.launcher === 'auto' ? (tmux.available() ? 'tmux' : 'commands') : options.launcher;
+  // auto: the first launcher of this machine's preference (setup's .amq/launch.local.json) that is here
+  const preference = readLocalLaunchConfig(projectDir)?.launcher_preference ?? LAUNCHERS;
+  const launcher =
+    options.launcher === 'auto' ? pickLauncher(preference, () => tmux.available()) : options.launcher;
   if (launcher === 'tmux' && !tmux.available()) {
     throw new UsageError('tmux is not installed', { hint: 'install it, or pass --launcher commands' });
   }

@@ -7,6 +7,7 @@ import { goJson } from '../bus/go-json.js';
 import { ensureMailbox, mailbox, missingLeaves, readConfig, sessionRoots } from '../bus/layout.js';
 import { gitTop } from '../bus/root.js';
 import { LAUNCH_FILE, readLaunchConfig } from './launch-config.js';
+import { LAUNCH_LOCAL_FILE, readLocalLaunchConfig } from './launcher-preference.js';
 import { createSession } from './session-record.js';
 import { DEFAULT_ROOT, type SetupPlan, type SetupState } from './setup-plan.js';
 
@@ -31,6 +32,8 @@ export function readSetupState(projectDir: string): SetupState {
   const absRoot = resolve(projectDir, root);
   const launchText = readOptional(join(projectDir, LAUNCH_FILE));
   const launch = readLaunchConfig(projectDir);
+  const localLaunchText = readOptional(join(projectDir, LAUNCH_LOCAL_FILE));
+  const localLaunch = readLocalLaunchConfig(projectDir);
   const configAgents = readConfig(absRoot)?.agents;
   const completeMailboxes: string[] = [];
   for (const r of [root, ...sessionRoots(absRoot).map(([s]) => `${root}/${s}`)]) {
@@ -51,6 +54,8 @@ export function readSetupState(projectDir: string): SetupState {
     ...(amqrc ? { amqrc } : {}),
     ...(launch ? { launch } : {}),
     ...(launchText !== undefined ? { launchText } : {}),
+    ...(localLaunch ? { localLaunch } : {}),
+    ...(localLaunchText !== undefined ? { localLaunchText } : {}),
     ...(configAgents ? { configAgents } : {}),
     completeMailboxes: completeMailboxes.sort(),
     gitignoreLines: gitignore.split('\n').map((l) => l.trim()),
@@ -84,14 +89,20 @@ export function applySetup(plan: SetupPlan): void {
     const have = readOptional(file) ?? '';
     appendFileSync(file, `${have && !have.endsWith('\n') ? '\n' : ''}${ignore.content}`);
   }
-  for (const path of [LAUNCH_FILE, '.amqrc']) {
+  // committed project files are readable like any other (AMQ refuses only group/world-writable);
+  // this machine's preferences are its owner's alone, as AMQ writes them
+  const modes: Array<[string, number]> = [
+    [LAUNCH_FILE, 0o644],
+    [LAUNCH_LOCAL_FILE, 0o600],
+    ['.amqrc', 0o644],
+  ];
+  for (const [path, mode] of modes) {
     const file = byPath.get(path);
     if (!file?.content || file.action === 'keep') continue;
     const target = at(path);
     mkdirSync(dirname(target), { recursive: true });
     writeFileAtomic(dirname(target), basename(target), Buffer.from(file.content));
-    // committed project files: readable like any other (AMQ refuses only group/world-writable)
-    chmodSync(target, 0o644);
+    chmodSync(target, mode);
   }
 }
 

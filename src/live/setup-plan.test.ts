@@ -11,10 +11,33 @@ describe('the setup plan', () => {
     expect(plan.files.map((f) => `${f.action} ${f.path}`)).toEqual([
       'create .amqrc',
       'create .amq/launch.json',
+      'create .amq/launch.local.json',
       'create .agent-mail/meta/config.json',
       'append .gitignore',
     ]);
     expect(plan.mailboxes).toContain('.agent-mail/collab/agents/user');
+    // the launchers found, as AMQ proposes them; the mail and the preferences kept out of Git
+    expect(plan.launcher_preference).toEqual(['commands']);
+    expect(plan.files.at(-1)?.content).toBe('.agent-mail/\n.amq/launch.local.json\n');
+  });
+
+  it('keeps the local launcher preference unless one is given, and notes the launchers troupe skips', () => {
+    const state: SetupState = {
+      ...empty,
+      localLaunch: { schema: 1, launcher_preference: ['ghostty', 'commands'] },
+    };
+    const kept = planSetup({ detected: ['claude'], availableLaunchers: ['tmux', 'commands'] }, state);
+    expect(kept.launcher_preference).toEqual(['ghostty', 'commands']);
+    expect(kept.notes).toEqual([
+      "launcher 'ghostty' is AMQ's: kept in .amq/launch.local.json, skipped by troupe launch",
+    ]);
+    const given = planSetup({ detected: ['claude'], launcherPreference: ['tmux', 'commands'] }, state);
+    expect(given.launcher_preference).toEqual(['tmux', 'commands']);
+    expect(given.notes).toEqual([]);
+    expect(
+      planSetup({ detected: ['claude'], availableLaunchers: ['tmux', 'commands'] }, empty)
+        .launcher_preference,
+    ).toEqual(['tmux', 'commands']);
   });
 
   it('has a digest that depends on the inputs and on the disk, and on nothing else', () => {

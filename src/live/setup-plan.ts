@@ -12,6 +12,12 @@ import {
   type LaunchAgent,
   type LaunchConfig,
 } from './launch-config.js';
+import {
+  LAUNCH_LOCAL_FILE,
+  type LauncherName,
+  type LocalLaunchConfig,
+  skippedLaunchers,
+} from './launcher-preference.js';
 
 /** What is on disk now, as far as the plan depends on it (read by setup-state.ts). */
 export interface SetupState {
@@ -21,6 +27,8 @@ export interface SetupState {
   amqrc?: { text: string; root: string };
   launch?: LaunchConfig;
   launchText?: string;
+  localLaunch?: LocalLaunchConfig;
+  localLaunchText?: string;
   /** Agents of `<root>/meta/config.json`, when it exists. */
   configAgents?: string[];
   /** Mailboxes (`<root-relative dir>`) whose eight leaves all exist. */
@@ -33,8 +41,12 @@ export interface SetupRequest {
   detected: Adapter[];
   /** `--agents`: handles, or `handle:adapter`; else one per detected CLI (or the existing roster). */
   agents?: string[];
-  /** `--session`; else the existing default session, else `collab`. */
+  /** `--default-session`; else the existing default session, else `collab`. */
   session?: string;
+  /** Launchers found here, in AMQ's order, `commands` last (default: `commands` only). */
+  availableLaunchers?: LauncherName[];
+  /** `--launcher-preference` (parsed); else the existing local preference, else the launchers found. */
+  launcherPreference?: string[];
 }
 
 export type FileAction = 'create' | 'replace' | 'keep' | 'append';
@@ -54,6 +66,11 @@ export interface SetupPlan {
   root: string;
   default_session: string;
   detected: Adapter[];
+  /** Written to `.amq/launch.local.json`: the order `launch --launcher auto` tries. */
+  launcher_preference: string[];
+  available_launchers: LauncherName[];
+  /** What the operator should know, e.g. launchers of the preference troupe skips. */
+  notes: string[];
   roster: Array<{ handle: string; kind: 'agent'; adapter: Adapter } | { handle: string; kind: 'human' }>;
   /** meta/config.json's agents after setup (what was there, plus the roster). */
   config_agents: string[];
@@ -87,15 +104,22 @@ export function planSetup(request: SetupRequest, state: SetupState): SetupPlan {
     layout: state.launch?.layout ?? { type: 'columns' },
   };
   const launchText = `${goJson(launch)}\n`;
+  const available = request.availableLaunchers ?? ['commands'];
+  const preference = request.launcherPreference ?? state.localLaunch?.launcher_preference ?? [...available];
+  const localText = `${goJson({ schema: 1, launcher_preference: preference })}\n`;
   const handles = agents.map((a) => a.handle);
   const configAgents = [...new Set([...(state.configAgents ?? []), ...handles])].sort();
   const files: PlannedFile[] = [
     { path: '.amqrc', action: state.amqrc ? 'keep' : 'create', content: amqrcText },
     {
       path: LAUNCH_FILE,
-      action:
-        state.launchText === undefined ? 'create' : state.launchText === launchText ? 'keep' : 'replace',
+      action: fileAction(state.launchText, launchText),
       content: launchText,
+    },
+    {
+      path: LAUNCH_LOCAL_FILE,
+      action: fileAction(state.localLaunchText, localText),
+      content: localText,
     },
     {
       path: `${root}/meta/config.json`,
@@ -108,8 +132,11 @@ export function planSetup(request: SetupRequest, state: SetupState): SetupPlan {
       content: `${goJson({ version: 1, agents: configAgents })}\n`,
     },
   ];
-  if (state.inGit && !root.startsWith('/') && !state.gitignoreLines.includes(`${root}/`)) {
-    files.push({ path: '.gitignore', action: 'append', content: `${root}/\n` });
+  // the mail and this machine's preferences stay out of commits
+  const ignored = [...(root.startsWith('/') ? [] : [`${root}/`]), LAUNCH_LOCAL_FILE];
+  const unignored = ignored.filter((line) => !state.gitignoreLines.includes(line));
+  if (state.inGit && unignored.length > 0) {
+    files.push({ path: '.gitignore', action: 'append', content: `${unignored.join('\n')}\n` });
   }
   const complete = new Set(state.completeMailboxes);
   const mailboxes = [root, `${root}/${session}`]
@@ -121,6 +148,11 @@ export function planSetup(request: SetupRequest, state: SetupState): SetupPlan {
     root,
     default_session: session,
     detected: [...request.detected].sort(),
+    launcher_preference: preference,
+    available_launchers: [...available],
+    notes: skippedLaunchers(preference).map(
+      (name) => `launcher '${name}' is AMQ's: kept in ${LAUNCH_LOCAL_FILE}, skipped by troupe launch`,
+    ),
     roster: [
       ...agents.map((a) => ({ handle: a.handle, kind: 'agent' as const, adapter: a.adapter })),
       { handle: HUMAN, kind: 'human' as const },
@@ -129,6 +161,10 @@ export function planSetup(request: SetupRequest, state: SetupState): SetupPlan {
     files,
     mailboxes,
   };
+}
+
+function fileAction(current: string | undefined, planned: string): FileAction {
+  return current === undefined ? 'create' : current === planned ? 'keep' : 'replace';
 }
 
 function roster(request: SetupRequest, state: SetupState): LaunchAgent[] {

@@ -61,13 +61,13 @@ afterEach(async () => {
 let calls = 0;
 
 /** The environment the executor gives a call's server: dev's stage 2 unless `identity` says. */
-function serverEnv(file = join(dir, `calls-${++calls}.jsonl`), identity?: TroupeMcpCall) {
+function serverEnv(file = join(dir, `calls-${++calls}.jsonl`), identity?: TroupeMcpCall, root = dir) {
   return {
     PATH: process.env.PATH ?? '',
-    [TROUPE_MCP_ENV.root]: dir,
+    [TROUPE_MCP_ENV.root]: root,
     [TROUPE_MCP_ENV.calls]: file,
     [TROUPE_MCP_ENV.call]: JSON.stringify(identity ?? devCall()),
-    [TROUPE_MCP_ENV.store]: JSON.stringify({ kind: 'sqlite', file: join(dir, '.troupe', 'troupe.db') }),
+    [TROUPE_MCP_ENV.store]: JSON.stringify({ kind: 'sqlite', file: join(root, '.troupe', 'troupe.db') }),
   };
 }
 
@@ -83,13 +83,13 @@ const devCall = (call: Partial<TroupeMcpCall> = {}): TroupeMcpCall => ({
 });
 
 /** A server for one call of dev's stage 2 (or as `call` says), and the file it records to. */
-async function server(call: Partial<TroupeMcpCall> = {}) {
-  const file = join(dir, `calls-${++calls}.jsonl`);
+async function server(call: Partial<TroupeMcpCall> = {}, root = dir) {
+  const file = join(root, `calls-${++calls}.jsonl`);
   const identity = devCall(call);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, 'mcp'],
-    env: serverEnv(file, identity),
+    env: serverEnv(file, identity, root),
   });
   const client = new Client({ name: 'test', version: '0.0.0' });
   await client.connect(transport);
@@ -143,6 +143,26 @@ describe('troupe mcp', () => {
     expect(JSON.parse((await tool('list_chunks')).text)).toEqual([
       { id: 'C-001', description: 'write the parser', status: 'pending' },
     ]);
+  });
+
+  it('in the first stage, the context is the task’s input', async () => {
+    const first = project({
+      'agents.yaml': 'agents:\n  - id: planner\n    runtime: claude\n    human_input: before\n',
+      'script.yaml': 'agents:\n  planner: ["ok"]\n',
+    });
+    const run = await troupeJson(first, [
+      'run',
+      'summarise the notes',
+      '--file',
+      'agents.yaml',
+      '--script',
+      'script.yaml',
+    ]);
+    expect(run.json.stages).toEqual([]);
+    const call = { taskId: run.json.id, agent: 'planner', stage: 1, handoffTargets: [], canAsk: false };
+    const before = await (await server(call, first)).tool('read_context');
+    expect(before.text).toContain('summarise the notes');
+    expect(before.text).toContain('no stage has finished yet');
   });
 
   it('records chunks added and completed, with the ids they will get', async () => {

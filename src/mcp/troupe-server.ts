@@ -5,6 +5,7 @@ import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import { sizeText } from '../core/input-limit.js';
 import { usesChunks } from '../engine/plan/chunks.js';
 import { packageVersion } from '../package-root.js';
+import { contextWithInput } from '../pipeline/lang/context.js';
 import type { CallSession } from './call-session.js';
 
 /**
@@ -158,7 +159,10 @@ export function troupeMcpServer(session: CallSession): McpServer {
   server.registerTool(
     'read_context',
     { description: "The task's shared context (context.md): its input and what each agent has done." },
-    () => text(session.state().contextMd || '(the context is empty)'),
+    () => {
+      const { contextMd, input } = session.state();
+      return text(contextWithInput(contextMd, input));
+    },
   );
 
   server.registerTool(

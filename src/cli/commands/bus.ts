@@ -226,7 +226,12 @@ export function registerBus(program: Command): void {
     .option('--preview', 'print the plan and its digest; write nothing')
     .option('--apply <digest>', 'write the plan if its digest is still this one (else exit 6)')
     .option('--agents <list>', 'roster: handles or handle:cli (default: one per CLI found)')
-    .option('--session <name>', 'default session (default: collab)')
+    .option('--default-session <name>', 'default session, in .amq/launch.json (default: collab)')
+    .option('--session <name>', 'the same as --default-session (troupe’s earlier spelling)')
+    .option(
+      '--launcher-preference <list>',
+      'launchers to try in order, in .amq/launch.local.json: tmux, commands (cmux, ghostty: kept, skipped)',
+    )
     .option('-y, --yes', 'write the plan without a preview')
     .action(run('setup'));
 

@@ -5,6 +5,7 @@ import { parseHandle } from '../../bus/handle.js';
 import { resolveRoot } from '../../bus/root.js';
 import { NotFoundError, UsageError } from '../../core/errors.js';
 import { type Launcher, type LaunchResult, launch, projectSession } from '../../live/launch.js';
+import { isTroupeLauncher, LAUNCHERS } from '../../live/launcher-preference.js';
 import { createSession, listSessions } from '../../live/session-record.js';
 import { spawnWake } from '../../live/spawn-wake.js';
 import { Tmux } from '../../live/tmux.js';
@@ -29,8 +30,8 @@ export interface LiveFlags {
 
 export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<number> {
   const launcher = flags.launcher ?? 'auto';
-  if (!['auto', 'tmux', 'commands'].includes(launcher))
-    throw new UsageError(`--launcher must be auto, tmux or commands, not '${launcher}'`);
+  if (launcher !== 'auto' && !isTroupeLauncher(launcher))
+    throw new UsageError(`--launcher must be auto, ${LAUNCHERS.join(' or ')}, not '${launcher}'`);
   const result = launch({
     cwd: io.cwd,
     ...(flags.session ? { session: flags.session } : {}),

@@ -57,6 +57,16 @@ export function extractReport(output: string): string {
   return bodies.length > 0 ? bodies.join('\n\n') : output;
 }
 
+/**
+ * What an agent reading the shared context is told: context.md, led by the task's input until a
+ * stage has recorded it (in the first stage, context.md holds at most a human exchange).
+ */
+export function contextWithInput(contextMd: string, input: string): string {
+  if (/^## \[stage \d+\]/m.test(contextMd)) return contextMd;
+  const rest = contextMd.trim() || '(no stage has finished yet: this is the first)';
+  return `## [task input]\n${input}${SECTION_END}${rest}`;
+}
+
 /** Claude CLI's tool-progress lines (▶ ⎿ ✓ ✗) dropped, blank-line runs collapsed, trimmed. */
 export function stripCliArtifacts(output: string): string {
   const kept = output.split('\n').filter((line) => !/^(▶|⎿|✓|✗) /.test(line.trimStart()));

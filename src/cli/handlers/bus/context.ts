@@ -53,6 +53,8 @@ export interface BusFlags {
   tmpOlderThan?: string;
   preview?: boolean;
   apply?: string;
+  defaultSession?: string;
+  launcherPreference?: string;
 }
 
 /** As every `--json` prints it, without the bigints a receipt's file stats carry. */

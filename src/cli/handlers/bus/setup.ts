@@ -1,8 +1,10 @@
 import { ActionRequiredError } from '../../../bus/errors.js';
 import { UsageError } from '../../../core/errors.js';
 import { isAdapter } from '../../../live/launch-config.js';
+import { parseLauncherPreference } from '../../../live/launcher-preference.js';
 import { applySetup, projectDirOf, readSetupState } from '../../../live/setup-files.js';
 import { planDigest, planSetup, type SetupPlan } from '../../../live/setup-plan.js';
+import { Tmux } from '../../../live/tmux.js';
 import { runDoctor } from '../../../runtimes/doctor-checks.js';
 import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
@@ -19,8 +21,17 @@ export async function setup(flags: BusFlags, io: CommandIo): Promise<number> {
   const report = await runDoctor({ cwd: projectDir });
   const detected = report.clis.flatMap((c) => (c.installed && isAdapter(c.runtime) ? [c.runtime] : []));
   const agents = flags.agents === undefined ? undefined : splitList(flags.agents);
+  const session = defaultSession(flags);
+  const launcherPreference =
+    flags.launcherPreference === undefined ? undefined : parseLauncherPreference(flags.launcherPreference);
   const plan = planSetup(
-    { detected, ...(agents ? { agents } : {}), ...(flags.session ? { session: flags.session } : {}) },
+    {
+      detected,
+      availableLaunchers: new Tmux().available() ? ['tmux', 'commands'] : ['commands'],
+      ...(agents ? { agents } : {}),
+      ...(session ? { session } : {}),
+      ...(launcherPreference ? { launcherPreference } : {}),
+    },
     readSetupState(projectDir),
   );
   const digest = planDigest(plan);
@@ -34,10 +45,19 @@ export async function setup(flags: BusFlags, io: CommandIo): Promise<number> {
   }
   const apply = flags.apply !== undefined || flags.yes === true;
   if (apply) applySetup(plan);
+  for (const note of plan.notes) io.err(`troupe: ${note}\n`);
   if (flags.json) printJson(io, { [apply ? 'applied' : 'preview']: { digest, plan } });
   else io.out(describe(plan, digest, apply));
   // without an approval, the operator still has to apply it (AMQ: exit 6)
   return apply || flags.preview ? Exit.ok : Exit.actionRequired;
+}
+
+/** `--default-session` (AMQ's spelling) or `--session` (troupe's earlier one): one name. */
+function defaultSession(flags: BusFlags): string | undefined {
+  const { defaultSession, session } = flags;
+  if (defaultSession !== undefined && session !== undefined && defaultSession !== session)
+    throw new UsageError(`--default-session ${defaultSession} and --session ${session} disagree: give one`);
+  return defaultSession ?? session;
 }
 
 function describe(plan: SetupPlan, digest: string, applied: boolean): string {
@@ -48,6 +68,7 @@ function describe(plan: SetupPlan, digest: string, applied: boolean): string {
     `${applied ? 'Set up' : 'Plan for'} ${plan.project_dir}`,
     `  roster: ${agents.join(', ')}`,
     `  session: ${plan.default_session} (in ${plan.root}/${plan.default_session})`,
+    `  launcher preference: ${plan.launcher_preference.join(', ')}`,
     `  CLIs found: ${plan.detected.join(', ') || 'none'}`,
     ...plan.files.map((f) => `  ${f.action.padEnd(7)} ${f.path}`),
     `  ${applied ? 'created' : 'create '} ${plan.mailboxes.length} mailbox(es)`,
@@ -59,5 +80,5 @@ function describe(plan: SetupPlan, digest: string, applied: boolean): string {
 
 function flagsEcho(plan: SetupPlan): string {
   const agents = plan.roster.flatMap((r) => (r.kind === 'agent' ? [`${r.handle}:${r.adapter}`] : []));
-  return ` --agents ${agents.join(',')} --session ${plan.default_session}`;
+  return ` --agents ${agents.join(',')} --default-session ${plan.default_session} --launcher-preference ${plan.launcher_preference.join(',')}`;
 }
