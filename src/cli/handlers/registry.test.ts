@@ -32,7 +32,7 @@ describe('troupe publish / search / pipeline versions / pull', () => {
 
     const found = capturedIo(author);
     expect(await searchRegistry('demo', { registry }, found)).toBe(0);
-    expect(found.stdout()).toBe('pair  1.1.0  writes then edits  [text, demo]\n');
+    expect(found.stdout()).toBe('pair  1.0.0, 1.1.0  writes then edits  [text, demo]\n');
     const none = capturedIo(author);
     await searchRegistry('nothing-like-it', { registry }, none);
     expect(none.stdout()).toMatch(/^nothing matches "nothing-like-it" in /);
