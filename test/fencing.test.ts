@@ -335,18 +335,22 @@ describe.skipIf(unreachable)(
           ).toEqual([recordedFile]);
           expect(await sh(dir, 'show', 'main:s1.txt'), trace).not.toContain(`final by ${firstAttempt} `);
 
-          // the task branch holds only commits the log recorded, and ends at the last of them
+          // the task branch held only commits the log recorded, and ended at the last of them: what
+          // the merge brought into base (the branch itself goes with the merge)
           const recorded = log
             .filter((e) => e.type === 'workspace_committed')
             .map((e) => e.data.sha as string);
-          const onBranch = (await sh(dir, 'rev-list', `main@{1}..troupe/${taskId}`))
-            .split('\n')
-            .filter(Boolean);
+          const merged = String(log.find((e) => e.type === 'workspace_merged')?.data.sha);
+          const [, ...parents] = (await sh(dir, 'rev-list', '--parents', '-n', '1', merged))
+            .trim()
+            .split(' ');
+          const branchTip = parents.length === 2 ? parents[1]! : merged;
+          const onBranch = (await sh(dir, 'rev-list', `main@{1}..${branchTip}`)).split('\n').filter(Boolean);
           expect(
             onBranch.every((sha) => recorded.includes(sha)),
             `${trace}\nbranch: ${onBranch}\nrecorded: ${recorded}`,
           ).toBe(true);
-          expect(await rev(dir, `troupe/${taskId}`), trace).toBe(recorded.at(-1));
+          expect(branchTip, trace).toBe(recorded.at(-1));
           expect(log.find((e) => e.type === 'workspace_merged')?.data.stray, trace).toBeUndefined();
           expect(await Promise.all(workers.map((w) => w.stop()))).toEqual([0, 0]);
         } finally {
