@@ -41,6 +41,12 @@ export function isAdapter(name: string): name is Adapter {
 /** The project's launch config, or undefined when it has none; a broken one is a usage error. */
 export function readLaunchConfig(projectDir: string): LaunchConfig | undefined {
   const file = join(projectDir, LAUNCH_FILE);
+  const raw = readJsonFile(file);
+  return raw === undefined ? undefined : checkLaunchConfig(raw, file);
+}
+
+/** A JSON file of `.amq/`, parsed; undefined when there is none; bad JSON is a usage error naming it. */
+export function readJsonFile(file: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -48,13 +54,11 @@ export function readLaunchConfig(projectDir: string): LaunchConfig | undefined {
     if (errno(error) === 'ENOENT') return undefined;
     throw error;
   }
-  let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    return JSON.parse(text);
   } catch (error) {
     throw new UsageError(`${file}: invalid JSON: ${messageOf(error)}`);
   }
-  return checkLaunchConfig(raw, file);
 }
 
 function checkLaunchConfig(raw: unknown, file: string): LaunchConfig {

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errno } from '../bus/durable.js';
-import { messageOf, UsageError } from '../core/errors.js';
+import { UsageError } from '../core/errors.js';
+import { readJsonFile } from './launch-config.js';
 
 /** The launchers troupe drives: tmux panes, and commands printed for the operator to paste. */
 export const LAUNCHERS = ['tmux', 'commands'] as const;
@@ -77,20 +76,9 @@ export function pickLauncher(
 /** The project's local launch preferences, or undefined when it has none; a broken file is a usage error. */
 export function readLocalLaunchConfig(projectDir: string): LocalLaunchConfig | undefined {
   const file = join(projectDir, LAUNCH_LOCAL_FILE);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    if (errno(error) === 'ENOENT') return undefined;
-    throw error;
-  }
+  const raw = readJsonFile(file);
+  if (raw === undefined) return undefined;
   const bad = (what: string) => new UsageError(`${file}: ${what}`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw bad(`invalid JSON: ${messageOf(error)}`);
-  }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad('expected a JSON object');
   const c = raw as Record<string, unknown>;
   const misplaced = AUTHORITY_FIELDS.find((f) => f in c);

@@ -1,18 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProject } from '../../app/project.js';
 import { UsageError } from '../../core/errors.js';
 import { fixTask, restartTask } from './restart.js';
 import { testPipeline } from './test.js';
-import { capturedIo, SCRIPTED_PAIR, scratchProject } from './testing.js';
+import { capturedIo, captureProcessOutput, SCRIPTED_PAIR, scratchProject } from './testing.js';
 
 /** What the foreground run printed on the process's stdout (it runs the task where it is). */
-let printed: string[];
-beforeEach(() => {
-  printed = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((text) => printed.push(String(text)) > 0);
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-});
-afterEach(() => void vi.restoreAllMocks());
+const printed = captureProcessOutput();
 
 async function completedTask(): Promise<{ dir: string; id: string }> {
   const dir = scratchProject(SCRIPTED_PAIR);

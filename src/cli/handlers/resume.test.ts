@@ -1,19 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProject } from '../../app/project.js';
 import { NotFoundError, QueueError, UsageError } from '../../core/errors.js';
 import { loadScript } from '../../runtimes/script.js';
 import { Exit } from '../exit-codes.js';
 import { loadProjectPipeline, projectScriptFile } from '../options.js';
 import { resumeTask } from './resume.js';
-import { capturedIo, SCRIPTED_PAIR, scratchProject } from './testing.js';
+import { capturedIo, captureProcessOutput, SCRIPTED_PAIR, scratchProject } from './testing.js';
 
-let printed: string[];
-beforeEach(() => {
-  printed = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((text) => printed.push(String(text)) > 0);
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-});
-afterEach(() => void vi.restoreAllMocks());
+const printed = captureProcessOutput();
 
 /** A task of `pipeline` made and never run, as a crash right after `troupe run` started it leaves it. */
 function interruptedTask(dir: string, pipeline: string, human?: Record<string, never>): string {

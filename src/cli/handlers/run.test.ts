@@ -1,18 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../core/errors.js';
 import { Exit } from '../exit-codes.js';
 import { type RunOptions, runTask } from './run.js';
-import { capturedIo, SCRIPTED_PAIR, scratchProject } from './testing.js';
+import { capturedIo, captureProcessOutput, SCRIPTED_PAIR, scratchProject } from './testing.js';
 
-let printed: string[];
-beforeEach(() => {
-  printed = [];
-  vi.spyOn(process.stdout, 'write').mockImplementation((text) => printed.push(String(text)) > 0);
-  vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-});
-afterEach(() => void vi.restoreAllMocks());
+const printed = captureProcessOutput();
 
 const pair: RunOptions = { pipeline: 'pair', concurrency: 4, label: [], json: true };
 

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
+import { afterEach, beforeEach, vi } from 'vitest';
 import { openProject } from '../../app/project.js';
 import { loadPipeline } from '../../pipeline/load.js';
 import { loadScript } from '../../runtimes/script.js';
@@ -24,6 +25,21 @@ export function capturedIo(cwd: string): CapturedIo {
     stdout: () => out.join(''),
     stderr: () => err.join(''),
   };
+}
+
+/**
+ * For handlers that still print through the process (the foreground run): each test's stdout,
+ * in order, in the returned array; stderr silenced. Call once at the top of a test file.
+ */
+export function captureProcessOutput(): string[] {
+  const printed: string[] = [];
+  beforeEach(() => {
+    printed.length = 0;
+    vi.spyOn(process.stdout, 'write').mockImplementation((text) => printed.push(String(text)) > 0);
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  });
+  afterEach(() => void vi.restoreAllMocks());
+  return printed;
 }
 
 /** A temp folder holding `files` (path → content); `.troupe/` makes it a project. */
