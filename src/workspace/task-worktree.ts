@@ -5,6 +5,7 @@ import { GitError, NoCommitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
 import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';
 import { currentBranch, ensureExcluded, worktreesDir } from './repo.js';
+import { takingTurns } from './turns.js';
 import { samePath, worktreeEntries } from './worktree-list.js';
 
 /**
@@ -157,7 +158,18 @@ interface BranchMeta {
   agent?: string;
 }
 
-async function ensureWorktree(
+/**
+ * Worktrees of one repository are made one at a time in this process: `git worktree add` run
+ * eight times at once in one repository fails now and then (exit 128 after "Preparing worktree",
+ * with no reason given), and a task must not fail for starting beside another.
+ */
+const worktreeTurns = takingTurns();
+
+function ensureWorktree(repo: string, name: string, branch: string, meta: BranchMeta): Promise<TaskWorktree> {
+  return worktreeTurns(repo, () => makeWorktree(repo, name, branch, meta));
+}
+
+async function makeWorktree(
   repo: string,
   name: string,
   branch: string,
