@@ -58,6 +58,13 @@ export class MemoryWorkspace implements TaskWorkspace {
     return [`troupe/${taskId}`];
   }
 
+  /** Files a test says a commit changed (`changed.set(sha, files)`); none otherwise. */
+  readonly changed = new Map<string, string[]>();
+
+  async changedFiles(_path: string, _from: string, to: string): Promise<string[]> {
+    return this.changed.get(to) ?? [];
+  }
+
   async verifyAt<T>(repo: string, _taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T> {
     this.calls.push(`verify ${sha}`);
     return fn(`${repo}/.troupe/verify/${sha}`);

@@ -1,6 +1,6 @@
 import { formatDuration, formatTokens } from '../app/task-view.js';
 import { eventTable, handleEvent } from '../core/event-table.js';
-import type { TaskState } from '../engine/fold/task-state.js';
+import { pieceOf, type TaskState } from '../engine/fold/task-state.js';
 import type { RunObserver } from '../engine/ports.js';
 
 /**
@@ -71,11 +71,11 @@ const LIVE_LINES = eventTable<void, LiveScreen>()(
             )
           : `⇢ routed to ${event.agent}`,
       ),
-    stage_started: (event, { line, paint }) =>
+    stage_started: (event, { line, paint, state }) =>
       line(
         paint(
           36,
-          `▶ [${event.stage}] ${event.agent}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`,
+          `▶ [${event.stage}] ${event.agent}${pieceLabel(state, event.activation)}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`,
         ),
       ),
     stage_completed: (event, { line, paint }) =>
@@ -147,6 +147,21 @@ const LIVE_LINES = eventTable<void, LiveScreen>()(
       if (event.targets.length) line(`  → ${event.targets.map((t) => t.agent).join(', ')}`);
     },
     join: (event, { line }) => line(`  ⇉ ${event.agent} gets ${event.activations.length} branches`),
+    plan_expanded: (event, { line, paint }) => {
+      line(paint(36, `⊞ ${event.agent}'s plan (round ${event.round}): ${event.pieces.length} pieces`));
+      for (const piece of event.pieces) {
+        const after = piece.depends_on.length ? `  after ${piece.depends_on.join(', ')}` : '';
+        line(`  · ${piece.id}: ${firstLine(piece.goal)}${after}`);
+      }
+      for (const warning of event.warnings) line(paint(33, `  ⚠ ${warning}`));
+    },
+    piece_started: (event, { line }) => line(`  ⊞ piece ${event.piece} starts`),
+    piece_failed: (event, { line, paint }) =>
+      line(paint(31, `  ⊞ piece ${event.piece} failed: ${firstLine(event.reason)}`)),
+    piece_outside_paths: (event, { line, paint }) =>
+      line(paint(33, `  ⚠ piece ${event.piece} wrote outside its paths: ${event.files.join(', ')}`)),
+    plan_replanned: (event, { line, paint }) =>
+      line(paint(33, `⊞ re-planning (round ${event.round + 1}) after ${event.failed.join(', ')} failed`)),
     workspace_ready: (event, { line, state }) =>
       line(
         `⎇ working in ${event.path} on ${event.branch}${state.isolation ? ` (default: ${state.isolation.reason})` : ''}`,
@@ -195,6 +210,13 @@ const LIVE_LINES = eventTable<void, LiveScreen>()(
     'task_parked',
   ],
 );
+
+/** ` · piece <id>` for a stage that works on a plan's piece. */
+function pieceLabel(state: TaskState, activation: string): string {
+  const a = state.activations.get(activation);
+  const piece = a ? pieceOf(state, a) : null;
+  return piece ? ` · piece ${piece.id}` : '';
+}
 
 function untilText(iso: string): string {
   const ms = Date.parse(iso) - Date.now();

@@ -1,6 +1,7 @@
 import type { Chunk, ChunkStatus } from './chunk.js';
 import type { Pipeline, RuntimeName } from './pipeline.js';
 import type { Effort } from './pipeline-vocabulary.js';
+import type { PlanPiece } from './plan.js';
 import type { RoutingConfig } from './routing.js';
 import type { RuntimeErrorKind } from './runtime.js';
 import type { Script } from './script.js';
@@ -41,6 +42,8 @@ export type TaskFailureKind =
   | 'verification'
   /** A fan-out branch conflicted on its merge and no agent resolves conflicts. */
   | 'merge_conflict'
+  /** A plan's pieces failed and its planner has no re-plan left (docs/task-graphs.md). */
+  | 'pieces_failed'
   /** A routed agent (model or effort auto), and the config has no routing tiers. */
   | 'routing_unavailable';
 
@@ -332,6 +335,27 @@ export type TaskEvent =
       verifier: string;
       decision: 'approved' | 'rejected';
     }
+  /**
+   * A planner's plan, checked: its pieces (each after the pieces it depends on) run as a graph
+   * from now on (docs/task-graphs.md). `round`: 1 for the first plan, one more for each re-plan.
+   */
+  | {
+      type: 'plan_expanded';
+      stage: number;
+      activation: string;
+      agent: string;
+      round: number;
+      pieces: PlanPiece[];
+      warnings: string[];
+    }
+  /** A piece's worker starts on `input`, in the piece's worktree (made at its first stage). */
+  | { type: 'piece_started'; piece: string; input: string }
+  /** A piece ended without work to merge: the pieces that depend on it do not start. */
+  | { type: 'piece_failed'; piece: string; reason: string; stage: number | null }
+  /** Before its merge: the piece's branch changed files outside the paths it owns. */
+  | { type: 'piece_outside_paths'; piece: string; files: string[] }
+  /** Failed pieces sent the rest of the plan back to its planner (`input`: what it is told). */
+  | { type: 'plan_replanned'; round: number; failed: string[]; input: string }
   /** The task's size (S, M, L, XL), from `--size`, the API, or an agent's `SIZE:` line (`by` its id). */
   | { type: 'task_sized'; size: TaskSize; by: string }
   /** A valid spec from an agent with `spec: required`; later templates read it as `{{ spec }}`. */
@@ -340,7 +364,13 @@ export type TaskEvent =
    * The stage's output failed its spec or `output_schema:` check: it goes back to the same agent
    * with `reason`, and counts as a gate rejection (toward `gate.max_retries`).
    */
-  | { type: 'output_rejected'; stage: number; agent: string; check: 'spec' | 'output_schema'; reason: string }
+  | {
+      type: 'output_rejected';
+      stage: number;
+      agent: string;
+      check: 'spec' | 'output_schema' | 'plan';
+      reason: string;
+    }
   /** The task has used 80 % of its budget. */
   | { type: 'budget_warning'; used: number; limit: number; unit: 'tokens' | 'usd' }
   | { type: 'task_completed' }
@@ -404,6 +434,11 @@ const EVENT_TYPE_SET = {
   workspace_merge_failed: true,
   decision: true,
   verified: true,
+  plan_expanded: true,
+  piece_started: true,
+  piece_failed: true,
+  piece_outside_paths: true,
+  plan_replanned: true,
   task_sized: true,
   spec_recorded: true,
   output_rejected: true,

@@ -136,7 +136,28 @@ export interface AgentNode extends AgentBase {
   openai?: { base_url: string | null; api_key_env: string | null } | null;
   /** On a shared queue, only workers with all these labels run its stages (sorted, distinct). */
   worker_labels?: string[];
+  /** A planner: its output is a plan whose pieces run as a graph (docs/task-graphs.md). */
+  plan?: PlanSettings | null;
 }
+
+/** `plan:` on an agent: who works on each piece, who verifies it, and the graph's bounds. */
+export interface PlanSettings {
+  /** The agent that runs each piece, in the piece's worktree. */
+  worker: string;
+  /** The agent that judges each piece's commit in a fresh checkout (never the worker). */
+  verifier: string | null;
+  /** A plan that does not validate goes back to the planner at most this many times. */
+  max_rounds: number;
+  /** Pieces worked on at once (each also waits its turn under the provider `limits:`). */
+  concurrency: number;
+  /** A piece that failed sends the rest of the plan back to the planner at most this many times. */
+  replans: number;
+  /** `run`: the pieces' acceptance checks run as command gates; `verifier`: only the verifier reads them. */
+  checks: 'run' | 'verifier';
+}
+
+/** The defaults `plan:` fills in. */
+export const PLAN_DEFAULTS = { max_rounds: 3, concurrency: 4, replans: 1, checks: 'verifier' } as const;
 
 export interface SessionNode extends AgentBase {
   type: 'session';

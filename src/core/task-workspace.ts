@@ -61,6 +61,8 @@ export interface TaskWorkspace {
    * aside — a commit is kept as a tag `troupe/archive/<task>-<sha>`, never lost.
    */
   align(path: string, taskId: string, expected: string | null, base: string): Promise<void>;
+  /** The files changed between two commits (a plan's piece: from its start to its head). */
+  changedFiles(path: string, from: string, to: string): Promise<string[]>;
   /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */
   verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
   /**

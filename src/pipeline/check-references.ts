@@ -1,4 +1,4 @@
-import type { Handoff, PipelineNode, SessionNode, SourcePosition } from '../core/pipeline.js';
+import type { Handoff, PipelineNode, PlanSettings, SessionNode, SourcePosition } from '../core/pipeline.js';
 import {
   CONDITION_KEYWORDS,
   conditionApplies,
@@ -73,6 +73,7 @@ export function checkReferences(compiled: CompiledPipeline, sink: DiagnosticSink
         );
       }
     }
+    if (node.type === 'agent' && node.plan) checkPlan(compiled, node, node.plan, nodes, mustExist, sink);
     const verifier = node.type === 'agent' ? node.gate?.verifier : null;
     if (verifier) {
       const at = locate(compiled, node.id, 'gate', 'verifier');
@@ -176,5 +177,47 @@ function checkSession(
       '`require_chunks_done` needs a `chunks:` block on the session',
       'add `chunks: { initial: [...] }`, or drop require_chunks_done',
     );
+  }
+}
+
+/**
+ * A planner's worker and verifier are agents, the worker is not the planner (a piece would plan
+ * again), and the verifier is neither (worker != tester).
+ */
+function checkPlan(
+  compiled: CompiledPipeline,
+  node: PipelineNode,
+  plan: PlanSettings,
+  nodes: Map<string, PipelineNode>,
+  mustExist: (id: string, at: SourcePosition, what: string) => boolean,
+  sink: DiagnosticSink,
+): void {
+  const at = (field: string) => locate(compiled, node.id, 'plan', field);
+  if (plan.worker === node.id) {
+    sink.error(
+      at('worker'),
+      `\`${node.id}\` cannot be its own plan's worker`,
+      'name the agent that builds each piece',
+    );
+  } else if (
+    mustExist(plan.worker, at('worker'), 'plan worker') &&
+    nodes.get(plan.worker)?.type !== 'agent'
+  ) {
+    sink.error(
+      at('worker'),
+      `plan worker \`${plan.worker}\` is a session`,
+      'a worker is an agent: it works in a worktree',
+    );
+  }
+  const verifier = plan.verifier;
+  if (!verifier) return;
+  if (verifier === plan.worker || verifier === node.id) {
+    sink.error(
+      at('verifier'),
+      `\`${verifier}\` cannot verify pieces it ${verifier === node.id ? 'planned' : 'built'}`,
+      'name another agent: worker != tester',
+    );
+  } else if (mustExist(verifier, at('verifier'), 'plan verifier') && nodes.get(verifier)?.type !== 'agent') {
+    sink.error(at('verifier'), `plan verifier \`${verifier}\` is a session`, 'a verifier is an agent');
   }
 }

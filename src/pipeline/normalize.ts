@@ -6,6 +6,7 @@ import {
   type HumanInput,
   type McpServer,
   type PipelineNode,
+  PLAN_DEFAULTS,
 } from '../core/pipeline.js';
 import { RUNTIME_NAMES } from '../core/runtimes.js';
 import type { DiagnosticSink } from './diagnostics.js';
@@ -120,6 +121,18 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
       ? { base_url: raw.openai.base_url ?? null, api_key_env: raw.openai.api_key_env ?? null }
       : null,
     ...(raw.worker_labels?.length ? { worker_labels: [...new Set(raw.worker_labels)].sort() } : {}),
+    ...(raw.plan
+      ? {
+          plan: {
+            worker: raw.plan.worker,
+            verifier: raw.plan.verifier ?? null,
+            max_rounds: raw.plan.max_rounds ?? PLAN_DEFAULTS.max_rounds,
+            concurrency: raw.plan.concurrency ?? PLAN_DEFAULTS.concurrency,
+            replans: raw.plan.replans ?? PLAN_DEFAULTS.replans,
+            checks: raw.plan.checks ?? PLAN_DEFAULTS.checks,
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_RETRY, WORKER_LABEL } from '../core/pipeline.js';
+import { DEFAULT_RETRY, PLAN_DEFAULTS, WORKER_LABEL } from '../core/pipeline.js';
 import {
   CONDITION_KEYWORDS,
   CONTEXT_STRATEGIES,
@@ -129,6 +129,38 @@ export const OpenAiSchema = z
       }),
   })
   .meta({ title: 'OpenAiEndpoint' });
+
+export const PlanSettingsSchema = z
+  .strictObject({
+    worker: agentId.meta({ description: 'The agent that runs each piece, in the piece’s own worktree.' }),
+    verifier: agentId.nullish().meta({
+      description: "The agent that judges each piece's commit in a fresh checkout (worker != tester).",
+    }),
+    max_rounds: z.number().int().min(0).optional().meta({
+      description:
+        'A plan that does not validate goes back to the planner with the errors at most this many times.',
+      default: PLAN_DEFAULTS.max_rounds,
+    }),
+    concurrency: z.number().int().min(1).max(64).optional().meta({
+      description: 'Pieces worked on at once; each stage also waits its turn under the provider `limits:`.',
+      default: PLAN_DEFAULTS.concurrency,
+    }),
+    replans: z.number().int().min(0).optional().meta({
+      description:
+        'A piece that failed sends the rest of the plan back to the planner at most this many times (finished pieces stay merged).',
+      default: PLAN_DEFAULTS.replans,
+    }),
+    checks: z.enum(['run', 'verifier']).optional().meta({
+      description:
+        "run: each piece's acceptance checks run through the shell as a command gate (the planner's output reaches a shell); verifier: only the verifier reads them.",
+      default: PLAN_DEFAULTS.checks,
+    }),
+  })
+  .meta({
+    title: 'Plan',
+    description:
+      'troupe: this agent is a planner. Its output is a plan (schema/plan.schema.json) whose pieces run as a graph: each in its own worktree once its dependencies are merged, verified, and merged in dependency order (docs/task-graphs.md).',
+  });
 
 export const RetrySchema = z
   .strictObject({
@@ -273,6 +305,7 @@ export const AgentSchema = z
     consensus: ConsensusSchema.nullish(),
     summary_agent: agentId.nullish(),
     chunks: ChunksSchema.nullish(),
+    plan: PlanSettingsSchema.nullish(),
     on_conflict: agentId.nullish().meta({
       description:
         "troupe, on a join agent (the one fan-out branches hand off to): the agent that resolves a merge conflict between the branches, in the join's worktree. Without it a person is asked.",

@@ -55,6 +55,7 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
   return {
     repoOf: local.repoOf,
     verifyAt: local.verifyAt,
+    changedFiles: local.changedFiles,
     tidy: local.tidy,
 
     async prepare(taskId, cwd, settings) {

@@ -61,6 +61,10 @@ export const gitWorkspace: TaskWorkspace = {
     await gitOk(path, ['reset', '--hard', '--quiet', target]);
     await gitOk(path, ['clean', '-fd', '--quiet']);
   },
+  async changedFiles(path, from, to) {
+    const out = await gitOk(path, ['diff', '--name-only', '-z', '--no-renames', from, to]);
+    return out.split('\0').filter((f) => f !== '');
+  },
   verifyAt(repo, taskId, sha, fn) {
     return withVerifyCheckout({ repo, taskId, sha }, (checkout) => fn(checkout.path));
   },

@@ -2,7 +2,13 @@ import { TroupeError } from '../../core/errors.js';
 import type { TaskEvent } from '../../core/events.js';
 import { findNode } from '../../core/pipeline.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
-import { branchLineage, type TaskState, workspaceSettings } from '../fold/task-state.js';
+import {
+  branchLineage,
+  pieceOf,
+  pieceWorktreeName,
+  type TaskState,
+  workspaceSettings,
+} from '../fold/task-state.js';
 import type { StepOf } from '../plan/plan.js';
 
 /**
@@ -62,7 +68,9 @@ export class BranchWorkspaces {
     const activation = state.activations.get(activationId)!;
     const lineage = branchLineage(state, activation);
     if (lineage === null) return { place: { cwd: workspace.path, branch: null }, events: [] };
-    return this.lineage(lineage, activation.agent);
+    // a plan's pieces share their worker: each piece's worktree is named after the piece
+    const piece = pieceOf(state, activation);
+    return this.lineage(lineage, piece ? pieceWorktreeName(piece) : activation.agent);
   }
 
   private async lineage(lineage: string, agent: string): Promise<{ place: Workplace; events: TaskEvent[] }> {

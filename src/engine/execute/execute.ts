@@ -250,6 +250,26 @@ class TaskRun implements RunContext {
       case 'verify_final':
         this.track(step, verifyFinal(this, step));
         return;
+      case 'expand_plan': {
+        const { kind: _, ...event } = step;
+        this.events.record([{ type: 'plan_expanded', ...event }]);
+        return;
+      }
+      case 'start_piece':
+        this.events.record([{ type: 'piece_started', piece: step.piece, input: step.input }]);
+        return;
+      case 'fail_piece':
+        this.events.record([
+          { type: 'piece_failed', piece: step.piece, reason: step.reason, stage: step.stage },
+        ]);
+        return;
+      case 'replan': {
+        const { kind: _, ...event } = step;
+        this.events.record([{ type: 'plan_replanned', ...event }]);
+        return;
+      }
+      default:
+        step satisfies never;
     }
   }
 
@@ -264,8 +284,16 @@ class TaskRun implements RunContext {
     );
   }
 
-  /** A conflict with no `on_conflict` agent becomes a question to a person. */
+  /**
+   * A conflict with no `on_conflict` agent becomes a question to a person. A piece's files
+   * outside its paths are recorded before it merges.
+   */
   private async mergeBranches(step: StepOf<'merge_branches'>): Promise<void> {
+    if (step.piece) {
+      const outside = await this.workspace.outsidePaths(step.piece);
+      if (outside.length > 0)
+        this.events.record([{ type: 'piece_outside_paths', piece: step.piece, files: outside }]);
+    }
     const ask = await this.workspace.mergeBranches(step);
     if (ask) askHuman(this, ask);
   }

@@ -50,7 +50,7 @@ export async function judgeOutput(
   const request: RuntimeRequest = {
     agentId: node.id,
     purpose: 'gate',
-    prompt: gateUserMessage(gatePrompt(ctx.state, node, output), output),
+    prompt: gateUserMessage(gatePrompt(ctx.state, node, output, step.piece ?? null), output),
     systemPrompt: ctx.state.gateConfig.system_prompt,
     model: gate.model ?? concreteModel(verifier?.model) ?? ctx.state.gateConfig.model,
     effort: concreteEffort(verifier?.effort),

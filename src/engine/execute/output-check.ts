@@ -5,8 +5,9 @@ import type { Spec } from '../../core/spec.js';
 import { lastJsonObject } from '../../pipeline/lang/conditions.js';
 import { parseSizeDirective } from '../../pipeline/lang/directives.js';
 import { schemaErrors } from '../../pipeline/lang/json-schema-check.js';
+import { readPlan } from '../../pipeline/lang/plan.js';
 import { needsSpec, SPEC_JSON_SCHEMA } from '../../pipeline/lang/spec.js';
-import type { TaskState } from '../fold/task-state.js';
+import { pieceStatus, type TaskState } from '../fold/task-state.js';
 
 /**
  * What a finished stage's output says beyond its text: a `SIZE:` line (`task_sized`), and for
@@ -31,7 +32,22 @@ export function outputCheckEvents(
   }
   const schema = node.output_schema ?? null;
   const wantsSpec = node.spec === 'required';
-  if (turn || (!schema && !wantsSpec)) return events;
+  if (turn) return events;
+  if (node.plan) {
+    const read = readPlan(output, mergedPieces(state));
+    if ('errors' in read)
+      return [
+        ...events,
+        {
+          type: 'output_rejected',
+          stage,
+          agent: node.id,
+          check: 'plan',
+          reason: `the plan does not validate:\n${bullets(read.errors)}\n${PLAN_HINT}`,
+        },
+      ];
+  }
+  if (!schema && !wantsSpec) return events;
   const json = lastJsonObject(output);
   const reject = (check: 'spec' | 'output_schema', reason: string): TaskEvent[] => [
     ...events,
@@ -54,6 +70,15 @@ export function outputCheckEvents(
     }
   }
   return events;
+}
+
+const PLAN_HINT =
+  'Write the plan as one JSON object (schema/plan.schema.json): {"pieces": [{"id": "api", "goal": "…", "paths": ["src/api/"], "depends_on": [], "size": "S", "checks": ["npm test"]}]}.';
+
+/** Pieces an earlier plan of the task merged: a re-plan may depend on them. */
+function mergedPieces(state: TaskState): Set<string> {
+  const pieces = [...(state.plan?.pieces.values() ?? [])];
+  return new Set(pieces.filter((p) => pieceStatus(state, p) === 'merged').map((p) => p.id));
 }
 
 const SPEC_HINT =

@@ -95,7 +95,12 @@ function usedVariables(template: string): Set<string> {
 }
 
 /** The gate's own prompt: rendered with the output judged and the task's original request. */
-export function gatePrompt(state: TaskState, node: AgentNode, output: string): string {
+export function gatePrompt(
+  state: TaskState,
+  node: AgentNode,
+  output: string,
+  piece: string | null = null,
+): string {
   const template = node.gate?.prompt ?? '';
   if (!template.trim()) return '';
   return renderTemplate(
@@ -105,6 +110,7 @@ export function gatePrompt(state: TaskState, node: AgentNode, output: string): s
       input: state.input,
       params: state.definition.params,
       spec: specVariable(state.spec?.spec ?? null),
+      ...(piece ? { piece: state.plan?.pieces.get(piece) } : {}),
     },
     `${node.id}: gate prompt`,
   );

@@ -1,5 +1,6 @@
 import { LeaseLostError, messageOf } from '../../core/errors.js';
 import type { EventOf } from '../../core/events.js';
+import { ownsPath } from '../../core/plan.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
 import { workspaceSettings } from '../fold/task-state.js';
@@ -144,6 +145,17 @@ export class RunWorkspace {
       await moved;
     }
     return outcome.ask ? { kind: 'ask_human', stage: null, mode: 'merge_conflict', ...outcome.ask } : null;
+  }
+
+  /** The files a piece's branch changed outside the paths it owns (none without git, or once recorded). */
+  async outsidePaths(pieceId: string): Promise<string[]> {
+    const state = this.events.state;
+    const piece = state.plan?.pieces.get(pieceId);
+    const ws = piece && state.branchWorkspaces.get(piece.lineage);
+    const port = this.port;
+    if (!piece || !ws || !port || piece.outside.length > 0) return [];
+    const changed = await this.serialGit(() => port.changedFiles(ws.path, ws.start, ws.head));
+    return changed.filter((file) => !ownsPath(piece.paths, file));
   }
 
   /** `merge: on_complete` and the task branch is not in base yet. */

@@ -175,6 +175,7 @@ class StageRun {
           run.state,
           node,
           step.stage,
+          step.activation,
           { closed, env },
           () => run.routeHistory(),
           advice,

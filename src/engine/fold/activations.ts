@@ -33,6 +33,7 @@ export function addActivation(
     conflict: null,
     resolves: null,
     mailbox: null,
+    integrates: null,
   };
   state.activations.set(activation.id, activation);
   return activation;

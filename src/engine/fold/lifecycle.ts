@@ -46,6 +46,7 @@ export function initialState(event: Stored<'task_created'>): TaskState {
     size: null,
     spec: null,
     branchWorkspaces: new Map(),
+    plan: null,
     verified: {},
     chunks: initialChunks(event.definition, event.at),
     mailFailures: [],

@@ -3,6 +3,7 @@ import { branchReducers } from './branches.js';
 import { gateReducers } from './gates.js';
 import { lifecycleReducers } from './lifecycle.js';
 import { mailboxReducers } from './mailbox.js';
+import { planReducers } from './plans.js';
 import { recordReducers } from './records.js';
 import { sessionReducers } from './sessions.js';
 import { stageReducers } from './stages.js';
@@ -19,5 +20,6 @@ export const reducers: Reducers = {
   ...sessionReducers,
   ...workspaceReducers,
   ...branchReducers,
+  ...planReducers,
   ...recordReducers,
 };

@@ -12,6 +12,15 @@ import type { FoldedEventType, Reducer, TaskState } from './types.js';
 export { branchLineage, lineageIn, openActivations } from './activations.js';
 export { conflictInput } from './branches.js';
 export { deriveStatus, mailboxWaits, waitingFor } from './lifecycle.js';
+export {
+  isPieceLineage,
+  type PieceStatus,
+  pieceActivations,
+  pieceBranch,
+  pieceOf,
+  pieceStatus,
+  pieceWorktreeName,
+} from './plans.js';
 export { recordStageInContext } from './stage-records.js';
 export type {
   Activation,
@@ -19,6 +28,8 @@ export type {
   BranchWorkspace,
   Group,
   MailboxWait,
+  PieceState,
+  PlanState,
   RoutedStage,
   SessionProgress,
   StageRecord,

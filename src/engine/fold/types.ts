@@ -10,6 +10,7 @@ import type {
 } from '../../core/events.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import type { Effort } from '../../core/pipeline-vocabulary.js';
+import type { PlanPiece } from '../../core/plan.js';
 import type { RoutingConfig } from '../../core/routing.js';
 import type { Script } from '../../core/script.js';
 import type { SizeRecord, Spec } from '../../core/spec.js';
@@ -63,6 +64,8 @@ export interface Activation {
   resolves: string | null;
   /** A mailbox agent's stage waiting for its reply on the bus (runtime mailbox), and the reply once taken. */
   mailbox: MailboxWait | null;
+  /** The planner's activation that runs a plan's graph and merges its pieces: the plan's round. */
+  integrates: number | null;
 }
 
 export interface MailboxWait {
@@ -86,6 +89,34 @@ export interface BranchWorkspace {
   /** Merged into its join's worktree, or integrated by hand after a conflict. */
   merged: boolean;
   resolved: boolean;
+}
+
+/** A plan's piece as the task knows it (docs/task-graphs.md). */
+export interface PieceState extends PlanPiece {
+  /** The lineage its activations work in (its worktree's). */
+  lineage: string;
+  /** The plan round it came from. */
+  round: number;
+  started: boolean;
+  failure: { reason: string; stage: number | null } | null;
+  /** Files its branch changed outside its paths (found before its merge). */
+  outside: string[];
+}
+
+/** A task's plan, once its planner wrote one that validated. */
+export interface PlanState {
+  /** The planner agent and the stage that wrote the current round's plan. */
+  planner: string;
+  stage: number;
+  round: number;
+  /** The fan-out groups the rounds' pieces work in. */
+  groups: string[];
+  /** The activation that runs the current round's graph. */
+  integration: string;
+  /** Every round's pieces: a re-plan keeps those already merged and replaces the rest. */
+  pieces: Map<string, PieceState>;
+  warnings: string[];
+  replans: number;
 }
 
 export interface SessionProgress {
@@ -217,6 +248,8 @@ export interface TaskState {
   spec: { stage: number; agent: string; spec: Spec } | null;
   /** Fan-out branches in worktrees of their own, by lineage. */
   branchWorkspaces: Map<string, BranchWorkspace>;
+  /** The planner's plan and its pieces, once one validated. */
+  plan: PlanState | null;
   /** Verifiers' verdicts by commit. */
   verified: Record<string, 'approved' | 'rejected'>;
   /** transcript.md of the latest session. */

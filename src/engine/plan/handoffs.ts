@@ -31,8 +31,8 @@ export function resolveHandoffs(
   const add = (agent: string, input: string, condition: string) => {
     if (!targets.some((t) => t.agent === agent)) targets.push({ agent, input, condition });
   };
-  // output that failed its spec or output_schema goes back to its own agent, whatever on_reject says
-  const checkFailed = gate?.by === 'spec' || gate?.by === 'output_schema';
+  // output that failed its spec, output_schema or plan check goes back to its own agent, whatever on_reject says
+  const checkFailed = gate?.by === 'spec' || gate?.by === 'output_schema' || gate?.by === 'plan';
   for (const handoff of checkFailed ? [] : node.handoffs) {
     const holds =
       sessionOutcome === 'no_consensus'

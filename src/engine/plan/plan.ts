@@ -20,10 +20,13 @@ import {
   type Activation,
   type BranchWorkspace,
   branchLineage,
+  isPieceLineage,
   lineageIn,
   openActivations,
+  pieceOf,
   type TaskState,
 } from '../fold/task-state.js';
+import { expandPlan, failsOnlyThePiece, pieceGate, planGraph } from './graph-plan.js';
 import { resolveHandoffs } from './handoffs.js';
 import { retryAfter } from './retry-policy.js';
 import { planSession } from './session-plan.js';
@@ -73,12 +76,20 @@ export type Step =
       into: string | null;
       branches: string[];
       resolved: string | null;
+      /** A plan's piece: its paths are checked before its branch merges. */
+      piece?: string;
     }
+  /** A planner's checked plan becomes the task's graph (docs/task-graphs.md). */
+  | ({ kind: 'expand_plan' } & EventBody<'plan_expanded'>)
+  | { kind: 'start_piece'; piece: string; input: string }
+  | { kind: 'fail_piece'; piece: string; reason: string; stage: number | null }
+  | ({ kind: 'replan' } & EventBody<'plan_replanned'>)
   /** The `on_conflict` agent's stage is done: its join goes on. */
   | { kind: 'conflict_handled'; activation: string; resolver: string; stage: number }
   /** A mailbox agent's reply was taken off the bus: its stage completes with it. */
   | { kind: 'finish_mailbox_stage'; activation: string; agent: string; stage: number }
-  | { kind: 'evaluate_gate'; stage: number; agent: string; gate: 'llm' | 'command' }
+  /** `piece`: the gate is the plan's for that piece's worker (graph-plan.ts, pieceGate). */
+  | { kind: 'evaluate_gate'; stage: number; agent: string; gate: 'llm' | 'command'; piece?: string }
   | { kind: 'await_gate'; stage: number; agent: string }
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
   | { kind: 'join'; agent: string; activations: string[] }
@@ -111,6 +122,11 @@ export function stepKey(step: Step): string {
       return `merge_branches:${step.activation ?? 'end'}`;
     case 'conflict_handled':
       return `conflict_handled:${step.resolver}`;
+    case 'expand_plan':
+      return `expand_plan:${step.activation}`;
+    case 'start_piece':
+    case 'fail_piece':
+      return `${step.kind}:${step.piece}`;
     default:
       return step.kind;
   }
@@ -140,6 +156,10 @@ export function nextSteps(state: TaskState): Step[] {
       if (error instanceof TemplateError) return [fail(error.message, activation.stage, 'template_error')];
       throw error;
     }
+    if (step?.kind === 'fail' && failsOnlyThePiece(step.errorKind)) {
+      const piece = pieceOf(state, activation);
+      if (piece) step = { kind: 'fail_piece', piece: piece.id, reason: step.reason, stage: step.stage };
+    }
     if (step?.kind === 'fail') return [step];
     if (step) {
       if ((step.kind === 'start_stage' || step.kind === 'end_session') && step.stage === nextStage)
@@ -168,7 +188,9 @@ function planActivation(
     case 'done':
       return null;
     case 'ready':
-      return planReady(state, activation, node, open, nextStage);
+      return activation.integrates === null
+        ? planReady(state, activation, node, open, nextStage)
+        : planGraph(state, activation, node);
     case 'settling':
       return planSettling(state, activation, node);
   }
@@ -225,7 +247,13 @@ function planReady(
       );
     }
   }
-  if (activation.group !== null && activation.stage === null && activation.resolves === null) {
+  // a plan's pieces never join one another: the planner's integration merges them
+  if (
+    activation.group !== null &&
+    activation.stage === null &&
+    activation.resolves === null &&
+    !pieceOf(state, activation)
+  ) {
     const join = planJoin(state, activation, open);
     if (join !== 'go') return join;
   }
@@ -350,7 +378,8 @@ export function asksOnDemand(node: AgentNode): boolean {
 
 function planSettling(state: TaskState, activation: Activation, node: AgentNode): Step | null {
   const stage = state.stages[activation.stage! - 1]!;
-  if (repeatsItself(state, node.id)) {
+  const piece = pieceOf(state, activation);
+  if (repeatsItself(state, node.id, piece?.lineage ?? null)) {
     return fail(
       `agent '${node.id}' produced the same output three times in a row; stopped as a runaway loop`,
       stage.n,
@@ -370,16 +399,24 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
       };
     }
   }
-  const gate = node.gate;
+  const ownGate = node.gate;
+  const gate = ownGate ?? pieceGate(state, activation, node);
   if (gate && stage.gate === null) {
     if (gate.type === 'human')
       return stage.gateWaiting ? null : { kind: 'await_gate', stage: stage.n, agent: node.id };
-    return { kind: 'evaluate_gate', stage: stage.n, agent: node.id, gate: gate.type };
+    const pieceId = !ownGate && piece ? { piece: piece.id } : {};
+    return { kind: 'evaluate_gate', stage: stage.n, agent: node.id, gate: gate.type, ...pieceId };
   }
   if (stage.gate?.decision === 'rejected' && stage.gate.by !== 'human') {
     // spec and output_schema rejections count too, also for an agent without a gate
-    const maxRetries = gate?.max_retries ?? DEFAULT_GATE_RETRIES;
-    const rejections = state.gateRejections[node.id] ?? 0;
+    const maxRetries =
+      stage.gate.by === 'plan' && node.plan
+        ? node.plan.max_rounds
+        : (gate?.max_retries ?? DEFAULT_GATE_RETRIES);
+    // a piece's worker counts its own piece's rejections, not every piece's
+    const rejections = piece
+      ? rejectionsIn(state, node.id, piece.lineage)
+      : (state.gateRejections[node.id] ?? 0);
     if (rejections > maxRetries) {
       const what = REJECTED_BY[stage.gate.by] ?? 'Gate kept rejecting output';
       return fail(
@@ -389,6 +426,7 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
       );
     }
   }
+  if (node.plan && stage.gate?.decision !== 'rejected') return expandPlan(state, activation, node);
   if (activation.resolves !== null) {
     return {
       kind: 'conflict_handled',
@@ -407,6 +445,7 @@ export const DEFAULT_GATE_RETRIES = 3;
 const REJECTED_BY: Record<string, string> = {
   spec: 'Its spec kept failing validation (schema/spec.schema.json)',
   output_schema: 'Its output kept failing its output_schema',
+  plan: 'Its plan kept failing validation (schema/plan.schema.json)',
 };
 
 /**
@@ -439,7 +478,10 @@ function planBranchMerge(state: TaskState, activation: Activation): Step | null 
 /** Fan-out branches no join collected go into the task branch before the task completes. */
 function unjoinedBranches(state: TaskState): Step | null {
   if (!state.workspace) return null;
-  const pending = [...state.branchWorkspaces.values()].filter((ws) => !ws.merged && !ws.resolved);
+  // a plan's pieces are merged by its integration, or not at all (a failed piece's branch is kept)
+  const pending = [...state.branchWorkspaces.values()].filter(
+    (ws) => !ws.merged && !ws.resolved && !isPieceLineage(state, ws.lineage),
+  );
   if (pending.length === 0) return null;
   return {
     kind: 'merge_branches',
@@ -468,13 +510,25 @@ function finalVerification(state: TaskState): Step | null {
 }
 
 /** Runaway guard: the agent's last three completed outputs are the same. */
-function repeatsItself(state: TaskState, agent: string): boolean {
+function repeatsItself(state: TaskState, agent: string, lineage: string | null): boolean {
   const outputs: string[] = [];
   for (let i = state.stages.length - 1; i >= 0 && outputs.length < 3; i--) {
     const s = state.stages[i]!;
+    if (lineage !== null && state.activations.get(s.activation)?.lineage !== lineage) continue;
     if (s.agent === agent && s.status === 'completed' && !s.turn) outputs.push(s.output);
   }
   return outputs.length === 3 && outputs[0] === outputs[1] && outputs[1] === outputs[2];
+}
+
+/** Automated rejections of `agent`'s stages in one lineage (a piece's). */
+function rejectionsIn(state: TaskState, agent: string, lineage: string): number {
+  return state.stages.filter(
+    (s) =>
+      s.agent === agent &&
+      s.gate?.decision === 'rejected' &&
+      s.gate.by !== 'human' &&
+      state.activations.get(s.activation)?.lineage === lineage,
+  ).length;
 }
 
 /**

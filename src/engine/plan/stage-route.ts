@@ -6,7 +6,7 @@ import { type ClosedProviders, type Env, providerKey } from '../../core/provider
 import type { Tier } from '../../core/routing.js';
 import { decideTier, onTier, ROUTER_REASON, type RouterAdvice, taskKind } from '../../scheduler/route.js';
 import { type RouteOutcome, tierRecords } from '../../scheduler/route-history.js';
-import type { TaskState } from '../fold/task-state.js';
+import { pieceOf, type TaskState } from '../fold/task-state.js';
 
 /**
  * Where an agent with `model: auto` or `effort: auto` runs a stage: the tier recorded for that
@@ -38,6 +38,7 @@ export function routeStage(
   state: TaskState,
   node: AgentNode,
   stage: number,
+  activation: string,
   providers: { closed: ClosedProviders; env: Env },
   history: () => readonly RouteOutcome[],
   advice: RouterAdvice | null = null,
@@ -63,7 +64,11 @@ export function routeStage(
     const key = providerKey(onTier(node, tier, which), providers.env);
     if (providers.closed.isClosed(key)) closed.set(name, key);
   }
-  const size = state.size?.size ?? null;
+  // a plan's piece is routed by its own size and labels (and the task's labels)
+  const a = state.activations.get(activation);
+  const piece = a ? pieceOf(state, a) : null;
+  const size = piece?.size ?? state.size?.size ?? null;
+  const labels = piece ? [...new Set([...state.labels, ...piece.labels])] : state.labels;
   const rejectedHere = state.stages
     .filter((s) => s.agent === node.id && s.gate?.decision === 'rejected' && state.routes[s.n])
     .map((s) => state.routes[s.n]!.tier);
@@ -73,7 +78,7 @@ export function routeStage(
       pipeline: state.pipeline,
       agent: node.id,
       size,
-      labels: state.labels,
+      labels,
       input: state.input,
       gated: node.gate !== null,
       forcedTier: state.forcedTier,

@@ -17,6 +17,10 @@ export function leadsAnywhere(node: PipelineNode): boolean {
 function namedSuccessors(node: PipelineNode): string[] {
   const next = node.handoffs.flatMap((h) => h.to.filter((t) => t !== '*'));
   if (node.type === 'agent' && node.gate?.verifier) next.push(node.gate.verifier);
+  if (node.type === 'agent' && node.plan) {
+    next.push(node.plan.worker);
+    if (node.plan.verifier) next.push(node.plan.verifier);
+  }
   if (node.on_conflict) next.push(node.on_conflict);
   if (node.type === 'session') {
     next.push(...node.participants);

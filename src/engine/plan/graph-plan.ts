@@ -1,0 +1,212 @@
+import type { TaskErrorKind } from '../../core/events.js';
+import type { AgentNode, Gate } from '../../core/pipeline.js';
+import { readPlan } from '../../pipeline/lang/plan.js';
+import {
+  type Activation,
+  branchLineage,
+  type PieceState,
+  pieceBranch,
+  pieceOf,
+  pieceStatus,
+  type TaskState,
+} from '../fold/task-state.js';
+import { resolveHandoffs } from './handoffs.js';
+import type { Step } from './plan.js';
+
+/**
+ * The planner's part for plans (docs/task-graphs.md), pure like the rest of plan/: a planner's
+ * checked plan is expanded; its integration activation starts each piece once the pieces it
+ * depends on are merged (at most `plan.concurrency` at once), merges each finished piece into
+ * the task branch, re-plans around failed pieces, and hands on as the planner would once every
+ * piece is in.
+ */
+
+/** The planner's stage passed its checks: its plan becomes the task's graph. */
+export function expandPlan(state: TaskState, activation: Activation, node: AgentNode): Step {
+  const stage = state.stages[activation.stage! - 1]!;
+  const merged = new Set(
+    [...(state.plan?.pieces.values() ?? [])]
+      .filter((p) => pieceStatus(state, p) === 'merged')
+      .map((p) => p.id),
+  );
+  const read = readPlan(stage.output, merged);
+  // the output check already refused a plan that does not read: this is the same reading
+  if ('errors' in read)
+    return fail(`the plan of ${node.id} does not validate: ${read.errors[0]}`, stage.n, 'gate_rejected');
+  return {
+    kind: 'expand_plan',
+    stage: stage.n,
+    activation: activation.id,
+    agent: node.id,
+    round: (state.plan?.round ?? 0) + 1,
+    pieces: read.pieces,
+    warnings: read.warnings,
+  };
+}
+
+/** What the integration activation does next: merge, start, hand on, re-plan, fail, or wait. */
+export function planGraph(state: TaskState, activation: Activation, node: AgentNode): Step | null {
+  const plan = state.plan!;
+  const settings = node.plan!;
+  const into = branchLineage(state, activation);
+  const conflict = activation.conflict;
+  if (conflict && !conflict.handled) return null;
+  if (conflict) {
+    return {
+      kind: 'merge_branches',
+      activation: activation.id,
+      agent: node.id,
+      into,
+      branches: [],
+      resolved: conflict.branch,
+    };
+  }
+  const pieces = [...plan.pieces.values()];
+  const status = new Map(pieces.map((p) => [p.id, pieceStatus(state, p)]));
+  const finished = pieces.find((p) => status.get(p.id) === 'merging');
+  if (finished) {
+    return {
+      kind: 'merge_branches',
+      activation: activation.id,
+      agent: node.id,
+      into,
+      branches: [pieceBranch(state, finished)!],
+      resolved: null,
+      piece: finished.id,
+    };
+  }
+  const running = pieces.filter((p) => status.get(p.id) === 'running').length;
+  const ready = pieces.find((p) => status.get(p.id) === 'ready');
+  if (ready) {
+    return running < settings.concurrency
+      ? { kind: 'start_piece', piece: ready.id, input: pieceInput(state, ready) }
+      : null;
+  }
+  if (pieces.every((p) => status.get(p.id) === 'merged')) {
+    const stage = state.stages[plan.stage - 1]!;
+    const targets = resolveHandoffs(state.definition, node, stage, [], null);
+    return { kind: 'handoff', stage: stage.n, activation: activation.id, targets };
+  }
+  if (running > 0) return null;
+  const failed = pieces.filter((p) => status.get(p.id) === 'failed');
+  const blocked = pieces.filter((p) => status.get(p.id) === 'waiting').map((p) => p.id);
+  if (plan.replans < settings.replans) {
+    return {
+      kind: 'replan',
+      round: plan.round,
+      failed: failed.map((p) => p.id),
+      input: replanInput(state, activation, failed, blocked),
+    };
+  }
+  const reasons = failed.map((p) => `${p.id} (${firstLine(p.failure?.reason ?? 'failed')})`).join('; ');
+  const waited = blocked.length ? `; ${blocked.join(', ')} waited on them` : '';
+  return fail(
+    `piece${failed.length === 1 ? '' : 's'} ${reasons} failed${waited}; ${settings.replans} re-plan${settings.replans === 1 ? '' : 's'} used`,
+    null,
+    'pieces_failed',
+  );
+}
+
+/**
+ * A piece's worker is judged before its piece can merge: by its own gate when it has one, else
+ * by the plan's verifier (in a fresh checkout of its commit), with the acceptance checks run
+ * first as a command gate when `plan.checks: run`.
+ */
+export function pieceGate(state: TaskState, activation: Activation, node: AgentNode): Gate | null {
+  const piece = pieceOf(state, activation);
+  const planner = piece && plannerNode(state);
+  if (!piece || !planner || planner.plan!.worker !== node.id) return null;
+  const runsChecks = planner.plan!.checks === 'run' && piece.checks.length > 0;
+  const verifier = planner.plan!.verifier;
+  if (!verifier && !runsChecks) return null;
+  return {
+    type: verifier ? 'llm' : 'command',
+    prompt: verifier ? PIECE_GATE_PROMPT : '',
+    model: null,
+    max_retries: DEFAULT_PIECE_RETRIES,
+    command: runsChecks ? piece.checks.join(' && ') : null,
+    verifier,
+    timeout: null,
+  };
+}
+
+/** Times a piece's worker is sent back by its verifier or checks before the piece fails. */
+export const DEFAULT_PIECE_RETRIES = 3;
+
+/** Rendered with `piece` as a variable: the planner's text is data, never template syntax. */
+const PIECE_GATE_PROMPT = `You verify one piece of a larger task. You did not write it: judge the commit in this checkout.
+
+Piece {{ piece.id }}: {{ piece.goal }}
+It may change only: {{ piece.paths | join(", ") }}
+{% if piece.checks.length %}Acceptance checks (run them): {{ piece.checks | join(" ; ") }}
+{% endif %}
+Approve only if the goal is met, the changes stay within those paths, and the checks pass. Say what is wrong otherwise.`;
+
+export function plannerNode(state: Readonly<TaskState>): AgentNode | null {
+  const id = state.plan?.planner;
+  const node = id ? state.definition.agents.find((a) => a.id === id) : undefined;
+  return node?.type === 'agent' && node.plan ? node : null;
+}
+
+/** What a piece's worker is told: its piece, its bounds, and the task it is part of. */
+export function pieceInput(state: Readonly<TaskState>, piece: PieceState): string {
+  const plan = state.plan!;
+  const others = [...plan.pieces.values()].filter((p) => p.id !== piece.id);
+  return [
+    `You build one piece of a larger task, in a git worktree of your own; troupe commits what you leave.`,
+    '',
+    `Piece: ${piece.id}`,
+    `Goal: ${piece.goal}`,
+    `Change only: ${piece.paths.join(', ')}`,
+    piece.checks.length ? `Acceptance checks: ${piece.checks.join(' ; ')}` : 'Acceptance checks: none given',
+    piece.depends_on.length
+      ? `Built on: ${piece.depends_on.join(', ')} (their work is already merged into your worktree)`
+      : 'Built on: the task branch as it is',
+    '',
+    'Other pieces (other workers build them; do not):',
+    ...(others.length
+      ? others.map((p) => `- ${p.id}: ${firstLine(p.goal)} (${p.paths.join(', ')})`)
+      : ['- none']),
+    '',
+    'The whole task:',
+    state.input,
+  ].join('\n');
+}
+
+function replanInput(
+  state: Readonly<TaskState>,
+  activation: Activation,
+  failed: PieceState[],
+  blocked: string[],
+): string {
+  const merged = [...state.plan!.pieces.values()]
+    .filter((p) => pieceStatus(state, p) === 'merged')
+    .map((p) => p.id);
+  return [
+    activation.input,
+    '',
+    `--- Re-plan (round ${state.plan!.round + 1}) ---`,
+    'These pieces failed:',
+    ...failed.map((p) => `- ${p.id}: ${p.failure?.reason ?? 'failed'}`),
+    blocked.length ? `Not started (they waited on a failed piece): ${blocked.join(', ')}` : '',
+    merged.length
+      ? `Already merged (do not plan them again; pieces may depend on them): ${merged.join(', ')}`
+      : 'Nothing is merged yet.',
+    'Write a plan for the work that is left, as {"pieces": [...]}.',
+  ]
+    .filter((line, i, all) => line !== '' || all[i - 1] !== '')
+    .join('\n');
+}
+
+/** Failures that stay with their piece; the rest (the task's stages or budget spent) end the task. */
+export function failsOnlyThePiece(kind: TaskErrorKind | null): boolean {
+  return kind !== 'max_stages' && kind !== 'budget';
+}
+
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0]!.slice(0, 200);
+}
+
+function fail(reason: string, stage: number | null, errorKind: TaskErrorKind | null): Step {
+  return { kind: 'fail', reason, stage, errorKind };
+}
