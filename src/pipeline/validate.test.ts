@@ -85,3 +85,38 @@ agents:
     expect(result.lines[0]).toMatch(/^agents\.yaml:3:1 error: YAML syntax error: /);
   });
 });
+
+describe('plan:', () => {
+  const planner = (plan: string) => `agents:
+  - id: planner
+    runtime: scripted
+    plan: ${plan}
+  - id: builder
+    runtime: scripted
+  - id: tester
+    runtime: scripted
+  - id: talk
+    type: session
+    participants: [builder, tester]
+`;
+
+  it('a planner with a worker and a verifier validates, and reaches both', () => {
+    expect(validateYaml(planner('{ worker: builder, verifier: tester }')).lines).toEqual([
+      'agents.yaml:9:5 warning: agent `talk` is unreachable from the entry agent `planner`',
+    ]);
+  });
+
+  it('names a worker or verifier that cannot be one, where it is written', () => {
+    expect(validateYaml(planner('{ worker: planner }')).lines[0]).toBe(
+      "agents.yaml:4:21 error: `planner` cannot be its own plan's worker",
+    );
+    expect(validateYaml(planner('{ worker: buider }')).lines[0]).toMatch(
+      /^agents\.yaml:4:21 error: plan worker `buider` does not exist/,
+    );
+    expect(validateYaml(planner('{ worker: talk }')).lines[0]).toMatch(/plan worker `talk` is a session/);
+    expect(validateYaml(planner('{ worker: builder, verifier: builder }')).lines[0]).toMatch(
+      /^agents\.yaml:4:\d+ error: `builder` cannot verify pieces it built/,
+    );
+    expect(validateYaml(planner('{ worker: builder, concurrency: 0 }')).lines[0]).toMatch(/concurrency/);
+  });
+});

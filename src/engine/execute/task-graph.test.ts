@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { memoryWorld } from '../../app/test-doubles.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { PlanSettings, WorkspaceSettings } from '../../core/pipeline.js';
+import type { Script } from '../../core/script.js';
+import { defaultConfig } from '../../pipeline/config.js';
+import { agent, handoff, pipeline } from '../test-pipelines.js';
+
+/**
+ * Plans as task graphs on the in-memory world: what the engine decides for a plan's pieces,
+ * read back from the events. test/task-graph.test.ts runs the same in real git repositories.
+ */
+
+const WORKTREE: WorkspaceSettings = {
+  isolation: 'worktree',
+  base: null,
+  merge: 'on_complete',
+  branch_prefix: 'troupe/',
+  remote: null,
+};
+
+const planned = (settings: Partial<PlanSettings>, extra = {}) => {
+  const p = pipeline(
+    agent('planner', {
+      plan: {
+        worker: 'builder',
+        verifier: 'tester',
+        max_rounds: 2,
+        concurrency: 1,
+        replans: 0,
+        checks: 'verifier',
+        ...settings,
+      },
+      handoffs: [handoff('reviewer')],
+    }),
+    agent('builder', extra),
+    agent('tester'),
+    agent('reviewer'),
+  );
+  return { ...p, workspace: WORKTREE };
+};
+
+const plan = (...pieces: object[]) => JSON.stringify({ pieces });
+
+function types(events: StoredEvent[], ...wanted: string[]) {
+  return events.filter((e) => wanted.includes(e.type));
+}
+
+describe('a plan in memory', () => {
+  it("a verifier's rejection sends only that piece back to its worker", async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const script: Script = {
+      agents: {
+        planner: [plan({ id: 'a', goal: 'do a', paths: ['a/'] }, { id: 'b', goal: 'do b', paths: ['b/'] })],
+        builder: [
+          { when: 'Piece: a\\n', reply: 'a built' },
+          { when: 'Piece: b\\n', reply: 'b built' },
+        ],
+        reviewer: ['fine'],
+      },
+      gates: { builder: [{ decision: 'rejected', reason: 'a misses its test' }, 'approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: planned({}), input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    const builds = done.stages.filter((s) => s.agent === 'builder');
+    expect(builds.map((s) => s.output)).toEqual(['a built', 'a built', 'b built']);
+    expect(builds[1]!.input).toContain('--- Gate Rejection ---\na misses its test');
+    // the verifier judged each commit in a fresh checkout: never the worker's directory
+    expect(world.workspace.calls.filter((c) => c.startsWith('verify'))).toHaveLength(3);
+    expect(world.workspace.calls.filter((c) => c.startsWith('branch'))).toEqual([
+      'branch piece-a',
+      'branch piece-b',
+    ]);
+  });
+
+  it('a piece is routed by its own size and labels, and the decision says so', async () => {
+    const config = defaultConfig();
+    config.routing = {
+      tiers: {
+        fast: { runtime: null, model: 'small', effort: null },
+        deep: { runtime: null, model: 'large', effort: null },
+      },
+      router: null,
+      default: 'deep',
+      rules: [
+        { tier: 'fast', size: ['S'], agents: null, labels: null, keywords: null },
+        { tier: 'deep', size: null, agents: null, labels: ['risky'], keywords: null },
+      ],
+      learn: { enabled: false, min_samples: 3, prefer_approval: 0.8, avoid_rejection: 0.5, explore: false },
+    };
+    const world = memoryWorld({ repo: '/repo', config });
+    const script: Script = {
+      agents: {
+        planner: [
+          plan(
+            { id: 'small', goal: 'a typo', paths: ['a'], size: 'S' },
+            { id: 'risky', goal: 'the auth', paths: ['b'], labels: ['risky'] },
+          ),
+        ],
+        builder: ['built'],
+        reviewer: ['fine'],
+      },
+      gates: { builder: ['approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: planned({}, { model: 'auto' }), input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    const routes = types([...world.store.events(id)], 'decision').map((e) =>
+      e.type === 'decision' && e.kind === 'route' ? [e.tier, e.taskKind] : null,
+    );
+    expect(routes).toEqual([
+      ['fast', 'test/builder@S'],
+      ['deep', 'test/builder@-'],
+    ]);
+  });
+
+  it('a plan whose pieces never validate fails the planner after max_rounds', async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const script: Script = { agents: { planner: ['no plan here'] }, gates: {}, human: {} };
+    const id = world.service.start({ pipeline: planned({ max_rounds: 1 }), input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('failed');
+    expect(done.failure?.reason).toMatch(
+      /exceeded max gate retries \(1\)\. Its plan kept failing validation/,
+    );
+    expect(done.stages.filter((s) => s.agent === 'planner')).toHaveLength(2);
+  });
+});
