@@ -218,13 +218,13 @@ describe('pipeline create --ai', () => {
     const unknown = await troupe(dir, ['pipeline', 'create', 'x', '--template', 'nope']);
     expect(unknown.code).toBe(3);
     expect(unknown.stderr).toContain(
-      'hint: templates: design-session, dev-review-deploy, fan-out-build, spec-first-feature',
+      'hint: templates: design-session, dev-review-deploy, fan-out-build, plan-build, spec-first-feature',
     );
   });
 });
 
 describe('pipeline create --template', () => {
-  const templates = ['design-session', 'dev-review-deploy', 'fan-out-build', 'spec-first-feature'];
+  const templates = ['design-session', 'dev-review-deploy', 'fan-out-build', 'plan-build', 'spec-first-feature'];
 
   it('--list-templates lists the built-in templates with what each does', async () => {
     const run = await troupe(project(), ['pipeline', 'create', '--list-templates', '--json']);
