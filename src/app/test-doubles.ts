@@ -61,6 +61,10 @@ export class MemoryWorkspace implements TaskWorkspace {
   /** Files a test says a commit changed (`changed.set(sha, files)`); none otherwise. */
   readonly changed = new Map<string, string[]>();
 
+  async showFiles(_path: string, rev: string, files: string[]): Promise<Record<string, string | null>> {
+    return Object.fromEntries(files.map((f) => [f, `${f} at ${rev}`]));
+  }
+
   async changedFiles(_path: string, _from: string, to: string): Promise<string[]> {
     return this.changed.get(to) ?? [];
   }

@@ -72,6 +72,13 @@ export interface LeftoverProcess {
   command: string;
 }
 
+/** A conflicting file as the worktree has it (`ours`) and as the branch has it (`theirs`); null: absent. */
+export interface ConflictSide {
+  file: string;
+  ours: string | null;
+  theirs: string | null;
+}
+
 export interface HandoffTarget {
   agent: string;
   input: string;
@@ -290,6 +297,8 @@ export type TaskEvent =
       resolved?: string;
       head: string;
       resolver: string | null;
+      /** Each conflicting file on both sides (cut to a few KiB), for whoever resolves it. */
+      sides?: ConflictSide[];
     }
   /** The resolver's stage for a join's conflict is done: the join merges what is left. */
   | { type: 'conflict_handled'; activation: string; resolver: string; stage: number }

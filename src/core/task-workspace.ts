@@ -61,6 +61,16 @@ export interface TaskWorkspace {
    * aside — a commit is kept as a tag `troupe/archive/<task>-<sha>`, never lost.
    */
   align(path: string, taskId: string, expected: string | null, base: string): Promise<void>;
+  /**
+   * Files as they are at `rev` (a commit or branch), each cut to `maxBytes`; null for a file that
+   * is not there. What a conflict's resolver is shown of both sides.
+   */
+  showFiles(
+    path: string,
+    rev: string,
+    files: string[],
+    maxBytes: number,
+  ): Promise<Record<string, string | null>>;
   /** The files changed between two commits (a plan's piece: from its start to its head). */
   changedFiles(path: string, from: string, to: string): Promise<string[]>;
   /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */

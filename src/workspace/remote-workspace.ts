@@ -56,6 +56,7 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
     repoOf: local.repoOf,
     verifyAt: local.verifyAt,
     changedFiles: local.changedFiles,
+    showFiles: local.showFiles,
     tidy: local.tidy,
 
     async prepare(taskId, cwd, settings) {

@@ -1,7 +1,7 @@
 import { StateError } from '../core/errors.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
 import { advanceBranch, buildCommit, stageCommitMessage } from './commit.js';
-import { gitOk, isAncestor, resolveCommit } from './git.js';
+import { git, gitOk, isAncestor, resolveCommit } from './git.js';
 import { buildMerges, mergeIntoBase } from './merge.js';
 import { pruneWorktrees } from './prune.js';
 import { agentsOwnCommits, restoreRecordedTip } from './recorded-tip.js';
@@ -60,6 +60,18 @@ export const gitWorkspace: TaskWorkspace = {
     }
     await gitOk(path, ['reset', '--hard', '--quiet', target]);
     await gitOk(path, ['clean', '-fd', '--quiet']);
+  },
+  async showFiles(path, rev, files, maxBytes) {
+    const shown: Record<string, string | null> = {};
+    for (const file of files) {
+      const result = await git(path, ['show', `${rev}:${file}`]);
+      const text = result.code === 0 ? result.stdout : null;
+      shown[file] =
+        text !== null && text.length > maxBytes
+          ? `${text.slice(0, maxBytes)}\n… (cut at ${maxBytes} bytes)`
+          : text;
+    }
+    return shown;
   },
   async changedFiles(path, from, to) {
     const out = await gitOk(path, ['diff', '--name-only', '-z', '--no-renames', from, to]);

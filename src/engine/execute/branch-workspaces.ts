@@ -1,5 +1,5 @@
 import { TroupeError } from '../../core/errors.js';
-import type { TaskEvent } from '../../core/events.js';
+import type { ConflictSide, TaskEvent } from '../../core/events.js';
 import { findNode } from '../../core/pipeline.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import {
@@ -43,6 +43,10 @@ export interface MergeOutcome {
   /** The join's commits, to put on the worktree's branch once `events` are stored (null: none). */
   advance: { path: string; commit: StageCommit } | null;
 }
+
+/** How much of a conflict a resolver is shown in its input: the first files, each cut. */
+const MAX_SIDE_FILES = 5;
+const MAX_SIDE_BYTES = 8 * 1024;
 
 export class BranchWorkspaces {
   /** Lineages whose worktree this process has made ready (created, or reused and aligned). */
@@ -113,6 +117,22 @@ export class BranchWorkspaces {
     }
   }
 
+  /** Both sides of the first conflicting files, for the resolver's input (a courtesy: git may refuse). */
+  private async sides(path: string, head: string, branch: string, files: string[]): Promise<ConflictSide[]> {
+    const shown = files.slice(0, MAX_SIDE_FILES);
+    try {
+      const [ours, theirs] = await this.serial(() =>
+        Promise.all([
+          this.port.showFiles(path, head, shown, MAX_SIDE_BYTES),
+          this.port.showFiles(path, branch, shown, MAX_SIDE_BYTES),
+        ]),
+      );
+      return shown.map((file) => ({ file, ours: ours[file] ?? null, theirs: theirs[file] ?? null }));
+    } catch {
+      return [];
+    }
+  }
+
   /** Merges a join's branches (or, at the end, every branch no join collected) into its worktree. */
   async merge(step: StepOf<'merge_branches'>): Promise<MergeOutcome> {
     const state = this.state();
@@ -145,6 +165,7 @@ export class BranchWorkspaces {
     const { branch, files, merged } = result.conflict;
     const node = step.agent ? findNode(state.definition, step.agent) : undefined;
     const resolver = step.activation ? (node?.on_conflict ?? null) : null;
+    const sides = resolver ? await this.sides(path, result.head, branch, files) : [];
     events.push({
       type: 'branch_conflict',
       activation: step.activation,
@@ -155,6 +176,7 @@ export class BranchWorkspaces {
       ...resolved,
       head: result.head,
       resolver,
+      ...(sides.length ? { sides } : {}),
     });
     if (step.activation === null) {
       events.push({

@@ -1,3 +1,4 @@
+import type { ConflictSide } from '../../core/events.js';
 import { activationOf, addActivation } from './activations.js';
 import { recordStageInContext, stageOf } from './stage-records.js';
 import type { Reducers, Stored, TaskState } from './types.js';
@@ -78,7 +79,7 @@ function branchesMerged(state: TaskState, event: Stored<'branches_merged'> | Sto
 /** What an `on_conflict` agent is told: the branch, the files, and where to work. */
 export function conflictInput(
   state: Readonly<TaskState>,
-  conflict: { branch: string; files: string[]; into: string | null },
+  conflict: { branch: string; files: string[]; into: string | null; sides?: ConflictSide[] },
 ): string {
   const into =
     conflict.into === null ? state.workspace?.branch : state.branchWorkspaces.get(conflict.into)?.branch;
@@ -91,6 +92,13 @@ export function conflictInput(
     `\`git merge ${conflict.branch}\`, resolve the conflicts and commit, or re-apply its change by hand.`,
     'troupe commits what you leave when your stage ends, then merges the remaining branches.',
     '',
+    ...(conflict.sides ?? []).flatMap((side) => [
+      `--- ${side.file} in ${into ?? 'the task branch'} ---`,
+      side.ours ?? '(not there)',
+      `--- ${side.file} in ${conflict.branch} ---`,
+      side.theirs ?? '(not there)',
+      '',
+    ]),
     'Task:',
     state.input,
   ].join('\n');
