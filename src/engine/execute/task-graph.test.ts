@@ -128,4 +128,33 @@ describe('a plan in memory', () => {
     );
     expect(done.stages.filter((s) => s.agent === 'planner')).toHaveLength(2);
   });
+
+  it('a human gate on the planner: a person approves the plan before any piece starts', async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const gated = planned({});
+    const planner = gated.agents[0]!;
+    if (planner.type === 'agent')
+      planner.gate = { type: 'human', prompt: '', model: null, max_retries: 1, command: null, timeout: null };
+    const script: Script = {
+      agents: {
+        planner: [plan({ id: 'a', goal: 'do a', paths: ['a/'] })],
+        builder: ['built'],
+        reviewer: ['fine'],
+      },
+      gates: { builder: ['approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: gated, input: 'build', script });
+    const waiting = await world.service.continue(id);
+    expect(waiting.status).toBe('awaiting_gate');
+    expect(waiting.plan).toBeNull();
+    world.service.decideGate(id, 'approved', 'the plan is right', { channel: 'cli', who: 'ann' });
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    expect(types([...world.store.events(id)], 'gate_decided', 'plan_expanded').map((e) => e.type)).toEqual([
+      'gate_decided',
+      'plan_expanded',
+      'gate_decided',
+    ]);
+  });
 });
