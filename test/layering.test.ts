@@ -94,7 +94,7 @@ describe('the layering of src/', () => {
       ['scheduler'],
       ['pipeline'],
       ['bus', 'workspace'],
-      ['runtimes', 'live', 'registry'],
+      ['runtimes', 'live', 'registry', 'trackers'],
       ['engine'],
       ['store'],
       ['app'],

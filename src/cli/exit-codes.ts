@@ -64,6 +64,7 @@ export const EXIT_BY_CODE = {
   registry_error: Exit.failed,
   integrity_error: Exit.integrity,
   queue_unavailable: Exit.failed,
+  tracker_error: Exit.failed,
   bad_request: Exit.usage,
   agent_exists: Exit.failed,
 } as const satisfies Record<TroupeErrorCode, ExitCode>;

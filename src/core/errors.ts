@@ -48,6 +48,8 @@ export type TroupeErrorCode =
   | 'integrity_error'
   // the work queue on PostgreSQL (store/queue/)
   | 'queue_unavailable'
+  // an issue tracker (core/tracker.ts: its `kind` says how)
+  | 'tracker_error'
   // only the HTTP API answers these (server/errors.ts ApiError)
   | 'bad_request'
   | 'agent_exists';

@@ -54,6 +54,7 @@ export const STATUS_BY_CODE = {
   store_too_new: 500,
   runtime_error: 502,
   registry_error: 502,
+  tracker_error: 502,
   authoring_failed: 502,
   queue_unavailable: 503,
   store_unavailable: 503,
