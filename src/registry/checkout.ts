@@ -33,9 +33,7 @@ export async function openRegistry(location: RegistryLocation): Promise<Registry
   if (fetched.code !== 0) {
     const listed = await registryGit(dir, ['ls-remote', 'origin']);
     if (listed.code === 0 && listed.stdout.trim() === '') return { location, dir, commit: null };
-    throw new RegistryError(`cannot fetch registry ${source}: ${gitReason(fetched.stderr)}`, {
-      hint: 'check the URL and that `git ls-remote <url>` works with your credentials',
-    });
+    throw unreachable(location, 'fetch', fetched.stderr);
   }
   // two troupe processes may share the cache: the checkout's index lock is waited for
   await registryGitOkRetryingLock(dir, ['checkout', '--quiet', '--force', '--detach', 'FETCH_HEAD']);
@@ -62,6 +60,22 @@ async function createCache(dir: string, source: string): Promise<void> {
     rmSync(temp, { recursive: true, force: true });
     if (!existsSync(dir)) throw error;
   }
+}
+
+/**
+ * Git could not reach a registry. The default one (nothing configured, perhaps offline) gets
+ * one line that says how to choose another; a registry the user named gets the usual hint.
+ */
+export function unreachable(location: RegistryLocation, verb: string, stderr: string): RegistryError {
+  const source = locationText(location);
+  if (location.builtIn) {
+    return new RegistryError(
+      `cannot reach the default registry ${source} (${gitReason(stderr) || 'offline?'}): pass --registry <git url|path>, or set \`registry:\` in .troupe/config.yaml`,
+    );
+  }
+  return new RegistryError(`cannot ${verb} registry ${source}: ${gitReason(stderr)}`, {
+    hint: 'check the URL and that `git ls-remote <url>` works with your credentials',
+  });
 }
 
 export function gitReason(text: string): string {

@@ -17,7 +17,7 @@ import { listPipelines, type PipelineLocation, resolvePipeline } from '../pipeli
 import { identityEnv } from '../workspace/git.js';
 import { ghPullRequest, requireGh, shellQuote } from '../workspace/pull-request.js';
 import { type IndexEntry, readIndex, readMeta, versionFolders } from './catalog.js';
-import { gitReason } from './checkout.js';
+import { gitReason, unreachable } from './checkout.js';
 import { hashFolder } from './content-hash.js';
 import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
@@ -163,7 +163,7 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
   const dispose = () => rmSync(temp, { recursive: true, force: true });
   if (cloned.code !== 0) {
     dispose();
-    throw new RegistryError(`cannot clone registry ${source}: ${gitReason(cloned.stderr)}`);
+    throw unreachable(location, 'clone', cloned.stderr);
   }
   const base = (await registryGitOk(dir, ['symbolic-ref', '--short', 'HEAD'])).trim();
   if (location.kind === 'path') {

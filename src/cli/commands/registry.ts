@@ -5,11 +5,24 @@ import type { PublishFlags, RegistryFlags } from '../handlers/registry.js';
 
 const REGISTRY_FLAG = [
   '--registry <git url|path>',
-  'the registry (default: `registry:` in .troupe/config.yaml or ~/.config/troupe/config.yaml)',
+  "the registry (default: `registry:` in .troupe/config.yaml or ~/.config/troupe/config.yaml, else aqm's community registry)",
 ] as const;
 
-/** `troupe search`, `troupe pull`, `troupe publish`: the pipeline registry (docs/registry.md). */
+/** `troupe search`, `troupe pull`, `troupe publish`, `troupe registry init`: the pipeline registry (docs/registry.md). */
 export function registerRegistry(program: Command): void {
+  program
+    .command('registry')
+    .description('a pipeline registry of your own')
+    .command('init')
+    .description("start a team registry: a git repository with troupe's layout, an index and a README")
+    .argument('[dir]', 'an empty or new folder (default: the current one)')
+    .option('--json', 'print JSON: {dir, commit}')
+    .action(
+      action(async (dir: string | undefined, flags: { json?: boolean }) => {
+        const { initRegistryFolder } = await import('../handlers/registry.js');
+        return initRegistryFolder(dir, flags, processIo());
+      }),
+    );
   program
     .command('search')
     .description('find pipelines in the registry by name, description or tag')

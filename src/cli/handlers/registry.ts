@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { UsageError } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
@@ -5,6 +6,7 @@ import { loadProjectConfig, type ProjectConfig } from '../../pipeline/config.js'
 import { findProjectRoot } from '../../pipeline/discover.js';
 import { matches, readCatalog, versionFolders } from '../../registry/catalog.js';
 import { openRegistry } from '../../registry/checkout.js';
+import { initRegistry } from '../../registry/init.js';
 import { chooseRegistry, locationText, type RegistryLocation } from '../../registry/location.js';
 import { publishPipeline } from '../../registry/publish.js';
 import { pullLocked, pullNamed } from '../../registry/pull.js';
@@ -144,6 +146,29 @@ export async function pipelineVersions(name: string, flags: RegistryFlags, io: C
     writeJson(io, { name, registry: locationText(location), versions, latest });
   } else {
     for (const v of versions) io.out(`${v}${v === latest ? '  (latest)' : ''}\n`);
+  }
+  return 0;
+}
+
+/** `troupe registry init [dir]`: a new team registry (a git repository with troupe's layout). */
+export async function initRegistryFolder(
+  dir: string | undefined,
+  flags: { json?: boolean },
+  io: CommandIo,
+): Promise<number> {
+  const target = path.resolve(io.cwd, dir ?? '.');
+  const made = await initRegistry(target);
+  if (flags.json) {
+    writeJson(io, made);
+  } else {
+    io.out(
+      [
+        `started a pipeline registry in ${target} (commit ${made.commit.slice(0, 7)})`,
+        `  publish to it:   troupe publish NAME --registry ${target}`,
+        '  share it:        push it to a git server, then set `registry: <its git url>` in .troupe/config.yaml',
+        '',
+      ].join('\n'),
+    );
   }
   return 0;
 }
