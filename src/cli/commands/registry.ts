@@ -11,19 +11,6 @@ const REGISTRY_FLAG = [
 /** `troupe search`, `troupe pull`, `troupe publish`, `troupe registry init`: the pipeline registry (docs/registry.md). */
 export function registerRegistry(program: Command): void {
   program
-    .command('registry')
-    .description('a pipeline registry of your own')
-    .command('init')
-    .description("start a team registry: a git repository with troupe's layout, an index and a README")
-    .argument('[dir]', 'an empty or new folder (default: the current one)')
-    .option('--json', 'print JSON: {dir, commit}')
-    .action(
-      action(async (dir: string | undefined, flags: { json?: boolean }) => {
-        const { initRegistryFolder } = await import('../handlers/registry.js');
-        return initRegistryFolder(dir, flags, processIo());
-      }),
-    );
-  program
     .command('search')
     .description('find pipelines in the registry by name, description or tag')
     .argument('[query]', 'words that must all occur (default: list everything)')
@@ -65,6 +52,19 @@ export function registerRegistry(program: Command): void {
       action(async (name: string | undefined, flags: PublishFlags) => {
         const { publishToRegistry } = await import('../handlers/registry.js');
         return publishToRegistry(name, flags, processIo());
+      }),
+    );
+  program
+    .command('registry')
+    .description('a pipeline registry of your own')
+    .command('init')
+    .description("start a team registry: a git repository with troupe's layout, an index and a README")
+    .argument('[dir]', 'an empty or new folder (default: the current one)')
+    .option('--json', 'print JSON: {dir, commit}')
+    .action(
+      action(async (dir: string | undefined, flags: { json?: boolean }) => {
+        const { initRegistryFolder } = await import('../handlers/registry.js');
+        return initRegistryFolder(dir, flags, processIo());
       }),
     );
 }
