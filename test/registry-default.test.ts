@@ -83,6 +83,16 @@ describe('troupe registry init, and the default registry', () => {
     expect(versions.code).toBe(1);
     expect(versions.stderr.split('\n').filter(Boolean)).toHaveLength(1);
 
+    // the default is only read: publishing needs a registry of one's own
+    const publish = await troupe(dir, ['publish', 'pair'], env);
+    expect(publish.code).toBe(2);
+    expect(publish.stderr).toMatch(
+      new RegExp(
+        `^troupe: no registry to publish to: the default, ${NOWHERE}, is only read here; start your own with \`troupe registry init DIR\``,
+      ),
+    );
+    expect(publish.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+
     // commands that are not registry operations say nothing about it
     for (const args of [
       ['validate', '--pipeline', 'pair'],

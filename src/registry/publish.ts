@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { StateError } from '../core/errors.js';
+import { StateError, UsageError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { toPipelineError } from '../pipeline/diagnostics.js';
 import { listPipelines, type PipelineLocation, resolvePipeline } from '../pipeline/discover.js';
@@ -63,6 +63,12 @@ export interface PublishResult {
  * pull request opened with `gh`. A version already there is refused.
  */
 export async function publishPipeline(options: PublishOptions): Promise<PublishResult> {
+  if (options.location.builtIn) {
+    // aqm's community registry reads `v<version>` folders and versions.json, which troupe does not write
+    throw new UsageError(
+      `no registry to publish to: the default, ${locationText(options.location)}, is only read here; start your own with \`troupe registry init DIR\` and pass --registry DIR (or set \`registry:\` in .troupe/config.yaml)`,
+    );
+  }
   if (options.as !== undefined) assertPipelineName(options.as);
   const found = pipelineToPublish(options);
   const name = options.as ?? found.name;
