@@ -23,6 +23,7 @@ export interface RegistryCheckout {
 export async function openRegistry(location: RegistryLocation): Promise<RegistryCheckout> {
   const source = locationText(location);
   if (location.kind === 'path' && !existsSync(location.path)) {
+    if (location.builtIn) throw unreachable(location, 'read', 'it does not exist');
     throw new RegistryError(`registry ${source} does not exist`, {
       hint: 'give a git repository or a git URL',
     });
