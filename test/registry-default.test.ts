@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -110,6 +110,33 @@ describe('troupe registry init, and the default registry', () => {
     const replaced = await troupe(dir, ['search'], env);
     expect(replaced.stderr).toBe('');
     expect(replaced.stdout).toBe(`nothing in ${own}`);
+  });
+
+  it("--offline (aqm's flag) reads the copy fetched last, without the registry", async () => {
+    const env = userDirs();
+    const parent = mkdtempSync(join(tmpdir(), 'troupe-team-'));
+    const registry = join(parent, 'r');
+    expect((await troupe(tmpdir(), ['registry', 'init', registry], env)).code).toBe(0);
+    const dir = project({ ...PAIR, '.troupe/config.yaml': `registry: ${registry}\n` });
+    const never = await troupe(dir, ['search', '--offline'], env);
+    expect(never.code).toBe(1);
+    expect(never.stderr).toBe(
+      `troupe: no copy of registry ${registry} on this machine yet: run the command once without --offline`,
+    );
+    expect((await troupe(dir, ['publish', 'pair'], env)).code).toBe(0);
+    expect((await troupe(dir, ['search'], env)).stdout).toBe('pair  1.0.0');
+
+    // the registry is gone (offline): --offline still searches, lists versions and pulls
+    renameSync(registry, `${registry}-away`);
+    expect((await troupe(dir, ['search'], env)).code).toBe(1);
+    expect((await troupe(dir, ['search', '--offline'], env)).stdout).toBe('pair  1.0.0');
+    expect((await troupe(dir, ['pipeline', 'versions', 'pair', '--offline'], env)).stdout).toBe(
+      '1.0.0  (latest)',
+    );
+    const user = project({ '.troupe/config.yaml': `registry: ${registry}\n` });
+    const pulled = await troupe(user, ['pull', 'pair', '--offline'], env);
+    expect(pulled.stderr).toBe('');
+    expect(existsSync(join(user, '.troupe', 'pipelines', 'pair', 'agents.yaml'))).toBe(true);
   });
 
   it('ships a git URL as the default', async () => {

@@ -18,9 +18,14 @@ export interface RegistryCheckout {
  * The registry's files, from a cached clone (`$XDG_CACHE_HOME/troupe/registries/<hash>`, by
  * default under `~/.cache`) fetched on every use: what the registry's HEAD branch holds now,
  * committed (a local checkout's uncommitted files are not part of it). Git runs with the
- * user's own credentials and config; it is never asked to prompt.
+ * user's own credentials and config; it is never asked to prompt. `offline`: the copy fetched
+ * last, without the network.
  */
-export async function openRegistry(location: RegistryLocation): Promise<RegistryCheckout> {
+export async function openRegistry(
+  location: RegistryLocation,
+  options: { offline?: boolean } = {},
+): Promise<RegistryCheckout> {
+  if (options.offline) return cachedRegistry(location);
   const source = locationText(location);
   if (location.kind === 'path' && !existsSync(location.path)) {
     if (location.builtIn) throw unreachable(location, 'read', 'it does not exist');
@@ -41,6 +46,23 @@ export async function openRegistry(location: RegistryLocation): Promise<Registry
   await registryGitOk(dir, ['clean', '-ffdxq']);
   const commit = (await registryGitOk(dir, ['rev-parse', 'HEAD'])).trim();
   return { location, dir, commit };
+}
+
+/**
+ * `--offline` (aqm's flag): the registry as it was last fetched on this machine, without the
+ * network; its files put back as fetched, in case anything touched them since.
+ */
+async function cachedRegistry(location: RegistryLocation): Promise<RegistryCheckout> {
+  const dir = cacheDir(locationText(location));
+  const head = existsSync(dir) ? await registryGit(dir, ['rev-parse', '--verify', '--quiet', 'HEAD']) : null;
+  if (!head || head.code !== 0) {
+    throw new RegistryError(
+      `no copy of registry ${locationText(location)} on this machine yet: run the command once without --offline`,
+    );
+  }
+  await registryGitOkRetryingLock(dir, ['checkout', '--quiet', '--force', '--detach', 'HEAD']);
+  await registryGitOk(dir, ['clean', '-ffdxq']);
+  return { location, dir, commit: head.stdout.trim() };
 }
 
 function cacheDir(source: string): string {

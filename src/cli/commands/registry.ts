@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
 import { processIo } from '../command-io.js';
-import type { PublishFlags, RegistryFlags } from '../handlers/registry.js';
+import type { PublishFlags, ReadFlags } from '../handlers/registry.js';
+
+const OFFLINE_FLAG = [
+  '--offline',
+  "the registry as last fetched on this machine, without the network (aqm's --offline)",
+] as const;
 
 const REGISTRY_FLAG = [
   '--registry <git url|path>',
@@ -15,9 +20,10 @@ export function registerRegistry(program: Command): void {
     .description('find pipelines in the registry by name, description or tag')
     .argument('[query]', 'words that must all occur (default: list everything)')
     .option(...REGISTRY_FLAG)
+    .option(...OFFLINE_FLAG)
     .option('--json', 'print JSON: {registry, pipelines: [{name, description, tags, latest, versions}]}')
     .action(
-      action(async (query: string | undefined, flags: RegistryFlags) => {
+      action(async (query: string | undefined, flags: ReadFlags) => {
         const { searchRegistry } = await import('../handlers/registry.js');
         return searchRegistry(query, flags, processIo());
       }),
@@ -29,10 +35,11 @@ export function registerRegistry(program: Command): void {
     )
     .argument('[name]', 'NAME, NAME@1.2.3, NAME@^1.2 or NAME@~1.2.3 (default: the latest)')
     .option(...REGISTRY_FLAG)
+    .option(...OFFLINE_FLAG)
     .option('--force', 'overwrite an installed pipeline that has local changes')
     .option('--json', 'print JSON: [{name, version, registry, hash, status}]')
     .action(
-      action(async (name: string | undefined, flags: RegistryFlags & { force?: boolean }) => {
+      action(async (name: string | undefined, flags: ReadFlags & { force?: boolean }) => {
         const { pullFromRegistry } = await import('../handlers/registry.js');
         return pullFromRegistry(name, flags, processIo());
       }),
@@ -76,9 +83,10 @@ export function registerPipelineVersions(pipeline: Command): void {
     .description("a registry pipeline's versions, oldest first (by semver)")
     .argument('<name>', 'pipeline name in the registry')
     .option(...REGISTRY_FLAG)
+    .option(...OFFLINE_FLAG)
     .option('--json', 'print JSON: {name, registry, versions, latest}')
     .action(
-      action(async (name: string, flags: RegistryFlags) => {
+      action(async (name: string, flags: ReadFlags) => {
         const { pipelineVersions } = await import('../handlers/registry.js');
         return pipelineVersions(name, flags, processIo());
       }),

@@ -20,6 +20,11 @@ export interface RegistryFlags {
   json?: boolean;
 }
 
+/** The reading commands also take aqm's `--offline`: the registry as last fetched here. */
+export interface ReadFlags extends RegistryFlags {
+  offline?: boolean;
+}
+
 export interface PublishFlags extends RegistryFlags {
   /** The name in the registry (aqm's form). */
   name?: string;
@@ -32,11 +37,11 @@ export interface PublishFlags extends RegistryFlags {
 /** `troupe search [query]`: each pipeline with its versions (`troupe pipeline versions` lists them all). */
 export async function searchRegistry(
   query: string | undefined,
-  flags: RegistryFlags,
+  flags: ReadFlags,
   io: CommandIo,
 ): Promise<number> {
   const { location } = registryContext(flags.registry, io.cwd);
-  const registry = await openRegistry(location);
+  const registry = await openRegistry(location, { offline: flags.offline === true });
   const skipped = (s: { what: string; reason: string }) =>
     io.err(`troupe: skipped ${printable(s.what)}: ${printable(s.reason)}\n`);
   const pipelines = readCatalog(registry.dir, skipped).filter((e) => matches(e, query));
@@ -61,7 +66,7 @@ export async function searchRegistry(
 /** `troupe pull [name]`: one pipeline from the registry, or (no name) what pipelines.lock says. */
 export async function pullFromRegistry(
   name: string | undefined,
-  flags: RegistryFlags & { force?: boolean },
+  flags: ReadFlags & { force?: boolean },
   io: CommandIo,
 ): Promise<number> {
   const context = registryContext(flags.registry, io.cwd);
@@ -69,6 +74,7 @@ export async function pullFromRegistry(
     root: context.root,
     config: context.config,
     force: flags.force === true,
+    offline: flags.offline === true,
     ...confirmOnTerminal(),
   };
   let results: Awaited<ReturnType<typeof pullLocked>>;
@@ -137,10 +143,11 @@ export async function publishToRegistry(
 }
 
 /** `troupe pipeline versions <name>`: a registry pipeline's versions, oldest first. */
-export async function pipelineVersions(name: string, flags: RegistryFlags, io: CommandIo): Promise<number> {
+export async function pipelineVersions(name: string, flags: ReadFlags, io: CommandIo): Promise<number> {
   assertPipelineName(name);
   const { location } = registryContext(flags.registry, io.cwd);
-  const versions = versionFolders((await openRegistry(location)).dir, name).map((v) => v.version);
+  const registry = await openRegistry(location, { offline: flags.offline === true });
+  const versions = versionFolders(registry.dir, name).map((v) => v.version);
   const latest = resolveVersion(name, versions, null);
   if (flags.json) {
     writeJson(io, { name, registry: locationText(location), versions, latest });
