@@ -31,7 +31,7 @@ describe.skipIf(noBrowser)('the Registry page', () => {
       ['--bump', 'minor'],
       ['--bump', 'minor'],
     ]) {
-      const published = await troupe(author, ['publish', 'review', ...args], env);
+      const published = await troupe(author, ['publish', 'review', '--registry', registry, ...args], env);
       expect(published.code, published.stderr).toBe(0);
     }
 

@@ -8,6 +8,8 @@ import { ApiError, api, type RegistryCatalog, type RegistryPipeline } from './ap
  */
 export function RegistryPage() {
   const [query, setQuery] = useState('');
+  /** What the list shows the answer to (the box may have changed since). */
+  const [searched, setSearched] = useState('');
   const [catalog, setCatalog] = useState<RegistryCatalog | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
@@ -18,6 +20,7 @@ export function RegistryPage() {
       .registry(words)
       .then((c) => {
         setCatalog(c);
+        setSearched(words);
         setError(null);
       })
       .catch((e: Error) => setError(e.message))
@@ -62,7 +65,7 @@ export function RegistryPage() {
         )}
         {loading && !catalog && !error && <p className="empty">Reading the registry…</p>}
         {catalog && catalog.pipelines.length === 0 && (
-          <p className="empty">Nothing{query.trim() ? ` matches "${query.trim()}"` : ''} in this registry.</p>
+          <p className="empty">Nothing{searched ? ` matches "${searched}"` : ''} in this registry.</p>
         )}
         {catalog && catalog.pipelines.length > 0 && (
           <table className="tasks">
@@ -76,7 +79,7 @@ export function RegistryPage() {
             </thead>
             <tbody>
               {catalog.pipelines.map((p) => (
-                <RegistryRow key={p.name} pipeline={p} onPulled={() => load(query.trim())} />
+                <RegistryRow key={p.name} pipeline={p} onPulled={() => load(searched)} />
               ))}
             </tbody>
           </table>
