@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { project, repoRoot, troupe } from './support/troupe.js';
 
@@ -271,5 +272,46 @@ describe('pipeline create --template', () => {
         'runtime: X',
       ),
     );
+  });
+});
+
+/** The author's reply only when its prompt holds the request typed on the terminal. */
+const typedRequest = `agents:
+  author:
+    - when: "a writer and an editor"
+      reply: |
+        \`\`\`yaml
+        agents:
+          - id: writer
+            runtime: claude
+            system_prompt: "Write: {{ input }}"
+        \`\`\`
+    - "the request never reached me"
+`;
+
+describe("pipeline create NAME --ai (aqm's bare flag)", () => {
+  it('on a terminal, asks for the request on stderr and reads it from stdin', async () => {
+    const dir = project({ '.troupe/config.yaml': '', 'author.yaml': typedRequest });
+    // `script` gives the command a terminal; what is piped in is typed on it
+    const command = `${process.execPath} ${join(repoRoot, 'bin', 'troupe.js')} pipeline create blog --ai --script author.yaml --yes`;
+    const run = await execa('script', ['-qec', command, '/dev/null'], {
+      cwd: dir,
+      input: 'a writer and an editor\n',
+      reject: false,
+      env: { NO_COLOR: '1' },
+    });
+    expect(run.exitCode, String(run.stdout)).toBe(0);
+    expect(String(run.stdout)).toContain('what should the team do?');
+    expect(readFileSync(file(dir, 'blog'), 'utf8')).toContain('Write: {{ input }}');
+  });
+
+  it('without a terminal and without a request, says exactly what to pass (exit 2)', async () => {
+    const dir = project({ '.troupe/config.yaml': '' });
+    const run = await troupe(dir, ['pipeline', 'create', 'blog', '--ai']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      'troupe: --ai without a request, and no terminal to ask for it on: pass it, troupe pipeline create blog --ai "what the team should do"',
+    );
+    expect(existsSync(file(dir, 'blog'))).toBe(false);
   });
 });

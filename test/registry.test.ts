@@ -179,14 +179,15 @@ describe('troupe search and pipeline versions', () => {
     expect(missing.stderr).toContain('the registry has no pipeline named "nope"');
   });
 
-  it('uses the registry of .troupe/config.yaml, else of the user config, and says when there is none', async () => {
+  it('uses the registry of .troupe/config.yaml, else of the user config, and says when there is none (no default)', async () => {
     const env = userDirs();
     const registry = await bareRegistry(versions('review', ['1.0.0']));
     const configured = project({ '.troupe/config.yaml': `registry: ${registry}\n` });
     const fromProject = await json<{ registry: string }>(configured, ['search'], env);
     expect(fromProject.registry).toBe(registry);
     const dir = project();
-    const unset = await run(dir, ['search'], env);
+    // no default either (TROUPE_DEFAULT_REGISTRY empty): registry-default.test.ts tests the default
+    const unset = await run(dir, ['search'], { ...env, TROUPE_DEFAULT_REGISTRY: '' });
     expect(unset.code).toBe(2);
     expect(unset.stderr).toContain('troupe: no registry configured');
     mkdirSync(join(env.XDG_CONFIG_HOME!, 'troupe'), { recursive: true });

@@ -112,9 +112,10 @@ async function server(call: Partial<TroupeMcpCall> = {}, root = dir) {
 }
 
 describe('troupe mcp', () => {
-  it('lists its tools', async () => {
+  it('lists the tools the calling agent can use, each parameter described, recipients and targets named', async () => {
     const { client } = await server();
     const { tools } = await client.listTools();
+    // dev: an auto handoff, human input on demand; the pipeline tracks chunks and has a spec writer
     expect(tools.map((t) => t.name).sort()).toEqual([
       'add_chunk',
       'ask_human',
@@ -125,9 +126,57 @@ describe('troupe mcp', () => {
       'read_messages',
       'read_spec',
       'send_message',
-      'vote',
     ]);
     expect(tools.find((t) => t.name === 'hand_off')!.description).toContain('Allowed: qa, docs');
+    for (const tool of tools) {
+      const properties = (tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
+      for (const [name, property] of Object.entries(properties))
+        expect(property.description, `${tool.name}.${name}`).toMatch(/\w/);
+    }
+    const send = tools.find((t) => t.name === 'send_message')!;
+    expect(send.description).toContain('Recipients: planner, qa, docs, user.');
+    const to = (send.inputSchema.properties as Record<string, { description: string }>).to!;
+    expect(to.description).toBe('the recipient, one of: planner, qa, docs, user');
+    const handOff = tools.find((t) => t.name === 'hand_off')!;
+    expect(JSON.stringify(handOff.inputSchema)).toContain('each one of: qa, docs');
+
+    // planner: no auto handoff, no human input, not in a session
+    const planner = await server({ agent: 'planner', stage: 1, handoffTargets: [], canAsk: false });
+    expect((await planner.client.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'add_chunk',
+      'complete_chunk',
+      'list_chunks',
+      'read_context',
+      'read_messages',
+      'read_spec',
+      'send_message',
+    ]);
+    // a session turn gets vote
+    const turn = await server({ voteKeyword: 'VOTE: AGREE' });
+    expect((await turn.client.listTools()).tools.map((t) => t.name)).toContain('vote');
+  });
+
+  it('a pipeline without chunks or a spec offers no chunk or spec tools', async () => {
+    const plain = project({
+      'agents.yaml':
+        'agents:\n  - id: writer\n    runtime: claude\n    handoffs: [{to: editor}]\n  - id: editor\n    runtime: claude\n',
+      'script.yaml': 'agents:\n  writer: ["draft"]\n  editor: ["edited"]\n',
+    });
+    const run = await troupeJson(plain, [
+      'run',
+      'a poem',
+      '--file',
+      'agents.yaml',
+      '--script',
+      'script.yaml',
+    ]);
+    const call = { taskId: run.json.id, agent: 'editor', stage: 2, handoffTargets: [], canAsk: false };
+    const { client, tool } = await server(call, plain);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['read_context', 'read_messages', 'send_message']);
+    expect(tools.find((t) => t.name === 'send_message')!.description).toContain('Recipients: writer, user.');
+    // a tool not offered is not there to call
+    expect((await tool('add_chunk', { description: 'x' })).error).toBe(true);
   });
 
   it('reads the task: its context, its spec and its chunks', async () => {
@@ -213,11 +262,12 @@ describe('troupe mcp', () => {
     expect(recorded()).toEqual([{ kind: 'handoff', to: ['docs', 'qa'] }]);
   });
 
-  it('an agent without an auto handoff cannot choose where it goes', async () => {
-    const { tool } = await server({ agent: 'planner', stage: 1, handoffTargets: [] });
+  it('an agent without an auto handoff cannot choose where it goes: the tool is not there', async () => {
+    const { tool, recorded } = await server({ agent: 'planner', stage: 1, handoffTargets: [] });
     const refused = await tool('hand_off', { to: ['dev'] });
     expect(refused.error).toBe(true);
-    expect(refused.text).toContain("agent 'planner' has no `condition: auto` handoff");
+    expect(refused.text).toContain('hand_off');
+    expect(recorded()).toEqual([]);
   });
 
   it('asks a person only for an agent with human_input on demand', async () => {
@@ -227,7 +277,8 @@ describe('troupe mcp', () => {
     const planner = await server({ agent: 'planner', stage: 1, canAsk: false });
     const refused = await planner.tool('ask_human', { question: 'which grammar?' });
     expect(refused.error).toBe(true);
-    expect(refused.text).toContain("agent 'planner' cannot ask a person");
+    expect(refused.text).toContain('ask_human');
+    expect(planner.recorded()).toEqual([]);
   });
 
   it('votes in a session turn with its keyword, and refuses outside one', async () => {
@@ -238,9 +289,11 @@ describe('troupe mcp', () => {
       { kind: 'vote', agree: true, keyword: 'VOTE: AGREE' },
       { kind: 'vote', agree: false, keyword: 'VOTE: AGREE' },
     ]);
-    const refused = await (await server()).tool('vote', { agree: true });
+    const outside = await server();
+    const refused = await outside.tool('vote', { agree: true });
     expect(refused.error).toBe(true);
-    expect(refused.text).toContain('not taking a turn in a session');
+    expect(refused.text).toContain('vote');
+    expect(outside.recorded()).toEqual([]);
   });
 
   it('sends mail on the bus at once, and reads the agent’s unread mail', async () => {

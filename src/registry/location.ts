@@ -12,7 +12,16 @@ import { YamlSource } from '../pipeline/yaml-source.js';
  * understands (`https://…`, `ssh://…`, `git@host:path`, `file://…`), reached with the user's own
  * git credentials. A path is committed to directly on publish; a URL gets a branch and a pull request.
  */
-export type RegistryLocation = { kind: 'path'; path: string } | { kind: 'url'; url: string };
+export type RegistryLocation =
+  | { kind: 'path'; path: string; builtIn?: true }
+  | { kind: 'url'; url: string; builtIn?: true };
+
+/**
+ * The registry a command uses when nothing names one: aqm's community registry, whose layout
+ * troupe reads as it is (docs/registry.md, "aqm's registries"). `TROUPE_DEFAULT_REGISTRY`
+ * replaces it for every project of a machine (a mirror; empty: none).
+ */
+export const DEFAULT_REGISTRY = 'https://github.com/aqm-framework/registry.git';
 
 /** `scheme://…` or scp-like `user@host:path`. */
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/|^[\w.-]+@[\w.-]+:/i;
@@ -34,7 +43,8 @@ export function locationText(location: RegistryLocation): string {
 
 /**
  * Which registry a command uses: `--registry`, else `registry:` in the project's config, else in
- * the user's (`$XDG_CONFIG_HOME/troupe/config.yaml`, by default `~/.config/troupe/config.yaml`).
+ * the user's (`$XDG_CONFIG_HOME/troupe/config.yaml`, by default `~/.config/troupe/config.yaml`),
+ * else the default (`TROUPE_DEFAULT_REGISTRY`, else DEFAULT_REGISTRY), marked `builtIn`.
  */
 export function chooseRegistry(choice: {
   flag?: string | undefined;
@@ -46,6 +56,8 @@ export function chooseRegistry(choice: {
   if (choice.projectRegistry) return parseLocation(choice.projectRegistry, choice.projectRoot);
   const user = userRegistry();
   if (user) return parseLocation(user, os.homedir());
+  const fallback = process.env.TROUPE_DEFAULT_REGISTRY ?? DEFAULT_REGISTRY;
+  if (fallback.trim()) return { ...parseLocation(fallback, os.homedir()), builtIn: true };
   throw new UsageError('no registry configured', {
     hint: `pass --registry <git url|path>, or set \`registry:\` in .troupe/config.yaml or ${userConfigFile()}`,
   });

@@ -10,14 +10,14 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { StateError } from '../core/errors.js';
+import { StateError, UsageError } from '../core/errors.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { toPipelineError } from '../pipeline/diagnostics.js';
 import { listPipelines, type PipelineLocation, resolvePipeline } from '../pipeline/discover.js';
 import { identityEnv } from '../workspace/git.js';
 import { ghPullRequest, requireGh, shellQuote } from '../workspace/pull-request.js';
 import { type IndexEntry, readIndex, readMeta, versionFolders } from './catalog.js';
-import { gitReason } from './checkout.js';
+import { gitReason, unreachable } from './checkout.js';
 import { hashFolder } from './content-hash.js';
 import { RegistryError } from './errors.js';
 import { locationText, type RegistryLocation } from './location.js';
@@ -63,6 +63,12 @@ export interface PublishResult {
  * pull request opened with `gh`. A version already there is refused.
  */
 export async function publishPipeline(options: PublishOptions): Promise<PublishResult> {
+  if (options.location.builtIn) {
+    // aqm's community registry reads `v<version>` folders and versions.json, which troupe does not write
+    throw new UsageError(
+      `no registry to publish to: the default, ${locationText(options.location)}, is only read here; start your own with \`troupe registry init DIR\` and pass --registry DIR (or set \`registry:\` in .troupe/config.yaml)`,
+    );
+  }
   if (options.as !== undefined) assertPipelineName(options.as);
   const found = pipelineToPublish(options);
   const name = options.as ?? found.name;
@@ -163,7 +169,7 @@ async function workTree(location: RegistryLocation): Promise<WorkTree> {
   const dispose = () => rmSync(temp, { recursive: true, force: true });
   if (cloned.code !== 0) {
     dispose();
-    throw new RegistryError(`cannot clone registry ${source}: ${gitReason(cloned.stderr)}`);
+    throw unreachable(location, 'clone', cloned.stderr);
   }
   const base = (await registryGitOk(dir, ['symbolic-ref', '--short', 'HEAD'])).trim();
   if (location.kind === 'path') {

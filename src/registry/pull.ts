@@ -24,6 +24,8 @@ export interface PullOptions {
   config: ProjectConfig;
   /** Overwrite installed pipelines with local changes. */
   force: boolean;
+  /** Read the registries as last fetched on this machine, without the network (`--offline`). */
+  offline?: boolean;
   /** Asked before overwriting local changes when there is no --force (a terminal); none: refuse. */
   confirm?: (question: string) => Promise<boolean>;
 }
@@ -42,7 +44,7 @@ export async function pullNamed(
   options: PullOptions & { location: RegistryLocation; ref: PipelineRef },
 ): Promise<PullResult> {
   const { root, ref } = options;
-  const registry = await openRegistry(options.location);
+  const registry = await openRegistry(options.location, { offline: options.offline === true });
   const versions = versionFolders(registry.dir, ref.name);
   const version = resolveVersion(
     ref.name,
@@ -106,7 +108,8 @@ export async function pullLocked(options: PullOptions): Promise<PullResult[]> {
   }
   const registries = new Map<string, Promise<RegistryCheckout>>();
   const open = (text: string) => {
-    if (!registries.has(text)) registries.set(text, openRegistry(parseLocation(text, root)));
+    if (!registries.has(text))
+      registries.set(text, openRegistry(parseLocation(text, root), { offline: options.offline === true }));
     return registries.get(text)!;
   };
   const results: PullResult[] = [];

@@ -1,11 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseFrame, type SseFrame } from '../../test/support/serve.js';
 import { example, project, waitFor, writerEditorPipeline } from '../../test/support/troupe.js';
 import { openBus } from '../bus/bus.js';
 import { TASK_STATUSES } from '../core/events.js';
 import { loadProjectConfig } from '../pipeline/config.js';
+import { initRegistry } from '../registry/init.js';
+import { publishPipeline } from '../registry/publish.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { errorStatuses, type Route } from './api/define.js';
 import { LiveFrame } from './api/events.js';
@@ -402,6 +405,57 @@ describe('every route answers what it declares', () => {
     // every aqm frame but stage_output (scripted replies stream no output), and a provider's wait
     const heard = [...AQM_FRAME_NAMES.filter((name) => name !== 'stage_output'), 'rate_limited'];
     expect([...new Set(frames.map((frame) => frame.event))]).toEqual(expect.arrayContaining(heard));
+  });
+
+  it("the registry: its catalog, a pipeline's versions, a version pulled; bad names and versions refused", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'troupe-contract-home-'));
+    const registry = path.join(home, 'registry');
+    await initRegistry(registry);
+    const config = loadProjectConfig(root);
+    const location = { kind: 'path' as const, path: registry };
+    await publishPipeline({ root, config, location, name: 'write', as: 'shared', description: 'two steps' });
+    await publishPipeline({ root, config, location, name: 'write', as: 'shared', bump: 'minor' });
+    vi.stubEnv('XDG_CACHE_HOME', path.join(home, 'cache'));
+    vi.stubEnv('XDG_CONFIG_HOME', path.join(home, 'config'));
+    vi.stubEnv('TROUPE_DEFAULT_REGISTRY', registry);
+    try {
+      const catalog = await call<{ pipelines: unknown[]; is_default: boolean }>('GET', '/api/registry');
+      expect(catalog.data).toMatchObject({
+        is_default: true,
+        pipelines: [{ name: 'shared', versions: ['1.0.0', '1.1.0'], latest: '1.1.0', installed: null }],
+      });
+      expect((await call('GET', '/api/registry?query=nothing-like-it')).data).toMatchObject({
+        pipelines: [],
+      });
+      expect((await call('GET', '/api/registry/shared/versions')).data).toEqual({
+        name: 'shared',
+        registry,
+        versions: ['1.0.0', '1.1.0'],
+        latest: '1.1.0',
+      });
+      const pulled = await call('POST', '/api/registry/shared/pull', { version: '1.0.0' });
+      expect(pulled.data).toMatchObject({ name: 'shared', version: '1.0.0', status: 'installed' });
+      expect(readFileSync(path.join(root, '.troupe', 'pipelines', 'shared', 'agents.yaml'), 'utf8')).toBe(
+        writerEditorPipeline,
+      );
+      expect((await call('GET', '/api/registry')).data).toMatchObject({
+        pipelines: [{ name: 'shared', installed: '1.0.0' }],
+      });
+      expect((await call('POST', '/api/registry/shared/pull', { version: '9.9.9' })).status).toBe(404);
+      expect((await call('GET', '/api/registry/nope/versions')).status).toBe(404);
+      for (const [name, body] of [
+        ['..%2fx', { version: '1.0.0' }],
+        ['.hidden', { version: '1.0.0' }],
+        ['shared', { version: '^1.0' }],
+        ['shared', { version: '1.0.0; rm -rf /' }],
+        ['shared', { version: '1.0.0', path: '/etc' }],
+      ] as const) {
+        const refused = await call<{ error: { code: string } }>('POST', `/api/registry/${name}/pull`, body);
+        expect(refused.status, `${name} ${JSON.stringify(body)}`).toBe(400);
+      }
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it('and every declared route was driven to a success', async () => {

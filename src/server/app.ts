@@ -23,6 +23,7 @@ import { busRoutes } from './routes/bus.js';
 import { eventRoutes } from './routes/events.js';
 import { pipelineRoutes } from './routes/pipelines.js';
 import { queueRoutes } from './routes/queue.js';
+import { registryRoutes } from './routes/registry.js';
 import { runRoutes } from './routes/run.js';
 import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
@@ -115,6 +116,7 @@ export function createApp(options: AppOptions): TroupeApp {
   app.route('/', busRoutes(ctx));
   app.route('/', workerRoutes(ctx));
   app.route('/', queueRoutes(ctx));
+  app.route('/', registryRoutes(ctx));
   app.all('/api/*', (c) =>
     errorResponse(c, new ApiError(404, 'not_found', `no route ${c.req.method} ${c.req.path}`)),
   );

@@ -7,6 +7,7 @@ import type { StoredEvent } from '../../src/core/events';
 import type * as B from '../../src/server/api/bus';
 import type { Answer } from '../../src/server/api/define';
 import type * as P from '../../src/server/api/pipelines';
+import type * as R from '../../src/server/api/registry';
 import type { runApi } from '../../src/server/api/run';
 import type * as T from '../../src/server/api/tasks';
 import type * as W from '../../src/server/api/workers';
@@ -43,6 +44,9 @@ export type BusReply = z.input<typeof B.busApi.reply.body>;
 export type BusSent = z.infer<typeof B.BusSent>;
 export type WorkerList = z.infer<typeof W.WorkerList>;
 export type QueueSummary = z.infer<typeof W.QueueSummary>;
+export type RegistryCatalog = z.infer<typeof R.RegistryCatalog>;
+export type RegistryPipeline = z.infer<typeof R.RegistryPipeline>;
+export type RegistryPulled = z.infer<typeof R.RegistryPulled>;
 
 /** An agent as written in the pipeline file. */
 export type RawAgent = Record<string, unknown> & { id: string };
@@ -123,6 +127,13 @@ export const api = {
   removeAgent: (name: string, id: string) =>
     call<AgentSaved>('DELETE', `/api/pipelines/${encodeURIComponent(name)}/agents/${encodeURIComponent(id)}`),
   validate: (name: string, content: string) => call<Validation>('POST', '/api/validate', { name, content }),
+  registry: (query: string) =>
+    call<RegistryCatalog>('GET', `/api/registry${query ? `?query=${encodeURIComponent(query)}` : ''}`),
+  pullFromRegistry: (name: string, version: string, force: boolean) =>
+    call<RegistryPulled>('POST', `/api/registry/${encodeURIComponent(name)}/pull`, {
+      version,
+      ...(force ? { force } : {}),
+    }),
   workers: () => call<WorkerList>('GET', '/api/workers'),
   queue: () => call<QueueSummary>('GET', '/api/queue'),
   roster: (session: string) => call<Roster>('GET', `/api/bus/roster${inSession(session)}`),

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { PipelinesPage } from './pipelines-page';
+import { RegistryPage } from './registry-page';
 import { Link, usePath } from './router';
 import { TaskDetailPage } from './task-detail';
 import { TaskListPage } from './task-list';
@@ -10,6 +11,7 @@ export function App() {
   const task = /^\/tasks\/([^/]+)$/.exec(path)?.[1];
   const pipeline = /^\/pipelines(?:\/([^/]+))?$/.exec(path);
   const team = path === '/team';
+  const registry = path === '/registry';
   useEffect(() => {
     document.title = task
       ? `${decodeURIComponent(task)} · troupe`
@@ -17,8 +19,10 @@ export function App() {
         ? 'pipelines · troupe'
         : team
           ? 'team · troupe'
-          : 'troupe';
-  }, [task, pipeline, team]);
+          : registry
+            ? 'registry · troupe'
+            : 'troupe';
+  }, [task, pipeline, team, registry]);
   return (
     <div className="shell">
       <header className="topbar">
@@ -27,7 +31,7 @@ export function App() {
           troupe
         </Link>
         <nav>
-          <Link to="/" className={!pipeline && !team ? 'active' : ''} testId="nav-tasks">
+          <Link to="/" className={!pipeline && !team && !registry ? 'active' : ''} testId="nav-tasks">
             Tasks
           </Link>
           <Link to="/pipelines" className={pipeline ? 'active' : ''} testId="nav-pipelines">
@@ -35,6 +39,9 @@ export function App() {
           </Link>
           <Link to="/team" className={team ? 'active' : ''} testId="nav-team">
             Team
+          </Link>
+          <Link to="/registry" className={registry ? 'active' : ''} testId="nav-registry">
+            Registry
           </Link>
         </nav>
         <ConnectionStatus />
@@ -44,6 +51,8 @@ export function App() {
           <TaskDetailPage id={decodeURIComponent(task)} />
         ) : team ? (
           <TeamPage />
+        ) : registry ? (
+          <RegistryPage />
         ) : pipeline ? (
           <PipelinesPage selected={pipeline[1] ? decodeURIComponent(pipeline[1]) : null} />
         ) : (

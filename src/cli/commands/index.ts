@@ -58,7 +58,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['merge'], registerMerge],
   [['pr'], registerPr],
   [['mcp'], registerMcp],
-  [['search', 'pull', 'publish'], registerRegistry],
+  [['search', 'pull', 'publish', 'registry'], registerRegistry],
   [['worker'], registerWorker],
   [['workers'], registerWorkers],
   [['queue'], registerQueue],

@@ -3,13 +3,16 @@ import { action } from '../action.js';
 import { processIo } from '../command-io.js';
 import type { CreateFlags } from '../handlers/pipeline-create.js';
 
-/** `troupe pipeline create NAME --ai "…" | --template T`, and `--list-templates`. */
+/** `troupe pipeline create NAME --ai ["…"] | --template T`, and `--list-templates`. */
 export function registerPipelineCreate(pipeline: Command): void {
   pipeline
     .command('create')
     .description('write a new pipeline: by an agent from your words (--ai), or from a built-in template')
     .argument('[name]', 'saved as .troupe/pipelines/<name>.yaml')
-    .option('--ai <request>', 'what the team should do: an agent writes the pipeline, troupe validates it')
+    .option(
+      '--ai [request]',
+      'what the team should do: an agent writes the pipeline, troupe validates it (bare --ai: asked on the terminal)',
+    )
     .option('-t, --template <template>', 'start from a built-in template (see --list-templates)')
     .option('--list-templates', 'list the built-in templates')
     .option(

@@ -1,23 +1,29 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
 import { processIo } from '../command-io.js';
-import type { PublishFlags, RegistryFlags } from '../handlers/registry.js';
+import type { PublishFlags, ReadFlags } from '../handlers/registry.js';
+
+const OFFLINE_FLAG = [
+  '--offline',
+  "the registry as last fetched on this machine, without the network (aqm's --offline)",
+] as const;
 
 const REGISTRY_FLAG = [
   '--registry <git url|path>',
-  'the registry (default: `registry:` in .troupe/config.yaml or ~/.config/troupe/config.yaml)',
+  "the registry (default: `registry:` in .troupe/config.yaml or ~/.config/troupe/config.yaml, else aqm's community registry)",
 ] as const;
 
-/** `troupe search`, `troupe pull`, `troupe publish`: the pipeline registry (docs/registry.md). */
+/** `troupe search`, `troupe pull`, `troupe publish`, `troupe registry init`: the pipeline registry (docs/registry.md). */
 export function registerRegistry(program: Command): void {
   program
     .command('search')
     .description('find pipelines in the registry by name, description or tag')
     .argument('[query]', 'words that must all occur (default: list everything)')
     .option(...REGISTRY_FLAG)
+    .option(...OFFLINE_FLAG)
     .option('--json', 'print JSON: {registry, pipelines: [{name, description, tags, latest, versions}]}')
     .action(
-      action(async (query: string | undefined, flags: RegistryFlags) => {
+      action(async (query: string | undefined, flags: ReadFlags) => {
         const { searchRegistry } = await import('../handlers/registry.js');
         return searchRegistry(query, flags, processIo());
       }),
@@ -29,10 +35,11 @@ export function registerRegistry(program: Command): void {
     )
     .argument('[name]', 'NAME, NAME@1.2.3, NAME@^1.2 or NAME@~1.2.3 (default: the latest)')
     .option(...REGISTRY_FLAG)
+    .option(...OFFLINE_FLAG)
     .option('--force', 'overwrite an installed pipeline that has local changes')
     .option('--json', 'print JSON: [{name, version, registry, hash, status}]')
     .action(
-      action(async (name: string | undefined, flags: RegistryFlags & { force?: boolean }) => {
+      action(async (name: string | undefined, flags: ReadFlags & { force?: boolean }) => {
         const { pullFromRegistry } = await import('../handlers/registry.js');
         return pullFromRegistry(name, flags, processIo());
       }),
@@ -54,6 +61,19 @@ export function registerRegistry(program: Command): void {
         return publishToRegistry(name, flags, processIo());
       }),
     );
+  program
+    .command('registry')
+    .description('a pipeline registry of your own')
+    .command('init')
+    .description("start a team registry: a git repository with troupe's layout, an index and a README")
+    .argument('[dir]', 'an empty or new folder (default: the current one)')
+    .option('--json', 'print JSON: {dir, commit}')
+    .action(
+      action(async (dir: string | undefined, flags: { json?: boolean }) => {
+        const { initRegistryFolder } = await import('../handlers/registry.js');
+        return initRegistryFolder(dir, flags, processIo());
+      }),
+    );
 }
 
 /** `troupe pipeline versions NAME`: registered by pipeline.ts under its `pipeline` command. */
@@ -63,9 +83,10 @@ export function registerPipelineVersions(pipeline: Command): void {
     .description("a registry pipeline's versions, oldest first (by semver)")
     .argument('<name>', 'pipeline name in the registry')
     .option(...REGISTRY_FLAG)
+    .option(...OFFLINE_FLAG)
     .option('--json', 'print JSON: {name, registry, versions, latest}')
     .action(
-      action(async (name: string, flags: RegistryFlags) => {
+      action(async (name: string, flags: ReadFlags) => {
         const { pipelineVersions } = await import('../handlers/registry.js');
         return pipelineVersions(name, flags, processIo());
       }),

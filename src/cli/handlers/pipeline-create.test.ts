@@ -7,6 +7,15 @@ import { testPipeline } from './test.js';
 import { capturedIo, SCRIPTED_PAIR, scratchProject } from './testing.js';
 
 describe('troupe pipeline create', () => {
+  it("a bare --ai (aqm's form) without a terminal says what to pass; an empty request is refused", async () => {
+    const dir = scratchProject();
+    await expect(pipelineCreate('blog', { ai: true }, capturedIo(dir))).rejects.toThrow(
+      'pass it, troupe pipeline create blog --ai "what the team should do"',
+    );
+    await expect(pipelineCreate('blog', { ai: '  ' }, capturedIo(dir))).rejects.toThrow(UsageError);
+    expect(existsSync(join(dir, '.troupe', 'pipelines', 'blog.yaml'))).toBe(false);
+  });
+
   it('lists the built-in templates', async () => {
     const io = capturedIo(scratchProject());
     expect(await pipelineCreate(undefined, { listTemplates: true, json: true }, io)).toBe(0);

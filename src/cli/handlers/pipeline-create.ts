@@ -13,7 +13,8 @@ import { type CommandIo, writeJson } from '../command-io.js';
 import { ask, checkPipelineName, interactive, parseRuntimes } from '../options.js';
 
 export interface CreateFlags {
-  ai?: string;
+  /** The request; `true`: a bare `--ai` (aqm's form), the request is asked for on a terminal. */
+  ai?: string | true;
   template?: string;
   listTemplates?: boolean;
   runtime?: string;
@@ -54,6 +55,7 @@ async function createPipeline(name: string | undefined, flags: CreateFlags, io: 
       });
   };
   refuseExisting(); // before an agent spends anything on it
+  const request = flags.ai === undefined ? undefined : await aiRequest(name, flags.ai, io);
   const config = loadProjectConfig(root);
   const validate = { ...configValidateOptions(config), name };
   const runtime = flags.runtime === undefined ? undefined : parseRuntimes(flags.runtime, '--runtime')[0];
@@ -74,7 +76,7 @@ async function createPipeline(name: string | undefined, flags: CreateFlags, io: 
     if (teamRuntime === 'scripted') templateScript = template.script;
   } else {
     made = await authorProjectPipeline(root, config, {
-      request: flags.ai!,
+      request: request!,
       file,
       ...(runtime ? { runtime } : {}),
       ...(flags.script ? { script: flags.script } : {}),
@@ -114,6 +116,25 @@ async function createPipeline(name: string | undefined, flags: CreateFlags, io: 
   } else {
     io.out('\nnot saved\n');
   }
+}
+
+/**
+ * What the team should do: `--ai "…"`, or for a bare `--ai` (aqm's form) a line asked for on the
+ * terminal (the question on stderr, so stdout stays the pipeline). Without a terminal there is no
+ * one to ask: the command says what to pass.
+ */
+async function aiRequest(name: string, given: string | true, io: CommandIo): Promise<string> {
+  const usage = `troupe pipeline create ${name} --ai "what the team should do"`;
+  if (given !== true) {
+    if (given.trim()) return given;
+    throw new UsageError(`--ai "" says nothing: pass the request, ${usage}`);
+  }
+  if (!process.stdin.isTTY)
+    throw new UsageError(`--ai without a request, and no terminal to ask for it on: pass it, ${usage}`);
+  io.err('Describe the pipeline: what should the team do? (one line)\n');
+  const answer = await ask('> ');
+  if (!answer) throw new UsageError(`no request given: pass it, ${usage}`);
+  return answer;
 }
 
 /** How a round went, on stderr: its errors, and whether they went back to the agent. */

@@ -1,9 +1,15 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { UsageError } from '../../core/errors.js';
-import { pipelineVersions, publishToRegistry, pullFromRegistry, searchRegistry } from './registry.js';
+import { StateError, UsageError } from '../../core/errors.js';
+import {
+  initRegistryFolder,
+  pipelineVersions,
+  publishToRegistry,
+  pullFromRegistry,
+  searchRegistry,
+} from './registry.js';
 import { capturedIo, SCRIPTED_PAIR, scratchProject, scratchRepo } from './testing.js';
 
 // a home of its own: no cached clone or user config of another test or of the user is seen
@@ -61,5 +67,33 @@ describe('troupe publish / search / pipeline versions / pull', () => {
     await expect(pullFromRegistry(undefined, { registry: '/nowhere' }, io)).rejects.toThrow(
       /goes with a NAME/,
     );
+  });
+});
+
+describe('troupe registry init', () => {
+  it('starts a registry that publish, search and pull use at once; a folder that is not empty is refused', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'troupe-team-'));
+    const started = capturedIo(parent);
+    expect(await initRegistryFolder('registry', { json: true }, started)).toBe(0);
+    const registry = join(parent, 'registry');
+    expect(JSON.parse(started.stdout())).toMatchObject({
+      dir: registry,
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
+    expect(readFileSync(join(registry, 'index.json'), 'utf8')).toBe('[]\n');
+
+    const author = scratchProject(SCRIPTED_PAIR);
+    expect(await publishToRegistry('pair', { registry }, capturedIo(author))).toBe(0);
+    const found = capturedIo(author);
+    await searchRegistry(undefined, { registry }, found);
+    expect(found.stdout()).toBe('pair  1.0.0\n');
+    const user = scratchProject();
+    expect(await pullFromRegistry('pair', { registry }, capturedIo(user))).toBe(0);
+    expect(existsSync(join(user, '.troupe', 'pipelines', 'pair', 'agents.yaml'))).toBe(true);
+
+    const busy = mkdtempSync(join(tmpdir(), 'troupe-busy-'));
+    writeFileSync(join(busy, 'notes.txt'), 'mine\n');
+    await expect(initRegistryFolder(undefined, {}, capturedIo(busy))).rejects.toThrow(StateError);
+    expect(existsSync(join(busy, '.git'))).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { UsageError } from '../../core/errors.js';
 import { printable } from '../../core/printable.js';
@@ -5,6 +6,7 @@ import { loadProjectConfig, type ProjectConfig } from '../../pipeline/config.js'
 import { findProjectRoot } from '../../pipeline/discover.js';
 import { matches, readCatalog, versionFolders } from '../../registry/catalog.js';
 import { openRegistry } from '../../registry/checkout.js';
+import { initRegistry } from '../../registry/init.js';
 import { chooseRegistry, locationText, type RegistryLocation } from '../../registry/location.js';
 import { publishPipeline } from '../../registry/publish.js';
 import { pullLocked, pullNamed } from '../../registry/pull.js';
@@ -16,6 +18,11 @@ import { type CommandIo, writeJson } from '../command-io.js';
 export interface RegistryFlags {
   registry?: string;
   json?: boolean;
+}
+
+/** The reading commands also take aqm's `--offline`: the registry as last fetched here. */
+export interface ReadFlags extends RegistryFlags {
+  offline?: boolean;
 }
 
 export interface PublishFlags extends RegistryFlags {
@@ -30,11 +37,11 @@ export interface PublishFlags extends RegistryFlags {
 /** `troupe search [query]`: each pipeline with its versions (`troupe pipeline versions` lists them all). */
 export async function searchRegistry(
   query: string | undefined,
-  flags: RegistryFlags,
+  flags: ReadFlags,
   io: CommandIo,
 ): Promise<number> {
   const { location } = registryContext(flags.registry, io.cwd);
-  const registry = await openRegistry(location);
+  const registry = await openRegistry(location, { offline: flags.offline === true });
   const skipped = (s: { what: string; reason: string }) =>
     io.err(`troupe: skipped ${printable(s.what)}: ${printable(s.reason)}\n`);
   const pipelines = readCatalog(registry.dir, skipped).filter((e) => matches(e, query));
@@ -59,7 +66,7 @@ export async function searchRegistry(
 /** `troupe pull [name]`: one pipeline from the registry, or (no name) what pipelines.lock says. */
 export async function pullFromRegistry(
   name: string | undefined,
-  flags: RegistryFlags & { force?: boolean },
+  flags: ReadFlags & { force?: boolean },
   io: CommandIo,
 ): Promise<number> {
   const context = registryContext(flags.registry, io.cwd);
@@ -67,6 +74,7 @@ export async function pullFromRegistry(
     root: context.root,
     config: context.config,
     force: flags.force === true,
+    offline: flags.offline === true,
     ...confirmOnTerminal(),
   };
   let results: Awaited<ReturnType<typeof pullLocked>>;
@@ -135,15 +143,39 @@ export async function publishToRegistry(
 }
 
 /** `troupe pipeline versions <name>`: a registry pipeline's versions, oldest first. */
-export async function pipelineVersions(name: string, flags: RegistryFlags, io: CommandIo): Promise<number> {
+export async function pipelineVersions(name: string, flags: ReadFlags, io: CommandIo): Promise<number> {
   assertPipelineName(name);
   const { location } = registryContext(flags.registry, io.cwd);
-  const versions = versionFolders((await openRegistry(location)).dir, name).map((v) => v.version);
+  const registry = await openRegistry(location, { offline: flags.offline === true });
+  const versions = versionFolders(registry.dir, name).map((v) => v.version);
   const latest = resolveVersion(name, versions, null);
   if (flags.json) {
     writeJson(io, { name, registry: locationText(location), versions, latest });
   } else {
     for (const v of versions) io.out(`${v}${v === latest ? '  (latest)' : ''}\n`);
+  }
+  return 0;
+}
+
+/** `troupe registry init [dir]`: a new team registry (a git repository with troupe's layout). */
+export async function initRegistryFolder(
+  dir: string | undefined,
+  flags: { json?: boolean },
+  io: CommandIo,
+): Promise<number> {
+  const target = path.resolve(io.cwd, dir ?? '.');
+  const made = await initRegistry(target);
+  if (flags.json) {
+    writeJson(io, made);
+  } else {
+    io.out(
+      [
+        `started a pipeline registry in ${target} (commit ${made.commit.slice(0, 7)})`,
+        `  publish to it:   troupe publish NAME --registry ${target}`,
+        '  share it:        push it to a git server, then set `registry: <its git url>` in .troupe/config.yaml',
+        '',
+      ].join('\n'),
+    );
   }
   return 0;
 }

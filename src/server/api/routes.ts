@@ -5,6 +5,7 @@ import { named } from './define.js';
 import { liveApi } from './events.js';
 import { Diagnostic, pipelineApi } from './pipelines.js';
 import { queueApi } from './queue.js';
+import { registryApi } from './registry.js';
 import { runApi } from './run.js';
 import { serverApi } from './server.js';
 import { taskApi } from './tasks.js';
@@ -34,6 +35,7 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(busApi),
   ...Object.values(workerApi),
   ...Object.values(queueApi),
+  ...Object.values(registryApi),
   ...Object.values(liveApi),
   ...Object.values(serverApi),
 ];
