@@ -52,7 +52,7 @@ function pieceFacts(piece: PieceView, plan: PlanView): string[] {
   }
   if (piece.tier) facts.push(`tier ${piece.tier.tier} (${piece.tier.model ?? piece.tier.runtime})`);
   if (piece.stages.length > 0) {
-    const cost = piece.usage.cost_usd ? ` $${piece.usage.cost_usd.toFixed(3)}` : '';
+    const cost = piece.usage.cost_usd ? ` $${piece.usage.cost_usd.toFixed(4)}` : '';
     facts.push(`${formatTokens(piece.usage)}${cost}`);
   }
   if (piece.diff) {

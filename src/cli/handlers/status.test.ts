@@ -97,8 +97,9 @@ describe('troupe status', () => {
     expect(docs.usage.input_tokens).toBeGreaterThan(0);
   }, 120_000);
 
-  it("flags a piece's files outside its paths and says why a piece failed", async () => {
+  it("shows each piece's tier, flags files outside its paths and says why a piece failed", async () => {
     const dir = await scratchRepo({
+      '.troupe/config.yaml': ROUTING,
       '.troupe/pipelines/split.yaml': SPLIT_PIPELINE,
       'split.yaml': SPLIT_SCRIPT,
     });
@@ -109,11 +110,11 @@ describe('troupe status', () => {
     const text = io.stdout();
     expect(text).toContain('  plan: round 1 by planner, 3 pieces (1 merged, 1 failed, 1 waiting)');
     expect(text).toMatch(
-      / {4}wide {3}merged · builder \[\d\] · approved by checker · \S+ tok · 2 files \+2 -0\n/,
+      / {4}wide {3}merged · builder \[\d\] · approved by checker · tier small \(haiku\)\n {11}\d+ tok \$0\.\d{4} · 2 files \+2 -0\n/,
     );
     expect(text).toContain('           ⚠ wrote outside its paths: elsewhere.txt\n');
     expect(text).toMatch(
-      / {4}bad {4}failed · builder \[\d\] · \S+ tok · no changes\n {11}troupe\/\S+--piece-bad\n {11}failed: /,
+      / {4}bad {4}failed · builder \[\d\] · tier big \(opus\) · 0 tok · no changes\n {11}troupe\/\S+--piece-bad\n {11}failed: /,
     );
     expect(text).toMatch(/ {4}after {2}waiting · after bad\n/);
 
@@ -147,6 +148,14 @@ interface PlanJson {
   }>;
 }
 
+/** Routing tiers for the builder's `model: auto`: an S piece goes to `small`. */
+const ROUTING = `routing:
+  tiers: {small: {runtime: claude, model: haiku}, big: {runtime: claude, model: opus}}
+  rules: [{tier: small, size: S}]
+  default: big
+  learn: false
+`;
+
 /** Three pieces, no re-plan: `wide` writes beside its paths, `bad` fails, `after` waits on it. */
 const SPLIT_PIPELINE = `workspace: { isolation: worktree }
 agents:
@@ -155,6 +164,7 @@ agents:
     plan: { worker: builder, verifier: checker, replans: 0 }
   - id: builder
     runtime: claude
+    model: auto
     system_prompt: "{{ input }}"
   - id: checker
     runtime: claude
@@ -163,7 +173,7 @@ const SPLIT_SCRIPT = `agents:
   planner:
     - |
       {"pieces": [
-        {"id": "wide", "goal": "one file", "paths": ["wide.txt"]},
+        {"id": "wide", "goal": "one file", "paths": ["wide.txt"], "size": "S"},
         {"id": "bad", "goal": "fails", "paths": ["bad.txt"]},
         {"id": "after", "goal": "after bad", "paths": ["after.txt"], "depends_on": ["bad"]}
       ]}
