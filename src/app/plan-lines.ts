@@ -1,3 +1,4 @@
+import { printable } from '../core/printable.js';
 import type { PieceView, PlanView } from './plan-view.js';
 import { formatTokens } from './task-view.js';
 
@@ -16,7 +17,7 @@ const MAX_FILES_SHOWN = 5;
 export function planLines(plan: PlanView | null): string[] {
   if (!plan) return [];
   const out = [`  plan: round ${plan.round} by ${plan.planner}, ${pieceCounts(plan.pieces)}`];
-  for (const warning of plan.warnings) out.push(`    ⚠ ${warning.split('\n')[0]}`);
+  for (const warning of plan.warnings) out.push(`    ⚠ ${firstLine(warning)}`);
   const ordered = [...plan.pieces].sort((a, b) => a.level - b.level);
   const column = Math.min(ID_COLUMN, Math.max(...ordered.map((p) => p.id.length)));
   for (const piece of ordered) {
@@ -30,7 +31,7 @@ export function planLines(plan: PlanView | null): string[] {
     );
     if (piece.branch) out.push(`${indent}${piece.branch}`);
     if (piece.outside.length > 0) out.push(`${indent}⚠ wrote outside its paths: ${fileList(piece.outside)}`);
-    if (piece.failure) out.push(`${indent}failed: ${piece.failure.reason.split('\n')[0]}`);
+    if (piece.failure) out.push(`${indent}failed: ${firstLine(piece.failure.reason)}`);
   }
   return out;
 }
@@ -65,13 +66,19 @@ function pieceFacts(piece: PieceView, plan: PlanView): string[] {
 }
 
 function verdictReason(reason: string): string {
-  const line = reason.split('\n')[0]?.trim() ?? '';
+  const line = firstLine(reason);
   if (!line) return '';
   return ` (${line.length > 40 ? `${line.slice(0, 39)}…` : line})`;
 }
 
+/** The first line of text from agents and planners, safe to print. */
+function firstLine(text: string): string {
+  return printable(text.split('\n', 1)[0] ?? '');
+}
+
 function fileList(files: readonly string[]): string {
-  const shown = files.slice(0, MAX_FILES_SHOWN).join(', ');
+  // file names are the agent's: nothing in them may drive the terminal
+  const shown = files.slice(0, MAX_FILES_SHOWN).map(printable).join(', ');
   return files.length > MAX_FILES_SHOWN ? `${shown} and ${files.length - MAX_FILES_SHOWN} more` : shown;
 }
 
