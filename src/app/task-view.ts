@@ -1,6 +1,8 @@
 import type { EventStore } from '../core/event-store.js';
 import { isTerminal, type TaskStatus } from '../core/events.js';
 import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
+import type { PieceDiffs } from './piece-diffs.js';
+import { planView } from './plan-view.js';
 
 /** The process that runs a task under its lease; `alive: false` when it is gone (killed, or its lease expired). */
 export interface TaskOwner {
@@ -25,9 +27,15 @@ export function ownerGoneHint(taskId: string, owner: TaskOwner | null): string |
 /**
  * The one JSON shape of a task that `run --json` and `status --json` print; `owner` as
  * `taskOwner` reads it (a task's hint says what to do when its owner is gone), `noWorker` as
- * app/worker-wait.ts's `noWorkerReason` says.
+ * app/worker-wait.ts's `noWorkerReason` says; `plan` as app/plan-view.ts builds it, with the
+ * pieces' diffs where the caller read them (app/piece-diffs.ts).
  */
-export function taskJson(state: TaskState, owner: TaskOwner | null = null, noWorker: string | null = null) {
+export function taskJson(
+  state: TaskState,
+  owner: TaskOwner | null = null,
+  noWorker: string | null = null,
+  diffs?: PieceDiffs,
+) {
   return {
     id: state.id,
     status: state.status,
@@ -75,6 +83,8 @@ export function taskJson(state: TaskState, owner: TaskOwner | null = null, noWor
     no_worker: noWorker,
     parent: state.parentTaskId,
     usage: state.usage,
+    /** The planner's plan as a graph, once one expanded (docs/task-graphs.md); null otherwise. */
+    plan: planView(state, diffs),
   };
 }
 

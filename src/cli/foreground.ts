@@ -1,4 +1,5 @@
 import { createInterface, type Interface } from 'node:readline';
+import { pieceDiffs } from '../app/piece-diffs.js';
 import type { Project } from '../app/project.js';
 import { taskJson } from '../app/task-view.js';
 import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
@@ -39,7 +40,7 @@ export async function runForeground(
   } finally {
     prompt?.close();
   }
-  if (options.json) printJson(taskJson(state));
+  if (options.json) printJson(taskJson(state, null, null, await pieceDiffs(state)));
   else {
     const waiting = waitingFor(state);
     if (waiting) {

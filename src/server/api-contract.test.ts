@@ -31,6 +31,26 @@ const chunky = `agents:
       initial: ["write the parser", "write the tests"]
     gate: { type: human }
 `;
+// a planner's two pieces, in place (no worktrees: nothing to diff)
+const planned = `workspace: { isolation: none }
+agents:
+  - id: planner
+    runtime: claude
+    plan: { worker: builder, verifier: checker }
+  - id: builder
+    runtime: claude
+  - id: checker
+    runtime: claude
+`;
+const plannedScript = {
+  agents: {
+    planner: [
+      '{"pieces": [{"id": "a", "goal": "A", "paths": ["a.txt"]}, {"id": "b", "goal": "B", "paths": ["b.txt"], "depends_on": ["a"]}]}',
+    ],
+    builder: ['built'],
+  },
+  gates: { builder: ['approved'] },
+};
 // its own provider, so that its closed window holds up no other task
 const limited = 'agents:\n  - id: solo\n    runtime: gemini\n';
 // fails at once, with a hint: its key variable is not set
@@ -46,6 +66,7 @@ beforeAll(() => {
     '.troupe/config.yaml': 'default_pipeline: write\n',
     '.troupe/pipelines/write.yaml': writerEditorPipeline,
     '.troupe/pipelines/chunky.yaml': chunky,
+    '.troupe/pipelines/planned.yaml': planned,
     '.troupe/pipelines/limited.yaml': limited,
     '.troupe/pipelines/keyless.yaml': keyless,
     '.troupe/pipelines/team.yaml': writerEditorPipeline,
@@ -192,6 +213,19 @@ describe('every route answers what it declares', () => {
     });
     expect(fix.status).toBe(202);
     await call('GET', '/api/tasks?limit=1');
+  });
+
+  it("a plan: the task's graph in its detail", async () => {
+    const id = await run({ input: 'two pieces', pipeline: 'planned', script: plannedScript });
+    await until(id, 'completed');
+    const { data } = await call<{ plan: { pieces: { id: string; status: string; level: number }[] } }>(
+      'GET',
+      `/api/tasks/${id}`,
+    );
+    expect(data.plan.pieces.map((p) => [p.id, p.status, p.level])).toEqual([
+      ['a', 'merged', 0],
+      ['b', 'merged', 1],
+    ]);
   });
 
   it('a person answers, rejects and approves', async () => {

@@ -1,3 +1,4 @@
+import type { PieceDiffs } from '../app/piece-diffs.js';
 import { type TaskOwner, taskJson } from '../app/task-view.js';
 import type { TaskSummary } from '../core/event-store.js';
 import type { TaskState } from '../engine/fold/task-state.js';
@@ -33,14 +34,18 @@ export function taskRow(
   };
 }
 
-/** The task as the CLI's `--json` shows it (`owner`: as `taskOwner` reads it), plus the graph, transcript and what runs right now. */
+/**
+ * The task as the CLI's `--json` shows it (`owner`: as `taskOwner` reads it; `plan` with the
+ * pieces' `diffs`), plus the graph, transcript and what runs right now.
+ */
 export function taskDetail(
   state: TaskState,
   sessions: Session[] = [],
   owner: TaskOwner | null = null,
   noWorker: string | null = null,
+  diffs?: PieceDiffs,
 ): TaskDetail {
-  const base = taskJson(state, owner, noWorker);
+  const base = taskJson(state, owner, noWorker, diffs);
   return {
     ...base,
     stages: base.stages.map((s, i) => {

@@ -4,6 +4,7 @@ import { useNow } from './app';
 import { cost, duration, ENDED, elapsed, STATUS_LABEL, tokens } from './format';
 import { useEventStream, useThrottled } from './live';
 import { type NodeState, PipelineGraph } from './pipeline-graph';
+import { PlanSection } from './plan-graph';
 import { Link, navigate } from './router';
 import { ChunkBoard, SessionsView } from './task-sessions';
 
@@ -127,6 +128,8 @@ export function TaskDetailPage(props: { id: string }) {
         </div>
         <Legend />
       </section>
+
+      {task.plan && <PlanSection plan={task.plan} />}
 
       <section className="card">
         <h2>Timeline</h2>

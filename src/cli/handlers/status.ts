@@ -1,4 +1,7 @@
 import { parkedOf } from '../../app/parked.js';
+import { pieceDiffs } from '../../app/piece-diffs.js';
+import { planLines } from '../../app/plan-lines.js';
+import { planView } from '../../app/plan-view.js';
 import { openProject } from '../../app/project.js';
 import { deadLetters, parkedTasks } from '../../app/queue-config.js';
 import {
@@ -20,7 +23,7 @@ export interface StatusOptions {
   json?: boolean;
 }
 
-/** `troupe status <task>`: a task's stages, what it waits for, and why it stopped. */
+/** `troupe status <task>`: a task's stages, its plan as a graph, what it waits for, and why it stopped. */
 export async function showStatus(taskId: string, options: StatusOptions, io: CommandIo): Promise<number> {
   const project = openProject(io.cwd);
   const state = project.tasks.state(taskId);
@@ -30,9 +33,10 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
   const deadLetter = parked ? undefined : (await deadLetters(project))?.find((d) => d.taskId === taskId);
   const owner = taskOwner(project.store, taskId, status);
   const noWorker = noWorkerReason(state, owner, await readWorkersIfWaiting(project, [{ status, owner }]));
+  const diffs = await pieceDiffs(state);
   if (options.json) {
     writeJson(io, {
-      ...taskJson(state, owner, noWorker),
+      ...taskJson(state, owner, noWorker, diffs),
       status,
       parked: parked ? { reason: parked.reason, failures: parked.failures, at: parked.at } : null,
       ...(deadLetter ? { deadLetter } : {}),
@@ -63,6 +67,7 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
       if (s.error.hint) out.push(`      hint: ${s.error.hint}`);
     }
   }
+  out.push(...planLines(planView(state, diffs)));
   if (state.failure) out.push(`  error: ${state.failure.reason}`);
   const hint = taskOwnHint(state);
   if (hint) out.push(`  hint: ${hint}`);

@@ -207,6 +207,72 @@ export const Session = named(
 );
 export type Session = z.infer<typeof Session>;
 
+/** A piece of a plan and where it is (docs/task-graphs.md): waiting for its dependencies, ready, running, merging, merged, failed. */
+export const PieceStatus = named(
+  'PieceStatus',
+  z.enum(['waiting', 'ready', 'running', 'merging', 'merged', 'failed']),
+);
+
+/** A piece of a planner's plan: its place in the graph and what became of it. */
+export const PlanPiece = named(
+  'PlanPiece',
+  z.strictObject({
+    id: z.string(),
+    goal: z.string(),
+    status: PieceStatus,
+    depends_on: z.array(z.string()).describe('the pieces merged before it starts (the edges of the graph)'),
+    level: z.int().describe('0 for a piece that depends on none, else one more than its deepest dependency'),
+    paths: z.array(z.string()).describe('what it may write (a folder ends with /)'),
+    size: z.enum(TASK_SIZES).nullable(),
+    labels: z.array(z.string()),
+    round: z.int().describe('the plan round it came from'),
+    stages: z
+      .array(z.int())
+      .describe('the stages that worked on it (its worker, and what its handoffs started)'),
+    verdict: z
+      .strictObject({
+        decision: z.enum(['approved', 'rejected']),
+        by: z.string(),
+        reason: z.string(),
+        stage: z.int(),
+      })
+      .nullable()
+      .describe("the latest gate verdict on its worker's stages (the plan's verifier, or its checks)"),
+    tier: z
+      .strictObject({
+        tier: z.string(),
+        runtime: z.string(),
+        model: z.string().nullable(),
+        effort: z.string().nullable(),
+      })
+      .nullable()
+      .describe('the tier its latest routed stage ran on (by its size and labels)'),
+    branch: z.string().nullable().describe("its worktree's branch, once made"),
+    worktree: z.string().nullable(),
+    diff: z
+      .strictObject({ files: z.int(), insertions: z.int(), deletions: z.int() })
+      .nullable()
+      .describe('what its branch changed since it started (null: no worktree yet, or git lacks the commits)'),
+    usage: Usage,
+    outside: z.array(z.string()).describe('files it changed outside its paths (found before its merge)'),
+    failure: z.strictObject({ reason: z.string(), stage: z.int().nullable() }).nullable(),
+  }),
+);
+
+/** A planner's plan, as the task graph it expanded into. */
+export const Plan = named(
+  'Plan',
+  z.strictObject({
+    round: z.int().describe('1 for the first plan, one more for each re-plan'),
+    planner: z.string(),
+    worker: z.string().nullable(),
+    verifier: z.string().nullable(),
+    replans: z.int(),
+    warnings: z.array(z.string()),
+    pieces: z.array(PlanPiece).describe("every round's pieces: a re-plan keeps those already merged"),
+  }),
+);
+
 export const TaskDetail = named(
   'TaskDetail',
   z.strictObject({
@@ -273,6 +339,7 @@ export const TaskDetail = named(
     chunks_enabled: z.boolean(),
     cancel_reason: z.string().nullable(),
     last_seq: z.int(),
+    plan: Plan.nullable().describe("the planner's plan as a graph, once one expanded (docs/task-graphs.md)"),
   }),
 );
 

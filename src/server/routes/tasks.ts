@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { pieceDiffs } from '../../app/piece-diffs.js';
 import { taskOwner } from '../../app/task-view.js';
 import { mayWaitForWorker, noWorkerReason, workersIfWaiting } from '../../app/worker-wait.js';
 import { TaskBusyError } from '../../core/errors.js';
@@ -50,7 +51,8 @@ export function taskRoutes(ctx: ServerContext): Hono {
       : [];
     const owner = taskOwner(ctx.store, state.id, state.status);
     const workers = await workersIfWaiting(ctx.workers, mayWaitForWorker(state.status, owner));
-    return reply(200, taskDetail(state, sessions, owner, noWorkerReason(state, owner, workers)));
+    const noWorker = noWorkerReason(state, owner, workers);
+    return reply(200, taskDetail(state, sessions, owner, noWorker, await pieceDiffs(state)));
   });
 
   handle(app, taskApi.context, ({ params }, c) => {
