@@ -1,5 +1,5 @@
 import type { PlanSettings } from '../core/pipeline.js';
-import type { Usage } from '../core/usage.js';
+import { addUsage, type Usage } from '../core/usage.js';
 import {
   type PieceState,
   pieceActivations,
@@ -71,7 +71,10 @@ function pieceView(
     branch: ws?.branch ?? null,
     worktree: ws?.path ?? null,
     diff,
-    usage: stages.reduce(addUsage, { input_tokens: 0, output_tokens: 0 }),
+    usage: stages.reduce<Usage>((total, stage) => addUsage(total, stage.usage), {
+      input_tokens: 0,
+      output_tokens: 0,
+    }),
     outside: [...piece.outside],
     failure: piece.failure ? { ...piece.failure } : null,
   };
@@ -80,18 +83,6 @@ function pieceView(
 function planSettings(state: TaskState, planner: string): PlanSettings | null {
   const node = state.definition.agents.find((a) => a.id === planner);
   return node?.type === 'agent' ? (node.plan ?? null) : null;
-}
-
-function addUsage(total: Usage, stage: StageRecord): Usage {
-  const { usage } = stage;
-  return {
-    input_tokens: total.input_tokens + usage.input_tokens,
-    output_tokens: total.output_tokens + usage.output_tokens,
-    ...(total.cost_usd !== undefined || usage.cost_usd !== undefined
-      ? { cost_usd: (total.cost_usd ?? 0) + (usage.cost_usd ?? 0) }
-      : {}),
-    ...(total.cost_estimated || usage.cost_estimated ? { cost_estimated: true } : {}),
-  };
 }
 
 /**

@@ -55,7 +55,7 @@ export async function openRegistry(
 async function cachedRegistry(location: RegistryLocation): Promise<RegistryCheckout> {
   const dir = cacheDir(locationText(location));
   const head = existsSync(dir) ? await registryGit(dir, ['rev-parse', '--verify', '--quiet', 'HEAD']) : null;
-  if (!head || head.code !== 0) {
+  if (head?.code !== 0) {
     throw new RegistryError(
       `no copy of registry ${locationText(location)} on this machine yet: run the command once without --offline`,
     );

@@ -1,4 +1,4 @@
-import type { Usage } from '../../core/usage.js';
+import { addUsage } from '../../core/usage.js';
 import { activationOf } from './activations.js';
 import { turnFailed, turnFinished } from './sessions.js';
 import { newStageRecord, stageOf } from './stage-records.js';
@@ -100,11 +100,4 @@ function rememberMeta(state: TaskState, agent: string, meta: Record<string, stri
   const list = state.agentMeta[agent] ?? [];
   list.push(meta);
   state.agentMeta[agent] = list;
-}
-
-function addUsage(total: Usage, add: Usage) {
-  total.input_tokens += add.input_tokens;
-  total.output_tokens += add.output_tokens;
-  if (add.cache_read_tokens) total.cache_read_tokens = (total.cache_read_tokens ?? 0) + add.cache_read_tokens;
-  if (add.cost_usd !== undefined) total.cost_usd = (total.cost_usd ?? 0) + add.cost_usd;
 }
