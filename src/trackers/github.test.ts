@@ -1,4 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +90,20 @@ describe('the GitHub Issues tracker', () => {
     ]);
     // no per-issue call: none of them has a dependency
     expect(mock.requests).toHaveLength(5);
+  });
+
+  it('polls again with conditional requests: an unchanged page is a 304, a changed one is read anew', async () => {
+    const { mock, tracker } = await open();
+    for (let n = 1; n <= 150; n++) mock.addIssue({ title: `issue ${n}` });
+    const first = await tracker.candidates();
+    mock.requests.length = 0;
+    expect(await tracker.candidates()).toEqual(first);
+    expect(mock.requests.map((r) => r.status)).toEqual([304, 304]);
+    mock.issues.get(150)!.title = 'renamed';
+    mock.requests.length = 0;
+    const third = await tracker.candidates();
+    expect(mock.requests.map((r) => r.status)).toEqual([304, 200]);
+    expect(third.at(-1)!.title).toBe('renamed');
   });
 
   it('skips pull requests, which the issues API lists too', async () => {
@@ -249,6 +265,28 @@ describe('the GitHub Issues tracker', () => {
     const error = await failure(tracker.candidates());
     expect(error.kind).toBe('unreachable');
     expect(error.message).not.toContain('\n');
+  });
+
+  it('a server that never answers is unreachable after the timeout, not a hung poll', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    try {
+      const tracker = await openGitHubTracker(
+        {
+          owner: 'o',
+          repo: 'r',
+          apiUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+          timeoutMs: 300,
+        },
+        { env: { GH_TOKEN: 't' } },
+      );
+      const started = Date.now();
+      expect((await failure(tracker.candidates())).kind).toBe('unreachable');
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 
   it('uses a GitHub Enterprise Server base URL for every call, pages included', async () => {

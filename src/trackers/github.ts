@@ -1,6 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import { type Tracker, TrackerError, type TrackerIssue } from '../core/tracker.js';
 import { githubError } from './github-errors.js';
+import { keepEtags } from './github-etag.js';
 import {
   blockerRef,
   blockersInBody,
@@ -91,6 +92,7 @@ class GitHubTracker implements Tracker {
           fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
       },
     });
+    keepEtags(this.octokit);
   }
 
   async candidates(): Promise<TrackerIssue[]> {
