@@ -191,7 +191,26 @@ function serialize(edit: FieldEdit, eol: string): string {
  * A file Backlog.md would have to quote (`assignee: @sara`) gets those lines quoted too.
  */
 export function editFrontMatter(content: string, edits: readonly FieldEdit[], where: string): string {
-  const { split } = parseFrontMatter(content, where);
+  const { split, data } = parseFrontMatter(content, where);
+  const edited = editedText(content, split, edits);
+  // the edit is by position: check it changed exactly the keys it meant to (a flow-style front
+  // matter, say, is refused rather than broken)
+  const after = parseFrontMatter(edited, where).data;
+  const expected: Record<string, unknown> = { ...data };
+  for (const edit of edits) expected[edit.key] = edit.value;
+  const byKey = (fields: Record<string, unknown>) =>
+    JSON.stringify(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  if (byKey(after) !== byKey(expected)) {
+    throw invalid(
+      where,
+      2,
+      'troupe cannot change this front matter in place: write it as Backlog.md does, one key per line',
+    );
+  }
+  return edited;
+}
+
+function editedText(content: string, split: Split, edits: readonly FieldEdit[]): string {
   const yaml = quoteBareHandles(split.yaml);
   const doc = parseDocument(yaml);
   const pairs = isMap(doc.contents) ? (doc.contents.items as Pair<Node, Node | null>[]) : [];

@@ -391,6 +391,17 @@ describe('backlog tracker on a Backlog.md folder', () => {
     expect(readFileSync(renamed, 'utf8')).toContain("assignee:\n  - '@sara'\n  - troupe\n");
   });
 
+  it('refuses to edit a front matter it cannot change line by line, and leaves the file as it was', async () => {
+    const { dir } = fixtureProject();
+    const file = path.join(dir, 'tasks', 'back-800 - Flow.md');
+    const flow = '---\n{id: BACK-800, title: Flow, status: To Do, assignee: []}\n---\n\nBody.\n';
+    writeFileSync(file, flow);
+    const tracker = new BacklogTracker(dir, { now: NOW });
+    expect((await tracker.candidates()).map((i) => i.id)).toContain('BACK-800');
+    await expect(tracker.claim('BACK-800', 'troupe')).rejects.toMatchObject({ kind: 'invalid' });
+    expect(readFileSync(file, 'utf8')).toBe(flow);
+  });
+
   it('refuses a note id that is not its progress note, and a note over 64 KiB', async () => {
     const { dir } = fixtureProject();
     const tracker = new BacklogTracker(dir);
