@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, statSync } from 'node:fs';
+import { constants, lstatSync, readFileSync, statSync } from 'node:fs';
 import { type FileHandle, lstat, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { containedPath } from '../core/contained-path.js';
@@ -27,11 +27,13 @@ export const MAX_TASK_FILE_BYTES = 1024 * 1024;
 const MAX_CONFIG_BYTES = 256 * 1024;
 
 /**
- * The backlog folder of a project, as Backlog.md's CLI finds it: `backlog/`, else `.backlog/`,
- * when it holds a `tasks/` folder. Null when there is none.
+ * The backlog folder of a project, as Backlog.md's CLI finds it: the `backlog_directory` of a
+ * `backlog.config.yml` at the root when it names one inside the project, else `backlog/`, else
+ * `.backlog/`; each only when it holds a `tasks/` folder. Null when there is none.
  */
 export function findBacklog(projectRoot: string): string | null {
-  for (const name of ['backlog', '.backlog']) {
+  const configured = configuredDirectory(projectRoot);
+  for (const name of configured ? [configured] : ['backlog', '.backlog']) {
     const dir = path.join(projectRoot, name);
     try {
       if (statSync(dir).isDirectory() && statSync(path.join(dir, 'tasks')).isDirectory()) return dir;
@@ -42,16 +44,53 @@ export function findBacklog(projectRoot: string): string | null {
   return null;
 }
 
+/** `backlog_directory:` of `backlog.config.yml`, read line by line as Backlog.md reads it. */
+function configuredDirectory(projectRoot: string): string | null {
+  const file = rootConfigFile(projectRoot);
+  let text: string;
+  try {
+    if (!file || lstatSync(file).size > MAX_CONFIG_BYTES) return null;
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const line = /^[ \t]*(?:backlog_directory|backlogDirectory)[ \t]*:(.*)$/m.exec(text);
+  const value = line?.[1]?.trim().replace(/^['"]|['"]$/g, '');
+  if (!value) return null;
+  return containedPath(projectRoot, value).kind === 'outside' || path.isAbsolute(value) ? null : value;
+}
+
 export interface BacklogConfig {
   statuses: string[];
   defaultStatus: string;
 }
 
-/** `statuses` and `default_status` of `config.yml` (or `config.yaml`); Backlog.md's defaults without one. */
-export async function readBacklogConfig(dir: string, shownAs: string): Promise<BacklogConfig> {
-  for (const name of ['config.yml', 'config.yaml']) {
-    const file = path.join(dir, name);
-    const where = `${shownAs}/${name}`;
+/** Where Backlog.md keeps the settings of a project whose root has one: `backlog.config.yml`. */
+export function rootConfigFile(projectRoot: string): string | null {
+  const file = path.join(projectRoot, 'backlog.config.yml');
+  try {
+    return lstatSync(file).isFile() ? file : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `statuses` and `default_status` of the backlog's settings: `configFile` when given (a root
+ * `backlog.config.yml`), else its `config.yml` (or `config.yaml`); Backlog.md's defaults without one.
+ */
+export async function readBacklogConfig(
+  dir: string,
+  shownAs: string,
+  configFile?: string,
+): Promise<BacklogConfig> {
+  const files = configFile
+    ? [{ file: configFile, where: path.basename(configFile) }]
+    : ['config.yml', 'config.yaml'].map((name) => ({
+        file: path.join(dir, name),
+        where: `${shownAs}/${name}`,
+      }));
+  for (const { file, where } of files) {
     let text: string;
     try {
       text = await readRegular(file, MAX_CONFIG_BYTES, where);

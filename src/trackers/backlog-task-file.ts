@@ -229,6 +229,9 @@ function editedText(content: string, split: Split, edits: readonly FieldEdit[]):
       .find((p) => p?.key.range);
     let at = before ? Math.max(before.key.range![1], before.value?.range?.[1] ?? 0) : yaml.length;
     while (at > 0 && (yaml[at - 1] === '\n' || yaml[at - 1] === '\r')) at--;
+    // after a comment that ends the line, not before it
+    const lineEnd = yaml.indexOf('\n', at);
+    if (lineEnd >= 0) at = yaml[lineEnd - 1] === '\r' ? lineEnd - 1 : lineEnd;
     const line = `${edit.key}:${serialize(edit, split.eol)}`;
     replacements.push({ from: at, to: at, text: at === 0 ? `${line}${split.eol}` : `${split.eol}${line}` });
   }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TrackerError } from '../core/tracker.js';
-import { BacklogTracker, findBacklog, PROGRESS_NOTE_ID } from './backlog.js';
+import { BacklogTracker, findBacklog, openBacklog, PROGRESS_NOTE_ID } from './backlog.js';
 import { type SeedIssue, trackerContract } from './contract.js';
 
 const FIXTURE = path.resolve(import.meta.dirname, '../../test/fixtures/backlog/project');
@@ -121,6 +121,25 @@ describe('backlog tracker on a Backlog.md folder', () => {
     expect(findBacklog(bare)).toBeNull();
     mkdirSync(path.join(bare, '.backlog', 'tasks'), { recursive: true });
     expect(findBacklog(bare)).toBe(path.join(bare, '.backlog'));
+  });
+
+  it('follows a root backlog.config.yml as Backlog.md does: its backlog_directory inside the project, its statuses', async () => {
+    const { root, dir } = fixtureProject();
+    cpSync(dir, path.join(root, 'planning'), { recursive: true });
+    writeFileSync(
+      path.join(root, 'backlog.config.yml'),
+      'backlog_directory: "planning"\nstatuses: [Open, Doing, Closed]\n',
+    );
+    const tracker = openBacklog(root, { now: NOW })!;
+    expect(tracker.source).toBe(`backlog:${path.join(root, 'planning')}`);
+    expect(await tracker.statuses()).toMatchObject({
+      active: ['Open', 'Doing'],
+      terminal: ['Closed'],
+      working: 'Doing',
+    });
+    writeFileSync(path.join(root, 'backlog.config.yml'), 'backlog_directory: ../elsewhere\n');
+    expect(findBacklog(root)).toBe(dir);
+    expect(openBacklog(scratch())).toBeNull();
   });
 
   it('reads a real-looking task: sub-task ids, quoted titles, priorities, blockers in completed/, dates', async () => {
@@ -381,7 +400,8 @@ describe('backlog tracker on a Backlog.md folder', () => {
       renamed,
       readFileSync(task('back-355.02'), 'utf8')
         .replace("assignee:\n  - '@sara'", 'assignee: @sara')
-        .replace('BACK-355.02', 'BACK-601'),
+        .replace('BACK-355.02', 'BACK-601')
+        .replace("created_date: '2026-01-01 23:38'", "created_date: '2026-01-01 23:38' # by hand"),
     );
     const tracker = new BacklogTracker(dir, { now: NOW, includeAssigned: true });
     expect((await tracker.candidates()).find((i) => i.id === 'BACK-601')).toMatchObject({
@@ -389,6 +409,9 @@ describe('backlog tracker on a Backlog.md folder', () => {
     });
     await tracker.claim('back-601', 'troupe');
     expect(readFileSync(renamed, 'utf8')).toContain("assignee:\n  - '@sara'\n  - troupe\n");
+    expect(readFileSync(renamed, 'utf8')).toContain(
+      "created_date: '2026-01-01 23:38' # by hand\nupdated_date: '2026-12-05 10:30'\n",
+    );
   });
 
   it('refuses to edit a front matter it cannot change line by line, and leaves the file as it was', async () => {

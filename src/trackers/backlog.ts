@@ -2,6 +2,7 @@ import path from 'node:path';
 import { type Tracker, TrackerError, type TrackerIssue } from '../core/tracker.js';
 import {
   type BacklogConfig,
+  findBacklog,
   idKey,
   isPlainId,
   listTaskFiles,
@@ -9,6 +10,7 @@ import {
   readBacklogConfig,
   readRegular,
   replaceAtomically,
+  rootConfigFile,
   statusKey,
   type TaskFileEntry,
   type TaskFolder,
@@ -23,6 +25,17 @@ import {
 } from './backlog-task-file.js';
 
 export { findBacklog } from './backlog-folder.js';
+
+/**
+ * The tracker of a project's backlog, found as Backlog.md finds it (`findBacklog`), with its
+ * settings where Backlog.md reads them (a root `backlog.config.yml`, else the folder's
+ * `config.yml`); null when the project has no backlog.
+ */
+export function openBacklog(projectRoot: string, options: BacklogTrackerOptions = {}): BacklogTracker | null {
+  const dir = findBacklog(projectRoot);
+  if (!dir) return null;
+  return new BacklogTracker(dir, { configFile: rootConfigFile(projectRoot) ?? undefined, ...options });
+}
 
 /**
  * A Backlog.md folder as a tracker (docs/trackers.md, "Local backlog"): the tasks of
@@ -50,6 +63,8 @@ export interface BacklogTrackerOptions {
   includeAssigned?: boolean;
   /** Told of each task file skipped as unreadable, on every read. */
   onProblem?: (problem: TrackerError) => void;
+  /** The settings file with `statuses`, when not the folder's `config.yml` (see `openBacklog`). */
+  configFile?: string;
   /** The clock for `updated_date` (tests). */
   now?: () => Date;
 }
@@ -107,7 +122,7 @@ export class BacklogTracker implements Tracker {
   }
 
   async statuses(): Promise<BacklogStatuses> {
-    return this.#resolve(await readBacklogConfig(this.#dir, this.#shownAs));
+    return this.#resolve(await readBacklogConfig(this.#dir, this.#shownAs, this.#options.configFile));
   }
 
   async candidates(): Promise<TrackerIssue[]> {
