@@ -9,7 +9,7 @@
 //   npm run build && node bench/plan-graph.js [--reps 1] [--latency 1500] [--wide-latency 3000]
 //     [--files 1000] [--quick] [--no-write]
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, release, totalmem } from 'node:os';
+import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -281,6 +281,7 @@ async function gitTrace(n, concurrency) {
 }
 
 const started = nowMs();
+const loadAtStart = loadavg()[0];
 const levels = [];
 const wide = [];
 const zero = [];
@@ -376,7 +377,7 @@ Written by \`node bench/plan-graph.js\` (after \`npm run build\`); do not edit b
 
 - **Date:** ${new Date().toISOString().slice(0, 19)}Z
 - **Machine:** Node ${process.version}, ${cpus()[0]?.model.trim() ?? '?'}, ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Linux ${release()}, git ${(await git(ROOT, '--version')).stdout.replace('git version ', '')}
-- **Bench time:** ${Math.round(tookS)} s
+- **Bench time:** ${Math.round(tookS)} s; load average (1 min) ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end
 
 ${table}
 
