@@ -235,7 +235,7 @@ the context file), and the time a stage takes late in the task against early in 
 overhead benchmark with the task's files (context.md, agent_*.md) not written, and then also with the store
 in memory, to split the per-stage time between the engine, SQLite and the file projections.
 `;
-// other benchmarks (bench/bus.js, bench/runtimes.js, bench/worktrees.js) keep their own marked
+// other benchmarks (bench/bus.js, bench/runtimes.js, bench/worktrees.js, bench/plan-graph.js) keep their own marked
 // sections of the same file: carry them over
 const previous = (() => {
   try {
