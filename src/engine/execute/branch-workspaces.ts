@@ -56,8 +56,8 @@ export class BranchWorkspaces {
     private readonly taskId: string,
     private readonly port: TaskWorkspace,
     private readonly state: () => TaskState,
-    /** Runs git work one operation at a time (the executor's queue). */
-    private readonly serial: <T>(work: () => Promise<T>) => Promise<T>,
+    /** Runs git work one operation at a time per worktree (`key`: its path or branch name). */
+    private readonly serial: <T>(key: string, work: () => Promise<T>) => Promise<T>,
   ) {}
 
   /**
@@ -91,7 +91,7 @@ export class BranchWorkspaces {
     }
     const workspace = state.workspace!;
     const settings = workspaceSettings(state)!;
-    const prepared = this.serial(() =>
+    const prepared = this.serial(`branch:${name}`, () =>
       this.port.prepareBranch(workspace.repo, this.taskId, name, settings, recorded?.head ?? null),
     );
     const place = prepared.then((p) => ({ cwd: p.path, branch: p.branch }));
@@ -121,7 +121,7 @@ export class BranchWorkspaces {
   private async sides(path: string, head: string, branch: string, files: string[]): Promise<ConflictSide[]> {
     const shown = files.slice(0, MAX_SIDE_FILES);
     try {
-      const [ours, theirs] = await this.serial(() =>
+      const [ours, theirs] = await this.serial(path, () =>
         Promise.all([
           this.port.showFiles(path, head, shown, MAX_SIDE_BYTES),
           this.port.showFiles(path, branch, shown, MAX_SIDE_BYTES),
@@ -147,7 +147,7 @@ export class BranchWorkspaces {
       intoBranch = target.branch;
     }
     const leftover = `troupe: ${this.taskId} ${step.agent ?? 'join'}: ${step.resolved ?? 'a conflict'} resolved by hand\n\nTroupe-Task: ${this.taskId}`;
-    const result = await this.serial(() => this.port.mergeBranches(path, step.branches, leftover));
+    const result = await this.serial(path, () => this.port.mergeBranches(path, step.branches, leftover));
     const resolved = step.resolved ? { resolved: step.resolved } : {};
     const advance =
       result.head === result.from ? null : { path, commit: { sha: result.head, parent: result.from } };

@@ -21,7 +21,8 @@ import type { EventBatch } from './event-batch.js';
  * task's branches.
  */
 export class RunWorkspace {
-  private gitQueue: Promise<void> = Promise.resolve();
+  /** Git work waiting or running, per worktree (the key): one operation at a time in each. */
+  private readonly gitQueues = new Map<string, Promise<void>>();
   /** A join's merges going onto its branch: a stage (its resolver's) starts only once they are there. */
   private joinAdvance: Promise<void> | null = null;
   private readonly branches: BranchWorkspaces | null;
@@ -38,7 +39,7 @@ export class RunWorkspace {
           taskId,
           port,
           () => events.state,
-          (work) => this.serialGit(work),
+          (key, work) => this.serialGit(key, work),
         )
       : null;
   }
@@ -102,17 +103,19 @@ export class RunWorkspace {
     const port = this.port;
     if (!this.events.state.workspace || !port) return Promise.resolve(null);
     const recorded = this.recordedHead(place);
-    return this.serialGit(() => port.commit(place.cwd, { task: this.taskId, stage, agent }, recorded));
+    return this.serialGit(place.cwd, () =>
+      port.commit(place.cwd, { task: this.taskId, stage, agent }, recorded),
+    );
   }
 
   /** The stage's commit goes on its branch: only once its events are in the store. */
   advance(place: Workplace, commit: StageCommit): Promise<void> {
-    return this.serialGit(() => this.port!.advance(place.cwd, commit));
+    return this.serialGit(place.cwd, () => this.port!.advance(place.cwd, commit));
   }
 
-  /** Resolves when the git work asked for so far is done. */
-  idle(): Promise<void> {
-    return this.gitQueue;
+  /** Resolves when the git work asked for so far, in every worktree, is done. */
+  async idle(): Promise<void> {
+    await Promise.all(this.gitQueues.values());
   }
 
   /**
@@ -121,6 +124,8 @@ export class RunWorkspace {
    */
   async mergeBranches(step: StepOf<'merge_branches'>): Promise<StepOf<'ask_human'> | null> {
     this.events.flush();
+    // the branches' last commits may still be going onto them (in their own worktrees' queues)
+    await this.idle();
     let outcome: Awaited<ReturnType<BranchWorkspaces['merge']>>;
     try {
       outcome = await this.branches!.merge(step);
@@ -133,7 +138,7 @@ export class RunWorkspace {
     if (advance) {
       // like a stage's commit: on the branch only once the join is stored under the lease
       this.events.flush();
-      const moved = this.serialGit(() => this.port!.advance(advance.path, advance.commit));
+      const moved = this.serialGit(advance.path, () => this.port!.advance(advance.path, advance.commit));
       const settled = moved.then(
         () => {},
         () => {},
@@ -154,7 +159,7 @@ export class RunWorkspace {
     const ws = piece && state.branchWorkspaces.get(piece.lineage);
     const port = this.port;
     if (!piece || !ws || !port || piece.outside.length > 0) return [];
-    const changed = await this.serialGit(() => port.changedFiles(ws.path, ws.start, ws.head));
+    const changed = await this.serialGit(ws.path, () => port.changedFiles(ws.path, ws.start, ws.head));
     return changed.filter((file) => !ownsPath(piece.paths, file));
   }
 
@@ -172,7 +177,7 @@ export class RunWorkspace {
     const state = this.events.state;
     const workspace = state.workspace!;
     const settings = workspaceSettings(state)!;
-    await this.gitQueue;
+    await this.idle();
     // the work is done and committed on the task branch whatever happens here: a merge that
     // cannot be made is reported and left for `troupe merge`, never a task stuck running
     let merge: EventOf<'workspace_merged' | 'workspace_conflict' | 'workspace_merge_failed'>;
@@ -234,16 +239,26 @@ export class RunWorkspace {
     return [...state.branchWorkspaces.values()].find((b) => b.branch === place.branch)?.head ?? null;
   }
 
-  /** Git work one operation at a time, each started only while the task's lease is still held. */
-  private serialGit<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.gitQueue.then(() => {
+  /**
+   * Git work one operation at a time in each worktree (`key`), each started only while the task's
+   * lease is still held. Worktrees of one repository work side by side: each has its own index
+   * and branch, and git locks the refs they share (making a worktree takes turns per repository
+   * in workspace/). What reads other worktrees' branches (a merge) waits for `idle()` first.
+   */
+  private serialGit<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.gitQueues.get(key) ?? Promise.resolve();
+    const next = before.then(() => {
       this.fence();
       return work();
     });
-    this.gitQueue = next.then(
+    const settled = next.then(
       () => {},
       () => {},
     );
+    this.gitQueues.set(key, settled);
+    void settled.then(() => {
+      if (this.gitQueues.get(key) === settled) this.gitQueues.delete(key);
+    });
     return next;
   }
 }
