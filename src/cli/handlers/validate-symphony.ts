@@ -39,10 +39,14 @@ export function validateSymphony(
       lines.push(`${displayPath(i.at.file)}:${i.at.line}:${i.at.col}: info: ${i.key}: ${i.why}`);
     lines.push(
       valid
-        ? `✓ valid Symphony workflow: 1 agent (codex), tracker ${tracker}${result.ignored.length ? `, ${result.ignored.length} setting(s) ignored` : ''}`
-        : `✗ ${errors.length} error(s), ${warnings.length} warning(s)${errors.length === 0 ? ' (--strict)' : ''}`,
+        ? `✓ valid Symphony workflow: 1 agent (codex), tracker ${tracker}${result.ignored.length ? `, ${plural(result.ignored.length, 'setting')} ignored` : ''}`
+        : `✗ ${plural(errors.length, 'error')}, ${plural(warnings.length, 'warning')}${errors.length === 0 ? ' (--strict)' : ''}`,
     );
     io.out(`${lines.join('\n')}\n`);
   }
   return valid ? Exit.ok : Exit.usage;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }

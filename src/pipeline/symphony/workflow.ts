@@ -279,7 +279,7 @@ class SettingsReader {
       );
     if (kindText === null && isRecord(this.config.tracker))
       this.sink.warning(
-        this.at(['tracker']),
+        this.keyAt([], 'tracker'),
         'tracker.kind is missing: `troupe watch` cannot poll this workflow',
         'add `kind: linear` (or jira, memory)',
       );
@@ -292,7 +292,7 @@ class SettingsReader {
     const projectSlug = this.str(where('project_slug'));
     if (kind === 'linear' && projectSlug === null)
       this.sink.error(
-        this.at(['tracker']),
+        this.keyAt([], 'tracker'),
         'tracker.provider.project_slug (or tracker.project_slug) is required when tracker.kind is linear',
         "the slug from the Linear project's URL",
       );
