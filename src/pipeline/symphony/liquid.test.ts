@@ -112,4 +112,16 @@ describe('the strict Liquid prompt', () => {
       /^1:1 template_parse_error: .*reads other files/,
     );
   });
+
+  it('keeps a hostile template bounded and away from prototypes: one error, fast', () => {
+    for (const template of [
+      '{{ issue.constructor }}',
+      '{{ issue.title.constructor.name }}',
+      '{% for i in (1..100000000) %}{% endfor %}',
+    ]) {
+      const started = Date.now();
+      expect(renderError(workflow(template)).kind, template).toBe('template_render_error');
+      expect(Date.now() - started).toBeLessThan(2000);
+    }
+  });
 });

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { DiagnosticSink } from '../diagnostics.js';
+import { codexRuntime, workflowPipeline } from './pipeline.js';
+import { readWorkflow } from './workflow.js';
+
+describe('a WORKFLOW.md as a pipeline', () => {
+  it('maps codex app-server and codex exec to the codex runtime, anything else to runtime: command', () => {
+    expect(codexRuntime('codex app-server')).toEqual({ runtime: 'codex', dropped: null });
+    expect(codexRuntime(' codex exec --full-auto')).toEqual({ runtime: 'codex', dropped: '--full-auto' });
+    expect(codexRuntime('npx codex app-server')).toEqual({
+      runtime: 'command',
+      argv: ['bash', '-lc', 'npx codex app-server'],
+    });
+  });
+
+  it('is one codex agent whose prompt is the input, with the timeouts, model, effort and sandbox mapped', () => {
+    const text =
+      '---\ncodex:\n  turn_timeout_ms: 90500\n  thread_sandbox: read-only\n  reasoning_effort: medium\n---\nDo {{ issue.title }}';
+    const workflow = readWorkflow(text, '/repo/WORKFLOW.md', new DiagnosticSink())!;
+    const pipeline = workflowPipeline(workflow, 'symphony');
+    expect(pipeline).toMatchObject({ name: 'symphony', file: '/repo/WORKFLOW.md' });
+    expect(pipeline.workspace).toMatchObject({ isolation: 'worktree', merge: 'never' });
+    expect(pipeline.agents).toHaveLength(1);
+    expect(pipeline.agents[0]).toMatchObject({
+      id: 'codex',
+      runtime: 'codex',
+      model: null,
+      effort: 'medium',
+      permissions: 'read_only',
+      timeout: 91,
+      context_strategy: 'none',
+      system_prompt: '{{ input }}',
+    });
+  });
+});
