@@ -31,21 +31,21 @@ interface CliStatus extends CliFound {
   fix: string | null;
 }
 
-/** `troupe init`: a team for the CLIs of this machine (or `--from-aqm`, this project's .aqm/ converted). */
+/** `troupe init`: a team for the CLIs of this machine (or `--from-aqm`, this project's .aqm/ converted; `--from-symphony`, a WORKFLOW.md). */
 export async function init(options: InitOptions, io: CommandIo): Promise<number> {
+  if (options.fromSymphony !== undefined && options.fromSymphony !== false) {
+    const other = ['runtime', 'runtimes'].filter((k) => options[k as keyof InitOptions] !== undefined);
+    if (other.length || options.fromAqm || options.template !== DEFAULT_TEMPLATE)
+      throw new UsageError(
+        '--from-symphony converts a WORKFLOW.md: it takes only --name, --force and --json',
+      );
+    return fromSymphony(options, io);
+  }
   if (options.fromAqm) {
     const other = ['runtime', 'runtimes'].filter((k) => options[k as keyof InitOptions] !== undefined);
     if (other.length || options.name !== 'default' || options.template !== DEFAULT_TEMPLATE)
       throw new UsageError('--from-aqm converts what .aqm/ has: it takes only --force and --json');
     return fromAqm(options, io);
-  }
-  if (options.fromSymphony !== undefined && options.fromSymphony !== false) {
-    const other = ['runtime', 'runtimes'].filter((k) => options[k as keyof InitOptions] !== undefined);
-    if (other.length || options.template !== DEFAULT_TEMPLATE)
-      throw new UsageError(
-        '--from-symphony converts a WORKFLOW.md: it takes only --name, --force and --json',
-      );
-    return fromSymphony(options, io);
   }
   return initHere(options, io);
 }

@@ -132,6 +132,9 @@ describe('troupe init --from-symphony', () => {
       command: ['bash', '-lc', 'my-agent --fast'],
     });
     await expect(init({ ...initDefaults, fromSymphony: true }, capturedIo(root))).rejects.toThrow(UsageError);
+    await expect(
+      init({ ...initDefaults, fromSymphony: true, fromAqm: true }, capturedIo(root)),
+    ).rejects.toThrow('--from-symphony converts a WORKFLOW.md: it takes only --name, --force and --json');
 
     const broken = scratchProject({ 'WORKFLOW.md': '---\n[1, 2]\n---\n' });
     await expect(init({ ...initDefaults, fromSymphony: true }, capturedIo(broken))).rejects.toThrow(

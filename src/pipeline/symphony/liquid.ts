@@ -1,4 +1,5 @@
-import { Liquid, Tag, type Template } from 'liquidjs';
+import { createRequire } from 'node:module';
+import type { Liquid, Template } from 'liquidjs';
 import { PipelineError } from '../../core/errors.js';
 import type { SourcePosition } from '../../core/pipeline.js';
 import type { TrackerIssue } from '../../core/tracker.js';
@@ -11,6 +12,8 @@ import type { Workflow } from './workflow.js';
  * WORKFLOW.md. The template is parsed once; the issue's text is data, never parsed as a template.
  * No file is ever read (`include`/`render`/`layout` are refused), and parse, render time and
  * memory are bounded, so a hostile template is one error rather than a hung watcher.
+ * liquidjs is loaded on first use (as ajv is), so commands that never read a WORKFLOW.md do not
+ * pay for it.
  */
 
 export type TemplateErrorKind = 'template_parse_error' | 'template_render_error';
@@ -48,7 +51,10 @@ export type PromptIssue = TrackerIssue & { branch_name?: string | null };
 
 const FILE_TAGS = ['include', 'render', 'layout'];
 
+const requireHere = createRequire(import.meta.url);
+
 function makeEngine(): Liquid {
+  const { Liquid, Tag } = requireHere('liquidjs') as typeof import('liquidjs');
   const engine = new Liquid({
     strictVariables: true,
     strictFilters: true,
@@ -63,7 +69,7 @@ function makeEngine(): Liquid {
     engine.registerTag(
       name,
       class extends Tag {
-        constructor(...args: ConstructorParameters<typeof Tag>) {
+        constructor(...args: ConstructorParameters<typeof import('liquidjs').Tag>) {
           super(...args);
           throw new Error(`{% ${name} %} reads other files: a WORKFLOW.md prompt is one template`);
         }
