@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TrackerIssue } from '../../core/tracker.js';
 import { DiagnosticSink } from '../diagnostics.js';
-import { checkPrompt, renderPrompt, WorkflowTemplateError } from './liquid.js';
+import { checkPrompt, DEFAULT_PROMPT, renderPrompt, WorkflowTemplateError } from './liquid.js';
 import { readWorkflow, type Workflow } from './workflow.js';
 
 const FIXTURE = 'test/fixtures/symphony/elixir-WORKFLOW.md';
@@ -123,5 +123,11 @@ describe('the strict Liquid prompt', () => {
       expect(renderError(workflow(template)).kind, template).toBe('template_render_error');
       expect(Date.now() - started).toBeLessThan(2000);
     }
+  });
+
+  it("renders an empty prompt as Symphony's default one", () => {
+    expect(renderPrompt(workflow('---\npolling:\n  interval_ms: 10\n---\n\n'), issue, null)).toBe(
+      DEFAULT_PROMPT,
+    );
   });
 });

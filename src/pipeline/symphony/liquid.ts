@@ -29,6 +29,9 @@ export class WorkflowTemplateError extends PipelineError {
   }
 }
 
+/** The prompt of a WORKFLOW.md whose body is empty (Symphony's own fallback). */
+export const DEFAULT_PROMPT = 'You are working on an issue from Linear.';
+
 /** What a prompt may read: `issue.*` (Symphony's issue model) and `attempt`. */
 export const ISSUE_FIELDS = [
   'id',
@@ -176,6 +179,8 @@ function unknownVariable([root, field, ...rest]: string[]): string | null {
  * continuation). Throws a WorkflowTemplateError located in WORKFLOW.md.
  */
 export function renderPrompt(workflow: Workflow, issue: PromptIssue, attempt: number | null): string {
+  // Symphony's fallback for a workflow with no prompt
+  if (workflow.prompt === '') return DEFAULT_PROMPT;
   const templates = parsePrompt(workflow);
   try {
     return engine().renderSync(templates, { issue: promptIssue(issue), attempt });

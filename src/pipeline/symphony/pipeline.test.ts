@@ -1,6 +1,10 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiagnosticSink } from '../diagnostics.js';
 import { codexRuntime, workflowPipeline } from './pipeline.js';
+import { loadWorkflow } from './validate.js';
 import { readWorkflow } from './workflow.js';
 
 describe('a WORKFLOW.md as a pipeline', () => {
@@ -31,5 +35,17 @@ describe('a WORKFLOW.md as a pipeline', () => {
       context_strategy: 'none',
       system_prompt: '{{ input }}',
     });
+  });
+
+  it('loadWorkflow gives the watcher the workflow and its pipeline, or the first error where it is', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-symphony-'));
+    writeFileSync(join(dir, 'WORKFLOW.md'), '---\ntracker:\n  kind: memory\n---\nDo {{ issue.title }}\n');
+    const { workflow, pipeline } = loadWorkflow(join(dir, 'WORKFLOW.md'));
+    expect(workflow.settings.tracker.kind).toBe('memory');
+    expect(pipeline.agents.map((a) => a.id)).toEqual(['codex']);
+    writeFileSync(join(dir, 'WORKFLOW.md'), 'Do {{ issue.titel }}\n');
+    expect(() => loadWorkflow(join(dir, 'WORKFLOW.md'))).toThrow(
+      /WORKFLOW.md:1:7: template_render_error: undefined variable: issue.titel/,
+    );
   });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PipelineError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
-import { type Diagnostic, DiagnosticSink } from '../diagnostics.js';
+import { type Diagnostic, DiagnosticSink, toPipelineError } from '../diagnostics.js';
 import { checkPrompt } from './liquid.js';
 import { workflowPipeline } from './pipeline.js';
 import { type IgnoredKey, readWorkflow, type Workflow } from './workflow.js';
@@ -48,4 +48,15 @@ export function validateWorkflowFile(file: string): WorkflowValidation {
     diagnostics: sink.list(),
     ignored: workflow.ignored,
   };
+}
+
+/**
+ * A WORKFLOW.md ready to use (for `troupe watch`): its settings, its prompt and its pipeline.
+ * The first error is thrown as a PipelineError at its position.
+ */
+export function loadWorkflow(file: string): { workflow: Workflow; pipeline: Pipeline } {
+  const result = validateWorkflowFile(file);
+  const errors = result.diagnostics.filter((d) => d.severity === 'error');
+  if (errors.length > 0 || !result.workflow || !result.pipeline) throw toPipelineError(errors);
+  return { workflow: result.workflow, pipeline: result.pipeline };
 }
