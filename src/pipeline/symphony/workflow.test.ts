@@ -66,6 +66,13 @@ describe("Symphony's WORKFLOW.md", () => {
     });
   });
 
+  it('reads a front matter of comments only, and a byte order mark, as no settings', () => {
+    const { workflow, diagnostics } = read('\uFEFF---\n# settings later\n---\nDo it');
+    expect(diagnostics).toEqual([]);
+    expect(workflow!.prompt).toBe('Do it');
+    expect(workflow!.settings.agent.max_concurrent_agents).toBe(10);
+  });
+
   it('takes an unclosed front matter as all settings and no prompt, as Symphony does', () => {
     expect(splitWorkflow('---\npolling:\n  interval_ms: 5\n')).toMatchObject({ prompt: '' });
     expect(read('---\npolling:\n  interval_ms: 5\n').workflow!.settings.polling.interval_ms).toBe(5);

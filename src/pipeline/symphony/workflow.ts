@@ -106,7 +106,7 @@ export function splitWorkflow(text: string): {
   promptLine: number;
   promptCol: number;
 } {
-  const lines = text.split(/\r\n|\r|\n/);
+  const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
   if (lines[0] !== '---') return { frontMatter: null, ...trimmedFrom(lines, 0) };
   const close = lines.indexOf('---', 1);
   // no closing line: all of it is front matter (elixir workflow.ex)
@@ -150,7 +150,8 @@ export function readWorkflow(text: string, file: string, sink: DiagnosticSink): 
   if (split.frontMatter !== null && split.frontMatter.trim() !== '') {
     source = YamlSource.parse(file, split.frontMatter, sink);
     if (!source) return undefined;
-    const value = source.value();
+    // front matter of comments only is no settings, as an empty one is
+    const value = source.value() ?? {};
     if (!isRecord(value)) {
       sink.error(
         source.position([]),
