@@ -13,7 +13,8 @@ export default defineConfig({
   preserveEntrySignatures: 'allow-extension',
   // ajv is loaded with createRequire on first use (engine/json-schema-check.ts), not bundled
   // pg and pg-boss (the work queue) are loaded only by `troupe worker`, `workers` and `--detach`
-  external: ['better-sqlite3', /^ajv(\/|$)/, 'pg', 'pg-boss'],
+  // liquidjs (Symphony's WORKFLOW.md prompts) likewise, on first use (pipeline/symphony/liquid.ts)
+  external: ['better-sqlite3', /^ajv(\/|$)/, 'pg', 'pg-boss', 'liquidjs'],
   resolve: {
     // yaml's ES module build (its "browser" entry: the same code, with console.warn for
     // process.emitWarning) instead of its CommonJS one: tree-shaken, and no CommonJS wrappers to run

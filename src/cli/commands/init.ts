@@ -23,6 +23,10 @@ export function registerInit(program: Command): void {
       DEFAULT_TEMPLATE,
     )
     .option('--from-aqm', "convert this project's .aqm/ (pipelines, params, config) into .troupe/")
+    .option(
+      '--from-symphony [workflow]',
+      'convert a Symphony WORKFLOW.md (default ./WORKFLOW.md) into a pipeline and the tracker settings of `troupe watch`',
+    )
     .option('--force', 'overwrite what is already in .troupe/')
     .option('-y, --yes', 'do not ask anything (the default when not on a terminal)')
     .option('--json', 'print what was found and written as JSON')

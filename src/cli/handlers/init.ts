@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { convertAqmProject } from '../../app/aqm-import.js';
 import { initProject } from '../../app/init-project.js';
+import { convertSymphonyWorkflow } from '../../app/symphony-import.js';
 import { UsageError } from '../../core/errors.js';
 import { CLI_RUNTIMES, spellList } from '../../core/runtimes.js';
 import { type CliFound, proposeTeam, type Team } from '../../pipeline/team.js';
@@ -17,6 +18,8 @@ export interface InitOptions {
   runtimes?: string;
   template: string;
   fromAqm?: boolean;
+  /** `--from-symphony [WORKFLOW.md]`: true when given without a path. */
+  fromSymphony?: string | boolean;
   force?: boolean;
   yes?: boolean;
   json?: boolean;
@@ -28,8 +31,16 @@ interface CliStatus extends CliFound {
   fix: string | null;
 }
 
-/** `troupe init`: a team for the CLIs of this machine (or `--from-aqm`, this project's .aqm/ converted). */
+/** `troupe init`: a team for the CLIs of this machine (or `--from-aqm`, this project's .aqm/ converted; `--from-symphony`, a WORKFLOW.md). */
 export async function init(options: InitOptions, io: CommandIo): Promise<number> {
+  if (options.fromSymphony !== undefined && options.fromSymphony !== false) {
+    const other = ['runtime', 'runtimes'].filter((k) => options[k as keyof InitOptions] !== undefined);
+    if (other.length || options.fromAqm || options.template !== DEFAULT_TEMPLATE)
+      throw new UsageError(
+        '--from-symphony converts a WORKFLOW.md: it takes only --name, --force and --json',
+      );
+    return fromSymphony(options, io);
+  }
   if (options.fromAqm) {
     const other = ['runtime', 'runtimes'].filter((k) => options[k as keyof InitOptions] !== undefined);
     if (other.length || options.name !== 'default' || options.template !== DEFAULT_TEMPLATE)
@@ -142,5 +153,30 @@ async function fromAqm(options: InitOptions, io: CommandIo): Promise<number> {
     );
   out.push(`next: ${report.next}`);
   io.out(`${out.join('\n').replaceAll(`${root}${path.sep}`, '')}\n`);
+  return 0;
+}
+
+async function fromSymphony(options: InitOptions, io: CommandIo): Promise<number> {
+  checkPipelineName(options.name);
+  const file = typeof options.fromSymphony === 'string' ? options.fromSymphony : undefined;
+  const report = convertSymphonyWorkflow(io.cwd, file, {
+    name: options.name,
+    ...(options.force ? { force: true } : {}),
+  });
+  if (options.json) {
+    writeJson(io, report);
+    return 0;
+  }
+  const out: string[] = [`converted ${file ?? 'WORKFLOW.md'} (it is left as it was):`];
+  for (const w of report.written) out.push(`  wrote ${w.file}  (${w.what})`);
+  const section = (kind: string, title: string) => {
+    const items = report.mapping.filter((m) => m.kind === kind);
+    if (items.length) out.push(title, ...items.map((m) => `  ${m.what}`));
+  };
+  section('same', 'carried over as it is:');
+  section('differs', 'differs in troupe (docs/trackers.md):');
+  section('unsupported', 'not supported yet:');
+  out.push(`next: ${report.next}`);
+  io.out(`${out.join('\n')}\n`);
   return 0;
 }

@@ -14,6 +14,7 @@ import {
 import type { CommandIo } from '../command-io.js';
 import { Exit } from '../exit-codes.js';
 import { parseParams } from '../options.js';
+import { symphonyWorkflowTarget, validateSymphony } from './validate-symphony.js';
 
 export interface ValidateFlags {
   file?: string;
@@ -31,6 +32,8 @@ export async function validate(
   io: CommandIo,
 ): Promise<number> {
   if (target !== undefined && flags.file !== undefined) throw new UsageError('give PATH or --file, not both');
+  const workflow = symphonyWorkflowTarget(target ?? flags.file, io.cwd);
+  if (workflow) return validateSymphony(workflow, flags, io);
   const found = locatePipeline(target ?? flags.file, flags.pipeline, io.cwd);
   const config = loadProjectConfig(found.root);
   const result = validatePipelineFile(found.file, {
