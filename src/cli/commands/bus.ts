@@ -216,6 +216,14 @@ export function registerBus(program: Command): void {
   verb('doctor', 'check the root, config and mailboxes (exits 0 whatever it finds)')
     .option('--ops', 'add queue depths, DLQ and presence per agent')
     .option('--fix-mailboxes', 'create missing mailbox directories')
+    .option(
+      '--fix-wake-locks',
+      'remove wake locks whose owner is proven gone (re-checked first; implies --ops)',
+    )
+    .option(
+      '--json-schema <n>',
+      "1 (default) or 2: each wake lock with wake check's action contract (needs --json)",
+    )
     .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session')
     .action(run('doctor'));
 

@@ -50,6 +50,8 @@ export interface BusFlags {
   peek?: boolean;
   ops?: boolean;
   fixMailboxes?: boolean;
+  fixWakeLocks?: boolean;
+  jsonSchema?: string;
   tmpOlderThan?: string;
   preview?: boolean;
   apply?: string;
