@@ -11,6 +11,7 @@ const waiting = () => import('../handlers/bus/waiting.js');
 const setup = () => import('../handlers/bus/setup.js');
 const swarm = () => import('../handlers/bus/swarm.js');
 const integration = () => import('../handlers/bus/integration.js');
+const shell = () => import('../handlers/bus/shell.js');
 
 /**
  * Each verb's handler (handlers/bus/), loaded when the verb runs, so `troupe --version` does not
@@ -46,6 +47,9 @@ export const BUS_HANDLERS = {
   swarmBridge: async () => (await swarm()).swarmBridge,
   symphonyEmit: async () => (await integration()).symphonyEmit,
   kanbanEmit: async () => (await integration()).kanbanEmit,
+  env: async () => (await shell()).env,
+  shellSetup: async () => (await shell()).shellSetup,
+  routeExplain: async () => (await shell()).routeExplain,
 } satisfies Record<string, () => Promise<BusHandler>>;
 
 /** A verb's action: commander passes the flags second to last (the command itself is last). */
@@ -113,6 +117,7 @@ export function registerBus(program: Command): void {
       .option('--refs <ids>', 'referenced message ids, comma-separated')
       .option('--session <name>', 'deliver into this session of the base root')
       .option('--project <name>', 'deliver to this peer project (.amqrc peers)')
+      .option('--from-session <name>', 'send as from this session of the base --root (needs --session)')
       .option('--allow-self', 'allow sending to yourself'),
   ).action(run('send'));
 
@@ -242,6 +247,49 @@ export function registerBus(program: Command): void {
     )
     .option('-y, --yes', 'write the plan without a preview')
     .action(run('setup'));
+
+  bus
+    .command('env')
+    .description(
+      'print the AM_ROOT/AM_ME context that pins a shell to one root: eval "$(troupe bus env ...)"',
+    )
+    .option('--me <handle>', 'your handle (else AM_ME)')
+    .option('--root <dir>', 'pin this root')
+    .option('--session <name>', 'pin this session of the base root (it must exist)')
+    .option('--shell <shell>', 'sh | bash | zsh | fish', 'sh')
+    .option('--export', 'also note on stderr that the terminal is pinned')
+    .option('--wake', "also start this agent's wake (troupe wake --detach)")
+    .option('--session-name', 'print only the session name (empty outside a session)')
+    .option('--json', 'print JSON')
+    .action(run('env'));
+
+  bus
+    .command('shell-setup')
+    .description('print co-op shortcuts (amc, amx, amg) for a shell rc file: <alias> [session] [args]')
+    .option('--shell <shell>', 'bash | zsh | fish (default: from $SHELL)')
+    .option('--claude-alias <name>', 'name of the claude shortcut', 'amc')
+    .option('--codex-alias <name>', 'name of the codex shortcut', 'amx')
+    .option('--gemini-alias <name>', 'name of the gemini shortcut', 'amg')
+    .action(run('shellSetup'));
+
+  const route = bus.command('route').description('how mail would be routed');
+  me(verb('explain', 'where a send would be delivered now, and the exact command; sends nothing', route))
+    .requiredOption('--to <handle>', 'the recipient (codex, codex@project[:session])')
+    .option('--project <name>', 'a peer project')
+    .option('--session <name>', 'a session of the base root')
+    .option('--from-root <dir>', 'the root to send from (the same as --root)')
+    .action(run('routeExplain'));
+
+  bus
+    .command('trace <message-id>')
+    .description(
+      "a message's path in this root: copies, route, delivery, DLQ, receipts, replies (exit 3 if none)",
+    )
+    .option('--root <dir>', 'mailbox root (else AM_ROOT, .amqrc, AMQ_GLOBAL_ROOT, .agent-mail)')
+    .option('--json', 'print JSON (amq/trace/v1)')
+    .action((id: string, flags: BusFlags) =>
+      action(async () => (await shell()).trace(id, flags, processIo()))(),
+    );
 
   verb('cleanup', 'remove leftover temp files')
     .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')

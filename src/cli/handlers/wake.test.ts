@@ -49,7 +49,11 @@ describe('wake check and the lock operations without tmux', () => {
     });
     vi.stubEnv('TMUX_PANE', '%3');
     const v2 = await check(root, { jsonSchema: '2' });
-    expect(v2).toMatchObject({ schema: 2, restart_capability: 'agent_safe', action: { kind: 'start_wake', actor: 'agent' } });
+    expect(v2).toMatchObject({
+      schema: 2,
+      restart_capability: 'agent_safe',
+      action: { kind: 'start_wake', actor: 'agent' },
+    });
     expect(v2.action.command.args.slice(-6)).toEqual(['wake', '--me', 'codex', '--root', root, '--detach']);
   });
 
@@ -80,7 +84,10 @@ describe('wake check and the lock operations without tmux', () => {
 
   it("another host's lock is unverified: left in place by every command, the operator's to confirm", async () => {
     const root = rootWithLock({ pid: 4242, host: 'elsewhere.example' });
-    expect(await check(root)).toMatchObject({ wake_status: 'unverified', restart_capability: 'operator_only' });
+    expect(await check(root)).toMatchObject({
+      wake_status: 'unverified',
+      restart_capability: 'operator_only',
+    });
     const fixed = capturedIo(root);
     await doctor({ root, ops: true, fixWakeLocks: true, json: true }, fixed);
     expect(JSON.parse(fixed.stdout()).ops.fixed_wake_locks).toEqual([]);
@@ -104,9 +111,11 @@ describe('wake check and the lock operations without tmux', () => {
     await expect(wakeCheck({ root, me: 'codex', jsonSchema: '2' }, capturedIo(root))).rejects.toThrow(
       '--json-schema requires --json',
     );
-    await expect(wakeCheck({ root, me: 'codex', json: true, jsonSchema: '3' }, capturedIo(root))).rejects.toThrow(
-      "--json-schema expects 1 or 2, got '3'",
+    await expect(
+      wakeCheck({ root, me: 'codex', json: true, jsonSchema: '3' }, capturedIo(root)),
+    ).rejects.toThrow("--json-schema expects 1 or 2, got '3'");
+    await expect(wakeCheck({ root, me: 'nobody' }, capturedIo(root))).rejects.toThrow(
+      /no mailbox for nobody/,
     );
-    await expect(wakeCheck({ root, me: 'nobody' }, capturedIo(root))).rejects.toThrow(/no mailbox for nobody/);
   });
 });

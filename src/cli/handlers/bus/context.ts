@@ -57,6 +57,15 @@ export interface BusFlags {
   apply?: string;
   defaultSession?: string;
   launcherPreference?: string;
+  shell?: string;
+  export?: boolean;
+  sessionName?: boolean;
+  wake?: boolean;
+  claudeAlias?: string;
+  codexAlias?: string;
+  geminiAlias?: string;
+  fromRoot?: string;
+  fromSession?: string;
 }
 
 /** As every `--json` prints it, without the bigints a receipt's file stats carry. */
