@@ -46,6 +46,7 @@ export const BUS_HANDLERS = {
   swarmComplete: async () => (await swarm()).swarmComplete,
   swarmBridge: async () => (await swarm()).swarmBridge,
   symphonyEmit: async () => (await integration()).symphonyEmit,
+  symphonyInit: async () => (await integration()).symphonyInit,
   kanbanEmit: async () => (await integration()).kanbanEmit,
   env: async () => (await shell()).env,
   shellSetup: async () => (await shell()).shellSetup,
@@ -319,6 +320,11 @@ export function registerBus(program: Command): void {
     .command('integration')
     .description('orchestrator events as bus messages (AMQ adapters)');
   const symphony = integration.command('symphony').description('Symphony workspace hooks');
+  me(verb('init', "add the emit hooks to WORKFLOW.md's four hooks (AMQ's managed fragment)", symphony))
+    .option('--workflow <file>', 'the workflow file', 'WORKFLOW.md')
+    .option('--check', 'only say whether the managed hooks are there')
+    .option('--force', 'rewrite managed hooks that are there')
+    .action(run('symphonyInit'));
   me(verb('emit', 'mail yourself a Symphony hook event (run it from the hook)', symphony))
     .requiredOption('--event <event>', 'after_create | before_run | after_run | before_remove')
     .option('--workspace <dir>', "the issue's workspace (default: the working directory)")

@@ -135,8 +135,8 @@ const ALIASES = [
   ['geminiAlias', 'amg', 'gemini'],
 ] as const;
 
-/** How an rc file runs this troupe: `troupe` when that is it on PATH, else node and the absolute bin. */
-function rcTroupe(): string {
+/** How an rc file or a hook runs this troupe: `troupe` when that is it on PATH, else node and the absolute bin. */
+export function rcTroupe(): string {
   if (troupeCommand() === 'troupe') return 'troupe';
   return `${quote(process.execPath)} ${quote(join(packageRoot(), 'bin', 'troupe.js'))}`;
 }
