@@ -70,6 +70,19 @@ describe('wake check and the lock operations without tmux', () => {
     expect(await wakeRepair({ root, me: 'codex' }, repair)).toBe(Exit.actionRequired);
     expect(repair.stderr()).toMatch(/^troupe: wake repair refused \(no_target\): the wake had no pane\n$/);
 
+    // doctor's schema 2 gives every lock wake check's contract
+    const v2 = capturedIo(root);
+    expect(await doctor({ root, ops: true, json: true, jsonSchema: '2' }, v2)).toBe(Exit.ok);
+    expect(JSON.parse(v2.stdout())).toMatchObject({
+      schema: 2,
+      ops: {
+        wake_locks: [{ agent: 'codex', wake: { status: 'stale' }, action: { kind: 'fix_wake_locks' } }],
+      },
+    });
+    await expect(doctor({ root, ops: true, jsonSchema: '2' }, capturedIo(root))).rejects.toThrow(
+      '--json-schema requires --json',
+    );
+
     const fixed = capturedIo(root);
     expect(await doctor({ root, ops: true, fixWakeLocks: true, json: true }, fixed)).toBe(Exit.ok);
     expect(JSON.parse(fixed.stdout()).ops.fixed_wake_locks).toEqual(['codex']);
