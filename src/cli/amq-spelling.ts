@@ -36,7 +36,7 @@ const TOP_VERBS = new Set(['launch', 'session', 'wake']);
 
 /** AMQ's verbs troupe does not have, and what to use instead. */
 const ABSENT: Record<string, string> = {
-  coop: '`troupe launch` starts the roster (and `troupe bus shell-setup` gives amc/amx/amg); there is no coop init|exec',
+  coop: '`troupe bus setup` makes the project (there is no coop init); `amq coop exec` is `troupe session exec`',
   upgrade: 'upgrade troupe with npm (`npm install -g troupe@latest`)',
 };
 
@@ -57,6 +57,8 @@ export function amqSpelling(args: string[]): AmqSpelling {
     return { kind: 'run', argv: ['--version'] };
   if (BUS_VERBS.has(verb)) return { kind: 'run', argv: ['bus', verb, ...rest] };
   if (TOP_VERBS.has(verb)) return { kind: 'run', argv: [verb, ...rest] };
+  if (verb === 'coop' && rest[0] === 'exec')
+    return { kind: 'run', argv: ['session', 'exec', ...rest.slice(1)] };
   const instead = ABSENT[verb];
   if (instead) return { kind: 'refused', message: `amq ${verb} is not in troupe: ${instead}` };
   return { kind: 'refused', message: `'${verb}' is not an AMQ command troupe knows (troupe amq --help)` };
@@ -76,7 +78,8 @@ const HELP = `Usage: troupe amq <amq command> [flags]
 Runs AMQ's documented commands as AMQ spells them, on troupe's bus (the same files):
   amq ${[...BUS_VERBS].join('|')} …  →  troupe bus <verb> …
   amq ${[...TOP_VERBS].join('|')} …  →  troupe <verb> …
+  amq coop exec [--session S] <agent> [-- args]  →  troupe session exec …
   amq --version  →  troupe --version
-Not in troupe: ${Object.keys(ABSENT).join(', ')} (exit 2). Every flag, output and exit code is the
+Not in troupe: coop init, upgrade (exit 2). Every flag, output and exit code is the
 troupe command's; where they differ from AMQ's, docs/parity.md says how.
 `;

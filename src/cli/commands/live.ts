@@ -45,6 +45,18 @@ export function registerLive(program: Command): void {
       ),
     );
 
+  session
+    .command('exec <agent> [args...]')
+    .description(
+      "run one agent here, in this terminal: the session's env, its wake (in tmux), its CLI (AMQ's coop exec)",
+    )
+    .option('--session <name>', 'session (default: the default_session of .amq/launch.json)')
+    .action(
+      action(async (agent: string, args: string[], flags: { session?: string }) =>
+        (await import('../handlers/session-exec.js')).sessionExec(agent, args, flags, processIo()),
+      ),
+    );
+
   const wake = program
     .command('wake')
     .description("type a notice into an agent's tmux pane when mail comes (one per agent; launch starts it)")
