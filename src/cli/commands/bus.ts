@@ -48,6 +48,7 @@ export const BUS_HANDLERS = {
   symphonyEmit: async () => (await integration()).symphonyEmit,
   symphonyInit: async () => (await integration()).symphonyInit,
   kanbanEmit: async () => (await integration()).kanbanEmit,
+  kanbanBridge: async () => (await integration()).kanbanBridge,
   env: async () => (await shell()).env,
   shellSetup: async () => (await shell()).shellSetup,
   routeExplain: async () => (await shell()).routeExplain,
@@ -338,4 +339,9 @@ export function registerBus(program: Command): void {
       kanban,
     ),
   ).action(run('kanbanEmit'));
+  me(verb('bridge', "mail yourself the task transitions of Kanban's runtime WebSocket until stopped", kanban))
+    .option('--url <ws-url>', "Kanban's runtime stream", 'ws://127.0.0.1:3484/api/runtime/ws')
+    .option('--workspace-id <id>', "only this workspace's tasks")
+    .option('--reconnect-delay <duration>', 'wait before reconnecting after the stream drops', '2s')
+    .action(run('kanbanBridge'));
 }
