@@ -285,6 +285,23 @@ export class MessageBus {
     };
   }
 
+  /**
+   * How a send would be routed now, without sending (`route explain`): the delivery root, the
+   * thread it would open, and whether it crosses a session or a project. Throws as send would.
+   */
+  explainRoute(input: { from: string; to: string[]; project?: string; session?: string }) {
+    const from = parseHandle(input.from, 'sender');
+    const inline = parseRecipients(input.to);
+    if (inline.handles.length === 0) throw new UsageError('--to is required');
+    const route = this.route(
+      from,
+      inline.handles,
+      input.project ?? inline.project,
+      input.session ?? inline.session,
+    );
+    return { ...route, to: inline.handles, project: input.project ?? inline.project };
+  }
+
   private route(from: string, to: string[], project?: string, session?: string) {
     const local = {
       root: this.root,

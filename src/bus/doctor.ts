@@ -15,7 +15,7 @@ import {
 } from './layout.js';
 import { isActive, readPresence } from './presence.js';
 import type { ResolvedRoot } from './root.js';
-import { type LockState, lockState, readWakeLock } from './wake-lock.js';
+import { type LockState, lockState, readWakeLock, removeStaleWakeLock } from './wake-lock.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'error';
 
@@ -49,13 +49,15 @@ export interface DoctorReport {
     operator_gate: { unread: number };
     hints: Array<{ code: string; detail: string }>;
     wakes: { running: number; stale: number };
+    /** With `fixWakeLocks`: the stale locks removed (`session/handle`), after a re-check of each. */
+    fixed_wake_locks?: string[];
   };
 }
 
 /** Health checks; never throws for what it finds (doctor exits 0 even when checks fail). */
 export function doctor(
   resolved: ResolvedRoot,
-  options: { ops?: boolean; fixMailboxes?: boolean } = {},
+  options: { ops?: boolean; fixMailboxes?: boolean; fixWakeLocks?: boolean } = {},
 ): DoctorReport {
   const { root } = resolved;
   const checks: Check[] = [];
@@ -108,20 +110,29 @@ export function doctor(
   const summary = { ok: 0, warn: 0, error: 0 };
   for (const c of checks) summary[c.status]++;
   const report: DoctorReport = { checks, mailboxes, summary };
-  if (options.ops) report.ops = ops(resolved, handles);
+  if (options.ops || options.fixWakeLocks) report.ops = ops(resolved, handles, options.fixWakeLocks === true);
   return report;
 }
 
-function ops(resolved: ResolvedRoot, handles: string[]): NonNullable<DoctorReport['ops']> {
+function ops(
+  resolved: ResolvedRoot,
+  handles: string[],
+  fixWakeLocks: boolean,
+): NonNullable<DoctorReport['ops']> {
   const now = Date.now();
   // a base root's sessions are where launched agents live: their backlog and wakes count too
   const sessions = resolved.root === resolved.baseRoot ? sessionRoots(resolved.root) : [];
-  const agents = [
-    ...handles.map((handle) => mailboxOps(mailbox(resolved.root, handle), now)),
+  const boxes: Array<{ box: Mailbox; session?: string }> = [
+    ...handles.map((handle) => ({ box: mailbox(resolved.root, handle) })),
     ...sessions.flatMap(([session, root]) =>
-      mailboxHandles(root).map((handle) => ({ ...mailboxOps(mailbox(root, handle), now), session })),
+      mailboxHandles(root).map((handle) => ({ box: mailbox(root, handle), session })),
     ),
   ];
+  const fixed = fixWakeLocks ? removeStaleLocks(boxes) : undefined;
+  const agents = boxes.map(({ box, session }) => ({
+    ...mailboxOps(box, now),
+    ...(session ? { session } : {}),
+  }));
   const hints: Array<{ code: string; detail: string }> = [];
   for (const a of agents) {
     if (a.unread_count > 0 && !a.presence_source && a.handle !== HUMAN) {
@@ -137,7 +148,7 @@ function ops(resolved: ResolvedRoot, handles: string[]): NonNullable<DoctorRepor
     if (a.wake?.state === 'stale') {
       hints.push({
         code: 'stale_wake_lock',
-        detail: `${a.session ? `${a.session}/` : ''}${a.handle}: wake pid ${a.wake.pid} is gone; the next \`troupe wake\` takes its lock over`,
+        detail: `${a.session ? `${a.session}/` : ''}${a.handle}: wake pid ${a.wake.pid} is gone; \`troupe wake repair --me ${a.handle}\` starts a new one in its pane, \`troupe bus doctor --ops --fix-wake-locks\` removes the lock`,
       });
     }
   }
@@ -146,7 +157,25 @@ function ops(resolved: ResolvedRoot, handles: string[]): NonNullable<DoctorRepor
     running: agents.filter((a) => a.wake?.state === 'running').length,
     stale: agents.filter((a) => a.wake?.state === 'stale').length,
   };
-  return { agents, operator_gate: { unread: unreadForUser }, hints, wakes };
+  return {
+    agents,
+    operator_gate: { unread: unreadForUser },
+    hints,
+    wakes,
+    ...(fixed ? { fixed_wake_locks: fixed } : {}),
+  };
+}
+
+/** Each stale lock, judged then removed only if a re-check still finds it stale (never an unverified one). */
+function removeStaleLocks(boxes: Array<{ box: Mailbox; session?: string }>): string[] {
+  const fixed: string[] = [];
+  for (const { box, session } of boxes) {
+    const lock = readWakeLock(box);
+    if (!lock || lockState(lock) !== 'stale') continue;
+    if (removeStaleWakeLock(box, lock) === 'removed')
+      fixed.push(`${session ? `${session}/` : ''}${box.handle}`);
+  }
+  return fixed;
 }
 
 function mailboxOps(box: Mailbox, now: number): MailboxOps {

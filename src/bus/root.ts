@@ -4,6 +4,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { messageOf, NotFoundError } from '../core/errors.js';
 import { type Amqrc, loadAmqrc } from './amqrc.js';
 import { ContextMismatchError } from './errors.js';
+import { identityChanged } from './shell-context.js';
 
 export const DEFAULT_DIR = '.agent-mail';
 
@@ -155,6 +156,9 @@ export function pinMismatch(
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
   if (!env.AM_ROOT || (env.AM_BASE_ROOT === undefined && env.AM_SESSION === undefined)) return undefined;
-  if (resolve(env.AM_ROOT) === resolved.root) return undefined;
+  if (resolve(env.AM_ROOT) === resolved.root) {
+    if (!identityChanged(resolved.root, env.AM_ROOT_ID)) return undefined;
+    return `this shell was pinned to ${env.AM_ROOT}, which is not the same directory any more (AM_ROOT_ID differs): pin it again with \`bus env\``;
+  }
   return `this shell is pinned to ${env.AM_ROOT}${env.AM_SESSION ? ` (session ${env.AM_SESSION})` : ''}, not ${resolved.root}`;
 }

@@ -137,6 +137,37 @@ function safeRead(path: string): WakeLock | undefined {
   }
 }
 
+/**
+ * `doctor --ops --fix-wake-locks` and `wake retire`/`recover-owner`: removes the lock only if it is
+ * still the one judged stale (same pid, still stale on a re-check). Renamed aside first, so a lock
+ * a new wake took in between is put back, never removed.
+ */
+export function removeStaleWakeLock(box: Mailbox, judged: WakeLock): 'removed' | 'kept' | 'gone' {
+  const path = wakeLockPath(box);
+  const now = readWakeLock(box);
+  if (!now) return 'gone';
+  if (now.pid !== judged.pid || lockState(now) !== 'stale') return 'kept';
+  const aside = `${path}.fix-${process.pid}`;
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if (errno(error) === 'ENOENT') return 'gone';
+    throw error;
+  }
+  const moved = safeRead(aside);
+  if (moved && moved.pid !== judged.pid) {
+    try {
+      linkSync(aside, path);
+    } catch {
+      // a third lock is there now: it stays
+    }
+    rmSync(aside, { force: true });
+    return 'kept';
+  }
+  rmSync(aside, { force: true });
+  return 'removed';
+}
+
 /** Removes the lock if this process still owns it. */
 export function releaseWakeLock(box: Mailbox): void {
   const lock = readWakeLock(box);

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { chooseStore } from '../app/store-choice.js';
 import { reportError } from './action.js';
+import { withAmqSpelling } from './amq-spelling.js';
 import { registerCommands } from './commands/index.js';
 import { Exit, exitCodeFor } from './exit-codes.js';
 import { takeOption } from './global-options.js';
@@ -30,7 +31,17 @@ for (const stream of [process.stdout, process.stderr])
   });
 
 // --store is taken wherever it stands; the flag wins over TROUPE_STORE and the config (app/project.ts)
-const { value: store, rest: argv } = takeOption(process.argv, '--store');
+const { value: store, rest: given } = takeOption(process.argv, '--store');
+// `troupe amq <amq command>`: AMQ's spelling mapped onto troupe's commands before parsing
+const { argv, spelling } = withAmqSpelling(given);
+if (spelling?.kind === 'help') {
+  process.stdout.write(spelling.text);
+  process.exit(Exit.ok);
+}
+if (spelling?.kind === 'refused') {
+  process.stderr.write(`troupe: ${spelling.message}\n`);
+  process.exit(Exit.usage);
+}
 if (store) chooseStore(store);
 registerCommands(program, argv[2]);
 

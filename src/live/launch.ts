@@ -31,6 +31,8 @@ export interface LaunchOptions {
   /** How the agents run troupe (for their instruction, and the pasted commands). */
   troupe: string;
   env: NodeJS.ProcessEnv;
+  /** Only this agent (a handle, or an adapter one agent has): the others are left as they are. */
+  only?: string;
   /** Starts the agent's wake once its pane is up. */
   startWake: (input: { root: string; me: string; pane: string }) => void;
 }
@@ -101,7 +103,7 @@ export function launch(options: LaunchOptions): LaunchResult {
     ...(options.env.PATH ? { PATH: options.env.PATH } : {}),
   });
 
-  const plans = config.agents.map((agent) => {
+  const plans = roster(config.agents, options.only).map((agent) => {
     const prev = record.agents[agent.handle];
     if (agent.resume_policy === 'disabled') return { agent, disposition: 'disabled' as const };
     if (
@@ -213,6 +215,20 @@ export function launch(options: LaunchOptions): LaunchResult {
     result.attach = `tmux${tmux.socket ? ` -L ${tmux.socket}` : ''} attach -t ${tmuxSession}`;
   }
   return result;
+}
+
+/** The agents a launch plans: all, or the one `only` names (by handle, else by a unique adapter). */
+function roster(agents: LaunchAgent[], only: string | undefined): LaunchAgent[] {
+  if (only === undefined) return agents;
+  const byHandle = agents.filter((a) => a.handle === only);
+  const picked = byHandle.length ? byHandle : agents.filter((a) => a.adapter === only);
+  if (picked.length === 1) return picked;
+  const names = agents.map((a) => a.handle).join(', ');
+  if (picked.length > 1)
+    throw new UsageError(
+      `more than one agent runs ${only}: name one of ${picked.map((a) => a.handle).join(', ')}`,
+    );
+  throw new NotFoundError(`no agent '${only}' in ${LAUNCH_FILE} (agents: ${names})`);
 }
 
 function wakeRunning(root: string, handle: string): boolean {

@@ -11,6 +11,7 @@ const waiting = () => import('../handlers/bus/waiting.js');
 const setup = () => import('../handlers/bus/setup.js');
 const swarm = () => import('../handlers/bus/swarm.js');
 const integration = () => import('../handlers/bus/integration.js');
+const shell = () => import('../handlers/bus/shell.js');
 
 /**
  * Each verb's handler (handlers/bus/), loaded when the verb runs, so `troupe --version` does not
@@ -45,7 +46,12 @@ export const BUS_HANDLERS = {
   swarmComplete: async () => (await swarm()).swarmComplete,
   swarmBridge: async () => (await swarm()).swarmBridge,
   symphonyEmit: async () => (await integration()).symphonyEmit,
+  symphonyInit: async () => (await integration()).symphonyInit,
   kanbanEmit: async () => (await integration()).kanbanEmit,
+  kanbanBridge: async () => (await integration()).kanbanBridge,
+  env: async () => (await shell()).env,
+  shellSetup: async () => (await shell()).shellSetup,
+  routeExplain: async () => (await shell()).routeExplain,
 } satisfies Record<string, () => Promise<BusHandler>>;
 
 /** A verb's action: commander passes the flags second to last (the command itself is last). */
@@ -113,6 +119,7 @@ export function registerBus(program: Command): void {
       .option('--refs <ids>', 'referenced message ids, comma-separated')
       .option('--session <name>', 'deliver into this session of the base root')
       .option('--project <name>', 'deliver to this peer project (.amqrc peers)')
+      .option('--from-session <name>', 'send as from this session of the base --root (needs --session)')
       .option('--allow-self', 'allow sending to yourself'),
   ).action(run('send'));
 
@@ -216,6 +223,14 @@ export function registerBus(program: Command): void {
   verb('doctor', 'check the root, config and mailboxes (exits 0 whatever it finds)')
     .option('--ops', 'add queue depths, DLQ and presence per agent')
     .option('--fix-mailboxes', 'create missing mailbox directories')
+    .option(
+      '--fix-wake-locks',
+      'remove wake locks whose owner is proven gone (re-checked first; implies --ops)',
+    )
+    .option(
+      '--json-schema <n>',
+      "1 (default) or 2: each wake lock with wake check's action contract (needs --json)",
+    )
     .option('--ignore-session-pin', 'allow an explicit --root that differs from the pinned session')
     .action(run('doctor'));
 
@@ -234,6 +249,49 @@ export function registerBus(program: Command): void {
     )
     .option('-y, --yes', 'write the plan without a preview')
     .action(run('setup'));
+
+  bus
+    .command('env')
+    .description(
+      'print the AM_ROOT/AM_ME context that pins a shell to one root: eval "$(troupe bus env ...)"',
+    )
+    .option('--me <handle>', 'your handle (else AM_ME)')
+    .option('--root <dir>', 'pin this root')
+    .option('--session <name>', 'pin this session of the base root (it must exist)')
+    .option('--shell <shell>', 'sh | bash | zsh | fish', 'sh')
+    .option('--export', 'also note on stderr that the terminal is pinned')
+    .option('--wake', "also start this agent's wake (troupe wake --detach)")
+    .option('--session-name', 'print only the session name (empty outside a session)')
+    .option('--json', 'print JSON')
+    .action(run('env'));
+
+  bus
+    .command('shell-setup')
+    .description('print co-op shortcuts (amc, amx, amg) for a shell rc file: <alias> [session] [args]')
+    .option('--shell <shell>', 'bash | zsh | fish (default: from $SHELL)')
+    .option('--claude-alias <name>', 'name of the claude shortcut', 'amc')
+    .option('--codex-alias <name>', 'name of the codex shortcut', 'amx')
+    .option('--gemini-alias <name>', 'name of the gemini shortcut', 'amg')
+    .action(run('shellSetup'));
+
+  const route = bus.command('route').description('how mail would be routed');
+  me(verb('explain', 'where a send would be delivered now, and the exact command; sends nothing', route))
+    .requiredOption('--to <handle>', 'the recipient (codex, codex@project[:session])')
+    .option('--project <name>', 'a peer project')
+    .option('--session <name>', 'a session of the base root')
+    .option('--from-root <dir>', 'the root to send from (the same as --root)')
+    .action(run('routeExplain'));
+
+  bus
+    .command('trace <message-id>')
+    .description(
+      "a message's path in this root: copies, route, delivery, DLQ, receipts, replies (exit 3 if none)",
+    )
+    .option('--root <dir>', 'mailbox root (else AM_ROOT, .amqrc, AMQ_GLOBAL_ROOT, .agent-mail)')
+    .option('--json', 'print JSON (amq/trace/v1)')
+    .action((id: string, flags: BusFlags) =>
+      action(async () => (await shell()).trace(id, flags, processIo()))(),
+    );
 
   verb('cleanup', 'remove leftover temp files')
     .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')
@@ -263,6 +321,11 @@ export function registerBus(program: Command): void {
     .command('integration')
     .description('orchestrator events as bus messages (AMQ adapters)');
   const symphony = integration.command('symphony').description('Symphony workspace hooks');
+  me(verb('init', "add the emit hooks to WORKFLOW.md's four hooks (AMQ's managed fragment)", symphony))
+    .option('--workflow <file>', 'the workflow file', 'WORKFLOW.md')
+    .option('--check', 'only say whether the managed hooks are there')
+    .option('--force', 'rewrite managed hooks that are there')
+    .action(run('symphonyInit'));
   me(verb('emit', 'mail yourself a Symphony hook event (run it from the hook)', symphony))
     .requiredOption('--event <event>', 'after_create | before_run | after_run | before_remove')
     .option('--workspace <dir>', "the issue's workspace (default: the working directory)")
@@ -276,4 +339,9 @@ export function registerBus(program: Command): void {
       kanban,
     ),
   ).action(run('kanbanEmit'));
+  me(verb('bridge', "mail yourself the task transitions of Kanban's runtime WebSocket until stopped", kanban))
+    .option('--url <ws-url>', "Kanban's runtime stream", 'ws://127.0.0.1:3484/api/runtime/ws')
+    .option('--workspace-id <id>', "only this workspace's tasks")
+    .option('--reconnect-delay <duration>', 'wait before reconnecting after the stream drops', '2s')
+    .action(run('kanbanBridge'));
 }

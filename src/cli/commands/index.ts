@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { registerAgents } from './agents.js';
+import { registerAmq } from './amq.js';
 import { registerBus } from './bus.js';
 import { registerCancel } from './cancel.js';
 import { registerChunks } from './chunks.js';
@@ -51,6 +52,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['doctor'], registerDoctor],
   [['bus'], registerBus],
   [['launch', 'session', 'wake'], registerLive],
+  [['amq'], registerAmq],
   [['serve'], registerServe],
   [['usage'], registerUsage],
   [['decisions'], registerDecisions],

@@ -50,11 +50,22 @@ export interface BusFlags {
   peek?: boolean;
   ops?: boolean;
   fixMailboxes?: boolean;
+  fixWakeLocks?: boolean;
+  jsonSchema?: string;
   tmpOlderThan?: string;
   preview?: boolean;
   apply?: string;
   defaultSession?: string;
   launcherPreference?: string;
+  shell?: string;
+  export?: boolean;
+  sessionName?: boolean;
+  wake?: boolean;
+  claudeAlias?: string;
+  codexAlias?: string;
+  geminiAlias?: string;
+  fromRoot?: string;
+  fromSession?: string;
 }
 
 /** As every `--json` prints it, without the bigints a receipt's file stats carry. */

@@ -1,12 +1,17 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { SendResult } from '../../../bus/bus.js';
+import { openBus } from '../../../bus/bus.js';
 import { parseDuration } from '../../../bus/duration.js';
 import { parseHandle } from '../../../bus/handle.js';
 import type { DrainItem, MessageItem } from '../../../bus/inbox.js';
+import { sessionsHolding } from '../../../bus/shell-context.js';
 import type { BusKind, BusPriority } from '../../../core/bus-vocabulary.js';
-import { UsageError } from '../../../core/errors.js';
+import { NotFoundError, UsageError } from '../../../core/errors.js';
 import { printable, printableLines } from '../../../core/printable.js';
 import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
+import { troupeCommand } from '../../self-command.js';
 import { type BusFlags, count, printJson, readBody, readContext, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
 
@@ -72,9 +77,11 @@ function messageFields(flags: BusFlags) {
 }
 
 export async function send(flags: BusFlags, io: CommandIo): Promise<number> {
-  const opened = openFromFlags(flags, io);
+  const opened = flags.fromSession ? fromSession(flags, io) : openFromFlags(flags, io);
   const from = me(flags);
   const to = splitList(flags.to);
+  const unchosen =
+    flags.session || flags.project || flags.fromSession ? undefined : unchosenSession(opened, from, to);
   const stage = waitStage(flags, to.length);
   const fields = messageFields(flags);
   const result = opened.bus.send({
@@ -87,6 +94,7 @@ export async function send(flags: BusFlags, io: CommandIo): Promise<number> {
     ...(flags.project ? { project: flags.project } : {}),
     ...(flags.allowSelf ? { allowSelf: true } : {}),
   });
+  if (unchosen) warn(io, unchosen);
   return finishSend(flags, io, opened, result, stage);
 }
 
@@ -189,4 +197,47 @@ export async function thread(flags: BusFlags, io: CommandIo): Promise<number> {
     if (flags.includeBody && m.body) io.out(`${body(m.body).replace(/\n?$/, '\n')}---\n`);
   }
   return Exit.ok;
+}
+
+/**
+ * `--from-session S --session T --root <base>` (AMQ's): send between two sessions of a base root
+ * from a shell that is in neither, as if from S (S's outbox, a reply_to and thread naming S).
+ */
+function fromSession(flags: BusFlags, io: CommandIo): ReturnType<typeof openFromFlags> {
+  if (!flags.session) throw new UsageError('--from-session needs --session (the session to deliver into)');
+  if (!/^[a-z0-9_-]+$/.test(flags.fromSession!))
+    throw new UsageError(`invalid session '${flags.fromSession}'`);
+  const base = openFromFlags(flags, io);
+  if (base.resolved.root !== base.resolved.baseRoot)
+    throw new UsageError(`--from-session needs a base --root, and ${base.resolved.root} is a session`);
+  const root = join(base.resolved.baseRoot, flags.fromSession!);
+  if (!existsSync(join(root, 'agents')))
+    throw new NotFoundError(`unknown session '${flags.fromSession}' (no ${root}/agents)`);
+  const resolved = { ...base.resolved, root, session: flags.fromSession! };
+  const bus = openBus(root, {
+    baseRoot: resolved.baseRoot,
+    session: resolved.session,
+    ...(resolved.amqrc ? { amqrc: resolved.amqrc } : {}),
+    strict: flags.strict === true,
+  });
+  return { bus, resolved };
+}
+
+/**
+ * Mail from a plain shell (no --root, no AM_ROOT) into a base root whose sessions hold the
+ * recipients: live agents read their session, not the base, so the mail would wait unseen.
+ */
+function unchosenSession(
+  opened: ReturnType<typeof openFromFlags>,
+  from: string,
+  to: string[],
+): string | undefined {
+  const { resolved } = opened;
+  if (resolved.source === 'flag' || resolved.source === 'env' || resolved.root !== resolved.baseRoot)
+    return undefined;
+  const handles = to.filter((t) => !t.includes('@'));
+  const sessions = sessionsHolding(resolved.baseRoot, handles);
+  if (sessions.length === 0) return undefined;
+  const s = sessions.includes('collab') ? 'collab' : sessions[0]!;
+  return `no session chosen: this mail goes to the base root ${resolved.root}, which live agents do not read; they are in session ${sessions.join(', ')} — pass --session ${s}, or pin this shell: eval "$(${troupeCommand()} bus env --session ${s} --me ${from})"`;
 }

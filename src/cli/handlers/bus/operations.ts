@@ -4,12 +4,14 @@ import { createInterface } from 'node:readline/promises';
 import { openBus } from '../../../bus/bus.js';
 import { cleanupTmp } from '../../../bus/cleanup.js';
 import { isTruncated } from '../../../bus/dlq.js';
-import { doctor as runDoctor } from '../../../bus/doctor.js';
+import { type DoctorReport, doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
-import { DEFAULT_DIR, gitTop, resolveRoot } from '../../../bus/root.js';
+import { DEFAULT_DIR, gitTop, type ResolvedRoot, resolveRoot } from '../../../bus/root.js';
 import { UsageError } from '../../../core/errors.js';
+import { checkWake } from '../../../live/wake-ops.js';
 import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
+import { checkV2, jsonSchema, selfArgv } from '../wake.js';
 import { type BusFlags, printJson, splitList, warn } from './context.js';
 import { me, openFromFlags } from './open.js';
 
@@ -184,8 +186,13 @@ export async function who(flags: BusFlags, io: CommandIo): Promise<number> {
 
 export async function doctor(flags: BusFlags, io: CommandIo): Promise<number> {
   const { resolved } = openFromFlags(flags, io, 'read');
-  const report = runDoctor(resolved, { ops: flags.ops === true, fixMailboxes: flags.fixMailboxes === true });
-  if (flags.json) printJson(io, report);
+  const schema = jsonSchema(flags);
+  const report = runDoctor(resolved, {
+    ops: flags.ops === true,
+    fixMailboxes: flags.fixMailboxes === true,
+    fixWakeLocks: flags.fixWakeLocks === true,
+  });
+  if (flags.json) printJson(io, schema === 2 ? doctorV2(report, resolved) : report);
   else {
     for (const c of report.checks) io.out(`[${c.status}] ${c.name}: ${c.detail}\n`);
     for (const a of report.ops?.agents ?? []) {
@@ -199,9 +206,28 @@ export async function doctor(flags: BusFlags, io: CommandIo): Promise<number> {
     }
     if (report.ops)
       io.out(`  wakes: ${report.ops.wakes.running} running, ${report.ops.wakes.stale} stale lock(s)\n`);
+    for (const f of report.ops?.fixed_wake_locks ?? []) io.out(`  removed the stale wake lock of ${f}\n`);
     for (const h of report.ops?.hints ?? []) io.out(`  hint ${h.code}: ${h.detail}\n`);
   }
   return Exit.ok;
+}
+
+/**
+ * `--json-schema 2`: the same report with, for every wake lock, `wake check`'s closed
+ * action/actor/reason contract (AMQ: doctor --ops reports the same fields for every lock).
+ */
+function doctorV2(report: DoctorReport, resolved: ResolvedRoot) {
+  const self = selfArgv();
+  const wakeLocks = (report.ops?.agents ?? [])
+    .filter((a) => a.wake)
+    .map((a) => {
+      const root = a.session ? join(resolved.baseRoot, a.session) : resolved.root;
+      return {
+        ...(a.session ? { session: a.session } : {}),
+        ...checkV2(checkWake({ root, me: a.handle, self, env: process.env })),
+      };
+    });
+  return { schema: 2, ...report, ...(report.ops ? { ops: { ...report.ops, wake_locks: wakeLocks } } : {}) };
 }
 
 export async function cleanup(flags: BusFlags, io: CommandIo): Promise<number> {
