@@ -225,7 +225,13 @@ describe('pipeline create --ai', () => {
 });
 
 describe('pipeline create --template', () => {
-  const templates = ['design-session', 'dev-review-deploy', 'fan-out-build', 'plan-build', 'spec-first-feature'];
+  const templates = [
+    'design-session',
+    'dev-review-deploy',
+    'fan-out-build',
+    'plan-build',
+    'spec-first-feature',
+  ];
 
   it('--list-templates lists the built-in templates with what each does', async () => {
     const run = await troupe(project(), ['pipeline', 'create', '--list-templates', '--json']);

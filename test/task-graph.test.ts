@@ -204,7 +204,9 @@ describe('a plan runs as a graph', () => {
     ]);
     // the integrator is shown the file on both sides
     const integrator = json.stages.find((s) => s.agent === 'integrator')!;
-    expect(integrator.input).toMatch(/--- shared\.txt in troupe\/T-\w+ ---\n(a|b) was here\n--- shared\.txt in troupe\/T-\w+--piece-(a|b) ---\n(a|b) was here/);
+    expect(integrator.input).toMatch(
+      /--- shared\.txt in troupe\/T-\w+ ---\n(a|b) was here\n--- shared\.txt in troupe\/T-\w+--piece-(a|b) ---\n(a|b) was here/,
+    );
     expect(read(dir, 'shared.txt')).toBe('both\n');
     expect(read(dir, 'a.txt') + read(dir, 'b.txt')).toBe('a\nb\n');
   });
