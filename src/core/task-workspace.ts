@@ -103,7 +103,8 @@ export interface TaskWorkspace {
   ): Promise<{ path: string; branch: string; start: string }>;
   /**
    * The join, made WITHOUT moving the branch: a commit of what was left uncommitted in `path` (a
-   * conflict resolved by hand) with `leftoverMessage`, then the merges of `branches` in order
+   * conflict resolved by hand) with `leftoverMessage` (null: nothing was resolved by hand, no such
+   * commit is looked for), then the merges of `branches` in order
    * (merged ones are skipped; a conflict is reported, the merges before it kept). `head`: the
    * last commit made (`from` when none); `from`: the branch tip they were made on. They count only
    * once the join is recorded under the task's lease; then `advance` moves the branch from `from`
@@ -112,7 +113,7 @@ export interface TaskWorkspace {
   mergeBranches(
     path: string,
     branches: string[],
-    leftoverMessage: string,
+    leftoverMessage: string | null,
   ): Promise<({ merged: true } | { conflict: Conflict }) & { head: string; from: string }>;
   /**
    * After the task branch went into base: removes the task's worktrees and branches (fan-outs'

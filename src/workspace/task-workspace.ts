@@ -115,7 +115,7 @@ export const gitWorkspace: TaskWorkspace = {
   },
   async mergeBranches(path, branches, leftoverMessage) {
     const from = (await gitOk(path, ['rev-parse', 'HEAD'])).trim();
-    const leftover = await buildCommit({ path, message: leftoverMessage });
+    const leftover = leftoverMessage === null ? null : await buildCommit({ path, message: leftoverMessage });
     const built = await buildMerges({ path, start: leftover?.sha ?? from, branches });
     return 'conflict' in built
       ? { conflict: built.conflict, head: built.head, from }

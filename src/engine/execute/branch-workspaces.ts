@@ -146,7 +146,10 @@ export class BranchWorkspaces {
       path = ready.place.cwd;
       intoBranch = target.branch;
     }
-    const leftover = `troupe: ${this.taskId} ${step.agent ?? 'join'}: ${step.resolved ?? 'a conflict'} resolved by hand\n\nTroupe-Task: ${this.taskId}`;
+    // only a conflict resolved by hand leaves work uncommitted: every stage commits its own
+    const leftover = step.resolved
+      ? `troupe: ${this.taskId} ${step.agent ?? 'join'}: ${step.resolved} resolved by hand\n\nTroupe-Task: ${this.taskId}`
+      : null;
     const result = await this.serial(path, () => this.port.mergeBranches(path, step.branches, leftover));
     const resolved = step.resolved ? { resolved: step.resolved } : {};
     const advance =
