@@ -4,8 +4,14 @@
  * exactly these, by operation name.
  */
 
-/** Linear's page size as Symphony uses it, for issues and for each issue's connections. */
+/** Issues a page, as Symphony asks. */
 export const PAGE_SIZE = 50;
+/**
+ * Labels, relations and sub-issues read per issue: Linear refuses a query above 10,000
+ * complexity points, and a connection multiplies its nodes' cost by its `first`, so 50 issues
+ * with three connections of 50 would be refused; 20 keeps a page near 7,000.
+ */
+export const RELATION_PAGE_SIZE = 20;
 
 const ISSUE_FIELDS = `
       id
@@ -16,13 +22,13 @@ const ISSUE_FIELDS = `
       state { name }
       url
       assignee { id }
-      labels(first: $first) { nodes { name } }
-      inverseRelations(first: $first) { nodes { type issue { id identifier state { name } } } }
-      children(first: $first) { nodes { id identifier state { name } } }
+      labels(first: $relationFirst) { nodes { name } }
+      inverseRelations(first: $relationFirst) { nodes { type issue { id identifier state { name } } } }
+      children(first: $relationFirst) { nodes { id identifier state { name } } }
       createdAt
       updatedAt`;
 
-export const CANDIDATES = `query TroupeLinearCandidates($projectSlug: String!, $stateNames: [String!]!, $first: Int!, $after: String) {
+export const CANDIDATES = `query TroupeLinearCandidates($projectSlug: String!, $stateNames: [String!]!, $first: Int!, $relationFirst: Int!, $after: String) {
   issues(filter: {project: {slugId: {eq: $projectSlug}}, state: {name: {in: $stateNames}}}, first: $first, after: $after) {
     nodes {${ISSUE_FIELDS}
     }

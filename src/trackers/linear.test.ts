@@ -75,7 +75,7 @@ describe('the Linear tracker', () => {
     expect(issues[499]!.title).toBe('issue 500');
     const polls = mock.requests.filter((r) => r.operation === 'TroupeLinearCandidates');
     expect(polls).toHaveLength(10);
-    expect(polls.every((r) => r.variables.first === 50)).toBe(true);
+    expect(polls.every((r) => r.variables.first === 50 && r.variables.relationFirst === 20)).toBe(true);
     expect(polls[0]!.variables).toMatchObject({
       projectSlug: mock.projectSlug,
       stateNames: ['Todo', 'In Progress'],

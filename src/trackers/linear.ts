@@ -8,6 +8,7 @@ import {
   ISSUE_ASSIGNEE,
   ISSUE_UPDATE,
   PAGE_SIZE,
+  RELATION_PAGE_SIZE,
   STATES,
   TEAM_STATES,
   VIEWER,
@@ -90,6 +91,7 @@ class LinearTracker implements Tracker {
         projectSlug: this.options.projectSlug,
         stateNames: this.active,
         first: PAGE_SIZE,
+        relationFirst: RELATION_PAGE_SIZE,
         after,
       });
       const connection = record(data.issues, 'issues');
