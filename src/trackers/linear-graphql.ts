@@ -83,9 +83,14 @@ export async function linearRequest(
       hint: 'give the key write access to the team, or use a member account',
     });
   }
-  if (response.status >= 500 || (!response.ok && errors.length === 0)) {
+  if (response.status >= 500) {
     throw new TrackerError('unreachable', `linear: ${what} failed: ${said}`, {
       hint: 'troupe retries on its next poll',
+    });
+  }
+  if (!response.ok && errors.length === 0) {
+    throw new TrackerError('invalid', `linear: ${what} was refused (${said})`, {
+      hint: 'check the endpoint: it should be a GraphQL API such as https://api.linear.app/graphql',
     });
   }
   if (errors.length > 0) {

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LinearMock, startLinearMock } from '../../test/fixtures/linear-api/server.js';
 import { type Tracker, TrackerError } from '../core/tracker.js';
@@ -160,7 +162,7 @@ describe('the Linear tracker', () => {
     mock.failures.push({
       status: 429,
       headers: { 'X-RateLimit-Requests-Remaining': '0', 'X-RateLimit-Requests-Reset': String(reset) },
-      body: 'error-ratelimited',
+      fixture: 'error-ratelimited',
     });
     const error = await failure(tracker.candidates());
     expect(error.kind).toBe('rate_limited');
@@ -172,7 +174,7 @@ describe('the Linear tracker', () => {
     mock.failures.push({
       status: 400,
       headers: { 'X-RateLimit-Requests-Reset': String(Date.parse('2026-12-05T13:00:00Z')) },
-      body: 'error-ratelimited',
+      fixture: 'error-ratelimited',
     });
     const error = await failure(tracker.states([randomId()]));
     expect(error.kind).toBe('rate_limited');
@@ -190,7 +192,7 @@ describe('the Linear tracker', () => {
     expect(error.message).toContain('LINEAR_API_KEY');
     expect(`${error.message} ${error.hint}`).not.toContain(held);
     // an authentication error in a 400 answer, as Linear also sends it
-    mock.failures.push({ status: 400, body: 'error-authentication' });
+    mock.failures.push({ status: 400, fixture: 'error-authentication' });
     expect((await failure(tracker.candidates())).kind).toBe('auth');
   });
 
@@ -207,6 +209,30 @@ describe('the Linear tracker', () => {
     const gone = openLinearTracker({ projectSlug: 'abc', endpoint: url }, { env: { LINEAR_API_KEY: 'k' } });
     expect((await failure(gone.candidates())).kind).toBe('unreachable');
     mock = null;
+  });
+
+  it('a server that never answers is unreachable after the timeout, not a hung poll', async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const tracker = openLinearTracker(
+        { projectSlug: 'abc', endpoint: `http://127.0.0.1:${port}/graphql`, timeoutMs: 300 },
+        { env: { LINEAR_API_KEY: 'k' } },
+      );
+      expect((await failure(tracker.candidates())).kind).toBe('unreachable');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((done) => silent.close(done));
+    }
+  });
+
+  it('a 404 without GraphQL errors (a wrong endpoint) is invalid', async () => {
+    const { mock, tracker } = await open();
+    mock.failures.push({ status: 404, body: 'Not Found' });
+    const error = await failure(tracker.candidates());
+    expect(error.kind).toBe('invalid');
+    expect(error.hint).toContain('endpoint');
   });
 });
 
