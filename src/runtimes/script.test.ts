@@ -45,6 +45,20 @@ describe('a script checked against its pipeline', () => {
     });
   });
 
+  it('a verifier needs no reply of its own: it judges through the gate of the agent it verifies', () => {
+    const planned = loadPipelineText(
+      'agents:\n  - id: planner\n    runtime: claude\n    plan: { worker: builder, verifier: tester }\n  - id: builder\n    runtime: claude\n  - id: tester\n    runtime: claude\n',
+      '<inline>',
+      { name: 'graph' },
+    );
+    const warnings: string[] = [];
+    parseScript('agents:\n  planner: [plan]\n  builder: [built]\ngates:\n  builder: [approved]\n', 's.yaml', {
+      pipeline: planned,
+      warn: (line) => warnings.push(line),
+    });
+    expect(warnings).toEqual([]);
+  });
+
   it('agents and llm gates the run can reach with no entry are a warning, not an error', () => {
     expect(check('agents:\n  frontend: [hi]\n').warnings).toEqual([
       's.yaml:1:1: warning: no reply for `backend`: a stage of theirs fails (script_missing) (add `agents: {<id>: ["reply"]}` for each, unless the run cannot get there)',

@@ -86,7 +86,13 @@ function checkAgainst(script: Script, source: YamlSource, { pipeline, start, war
     const { line, col } = source.keyPosition([], section);
     return `${displayPath(source.file)}:${line}:${col}`;
   };
-  const noReply = agents.filter((a) => !script.agents[a.id]?.length).map((a) => `\`${a.id}\``);
+  // a verifier judges through the gate of the agent it verifies (`gates.<that agent>`): no stage of its own
+  const verifiers = new Set(
+    agents.flatMap((a) => [a.gate?.verifier, a.plan?.verifier].filter((v) => v != null)),
+  );
+  const noReply = agents
+    .filter((a) => !verifiers.has(a.id) && !script.agents[a.id]?.length)
+    .map((a) => `\`${a.id}\``);
   if (noReply.length > 0) {
     warn(
       `${at('agents')}: warning: no reply for ${listed(noReply)}: a stage of theirs fails (script_missing)`,
