@@ -13,6 +13,26 @@ describe('wake-ups: what a task nobody runs needs from the queue', () => {
     expect(wakeUps(new Log(p).state)).toEqual([{ runtime: 'codex', labels: ['eu-west', 'gpu'], at: null }]);
   });
 
+  it("an llm gate with a verifier needs the verifier's runtime and labels: it judges on them", () => {
+    const p = pipeline(
+      agent('dev', {
+        runtime: 'codex',
+        gate: {
+          type: 'llm',
+          prompt: '',
+          model: null,
+          max_retries: 1,
+          command: null,
+          timeout: null,
+          verifier: 'qa',
+        },
+      }),
+      agent('qa', { runtime: 'gemini', worker_labels: ['gpu'] }),
+    );
+    const log = new Log(p).stage(1, 'a1', 'dev', 'done');
+    expect(wakeUps(log.state)).toEqual([{ runtime: 'gemini', labels: ['gpu'], at: null }]);
+  });
+
   it("a fan-out needs each branch's runtime", () => {
     const p = pipeline(
       agent('lead', { handoffs: [handoff('left, right')] }),

@@ -1,6 +1,7 @@
 import { isStopped } from '../../core/events.js';
-import { findNode, type RuntimeName } from '../../core/pipeline.js';
+import { type AgentNode, findNode, type RuntimeName } from '../../core/pipeline.js';
 import type { TaskState } from '../fold/task-state.js';
+import { plannerNode } from './graph-plan.js';
 import { nextSteps, type Step } from './plan.js';
 
 /**
@@ -30,6 +31,8 @@ export function stepRuntime(state: TaskState, step: Step): RuntimeName | null {
       if (step.gate !== 'llm') return null;
       const node = findNode(state.definition, step.agent);
       if (node?.type !== 'agent') return null;
+      const verifier = gateVerifier(state, step);
+      if (verifier) return verifier.runtime;
       return node.gate?.runtime ?? state.gateConfig.runtime ?? node.runtime;
     }
     default:
@@ -37,11 +40,24 @@ export function stepRuntime(state: TaskState, step: Step): RuntimeName | null {
   }
 }
 
-/** The labels a worker needs to run a step: its agent's `worker_labels` when it calls a runtime. */
+/** The labels a worker needs to run a step: those of the agent whose runtime it calls. */
 export function stepLabels(state: TaskState, step: Step): string[] {
   if (stepRuntime(state, step) === null || !('agent' in step) || !step.agent) return [];
-  const node = findNode(state.definition, step.agent);
+  const verifier = step.kind === 'evaluate_gate' ? gateVerifier(state, step) : null;
+  const node = verifier ?? findNode(state.definition, step.agent);
   return node?.type === 'agent' ? (node.worker_labels ?? []) : [];
+}
+
+/** The agent that judges an llm gate on its own runtime: the gate's verifier, or a piece's plan verifier. */
+function gateVerifier(state: TaskState, step: Extract<Step, { kind: 'evaluate_gate' }>): AgentNode | null {
+  const node = findNode(state.definition, step.agent);
+  const id = step.piece
+    ? plannerNode(state)?.plan?.verifier
+    : node?.type === 'agent'
+      ? node.gate?.verifier
+      : null;
+  const verifier = id ? findNode(state.definition, id) : undefined;
+  return verifier?.type === 'agent' ? verifier : null;
 }
 
 /** When a step may start: a retry's backoff or a limit's reset (null: now). */
