@@ -85,13 +85,7 @@ export function launch(options: LaunchOptions): LaunchResult {
     });
   }
   const { tmux } = options;
-  // auto: the first launcher of this machine's preference (setup's .amq/launch.local.json) that is here
-  const preference = readLocalLaunchConfig(projectDir)?.launcher_preference ?? LAUNCHERS;
-  const launcher =
-    options.launcher === 'auto' ? pickLauncher(preference, () => tmux.available()) : options.launcher;
-  if (launcher === 'tmux' && !tmux.available()) {
-    throw new UsageError('tmux is not installed', { hint: 'install it, or pass --launcher commands' });
-  }
+  const launcher = resolveLauncher(projectDir, options.launcher, tmux);
   const record = readSessionRecord(root, session);
   const serverPid = launcher === 'tmux' ? tmux.serverPid() : undefined;
   const handles = config.agents.filter((a) => a.resume_policy !== 'disabled').map((a) => a.handle);
@@ -217,6 +211,17 @@ export function launch(options: LaunchOptions): LaunchResult {
   return result;
 }
 
+/** The launcher a launch uses: the one named, or for auto the first of this machine's preference that is here. */
+export function resolveLauncher(projectDir: string, launcher: Launcher, tmux: Tmux): LauncherName {
+  // auto: the first launcher of this machine's preference (setup's .amq/launch.local.json) that is here
+  const preference = readLocalLaunchConfig(projectDir)?.launcher_preference ?? LAUNCHERS;
+  const picked = launcher === 'auto' ? pickLauncher(preference, () => tmux.available()) : launcher;
+  if (picked === 'tmux' && !tmux.available()) {
+    throw new UsageError('tmux is not installed', { hint: 'install it, or pass --launcher commands' });
+  }
+  return picked;
+}
+
 /** The agents a launch plans: all, or the one `only` names (by handle, else by a unique adapter). */
 function roster(agents: LaunchAgent[], only: string | undefined): LaunchAgent[] {
   if (only === undefined) return agents;
@@ -245,7 +250,7 @@ function summary(
   return { handle: agent.handle, adapter: agent.adapter, disposition, conversation_id: id, argv };
 }
 
-function isDir(path: string): boolean {
+export function isDir(path: string): boolean {
   try {
     return statSync(path).isDirectory();
   } catch {

@@ -191,7 +191,12 @@ function roster(request: SetupRequest, state: SetupState): LaunchAgent[] {
 
 /** `sha256:<hex>` of the plan's canonical JSON (keys sorted), as AMQ's setup digests are written. */
 export function planDigest(plan: SetupPlan): string {
+  return canonicalDigest(plan);
+}
+
+/** `sha256:<hex>` of a value's canonical JSON (keys sorted): the trust digest of setup and launch plans. */
+export function canonicalDigest(value: unknown): string {
   return `sha256:${createHash('sha256')
-    .update(JSON.stringify(sortMaps(plan)))
+    .update(JSON.stringify(sortMaps(value)))
     .digest('hex')}`;
 }

@@ -16,6 +16,12 @@ export function registerLive(program: Command): void {
     .description('start every agent of .amq/launch.json in its CLI, on the bus, resuming its conversation')
     .option('--session <name>', 'session (default: the default_session of .amq/launch.json)')
     .option('--launcher <name>', 'auto | tmux | commands (print the commands to paste; exits 6)', 'auto')
+    .option(
+      '--plan',
+      'print what would be launched and its digest; change nothing (no intent file: the plan is .amq/launch.json)',
+    )
+    .option('--prepare', 'write the plan with its digest and a recovery journal (apply it with --apply)')
+    .option('--apply [file]', 'carry out the prepared plan (exit 6 if it changed); continues after a crash')
     .option('--json', 'print JSON')
     .action(action(async (flags: LiveFlags) => (await load()).launchCommand(flags, processIo())));
 
