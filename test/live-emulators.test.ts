@@ -12,6 +12,8 @@ const fs = require('node:fs');
 const name = require('node:path').basename(process.argv[1]);
 const args = process.argv.slice(2);
 if (process.env.STAND_IN_DOWN === name) process.exit(1);
+// a launch that dies on this agent: the app refused the call
+if (process.env.STAND_IN_FAIL_ON && args.join(' ').includes(process.env.STAND_IN_FAIL_ON)) process.exit(3);
 fs.appendFileSync(process.env.STAND_IN_LOG, JSON.stringify({ name, args }) + '\\n');
 if (name === 'cmux' && args.includes('new-workspace')) console.log(JSON.stringify({ workspace_ref: 'workspace:7' }));
 if (name === 'osascript' && args[1] && args[1].includes('get version')) console.log('1.3.1');
@@ -95,6 +97,47 @@ describe('launch --launcher cmux | ghostty', () => {
       firstTerminal,
       'right',
     ]);
+  }, 60_000);
+
+  it('an apply that dies mid-way is finished by the next apply from its journal, launching no agent twice', async () => {
+    const { p, env, calls } = await setUp();
+    const prep = await p.run(['launch', '--prepare', '--launcher', 'cmux', '--json'], env);
+    expect(prep.code, prep.stderr).toBe(0);
+    const journal = (JSON.parse(prep.stdout) as { journal: string }).journal;
+    const broken = await p.run(['launch', '--apply'], { ...env, STAND_IN_FAIL_ON: 'AM_ME=codex' });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/^troupe: .*cmux/);
+    expect(broken.stderr).not.toMatch(/\n\s+at /);
+    // the app refused codex: nothing started, so codex is still to do
+    expect(JSON.parse(readFileSync(journal, 'utf8')).agents).toEqual({
+      claude: 'launched',
+      codex: 'pending',
+    });
+    const opened = (agent: string) =>
+      calls().filter((c) => c.args.some((a) => a.includes(`AM_ME=${agent}`))).length;
+    expect(opened('claude')).toBe(1);
+
+    // killed between "launching" and "launched": codex may be running, so the next apply stops (fail closed)
+    const state = JSON.parse(readFileSync(journal, 'utf8'));
+    writeFileSync(journal, JSON.stringify({ ...state, agents: { claude: 'launched', codex: 'launching' } }));
+    const unsure = await p.run(['launch', '--apply'], env);
+    expect(unsure.code).toBe(6);
+    expect(unsure.stderr).toMatch(/^troupe: an earlier apply stopped while launching codex/);
+    expect(opened('codex')).toBe(0);
+    // the operator checked: codex is not running
+    writeFileSync(journal, JSON.stringify(state));
+
+    const finished = await p.run(['launch', '--apply', '--json'], env);
+    expect(finished.code, finished.stderr).toBe(0);
+    const out = JSON.parse(finished.stdout) as { applied: Array<{ handle: string }>; already: string[] };
+    expect(out.already).toEqual(['claude']);
+    expect(out.applied.map((a) => a.handle)).toEqual(['codex']);
+    expect(opened('claude')).toBe(1);
+    expect(opened('codex')).toBe(1);
+    expect(JSON.parse(readFileSync(journal, 'utf8')).agents).toEqual({
+      claude: 'launched',
+      codex: 'launched',
+    });
   }, 60_000);
 
   it('an emulator that does not answer is exit 2 when named, and skipped by auto', async () => {

@@ -9,6 +9,7 @@ import {
   type LaunchedAgent,
   type Launcher,
   type LaunchOptions,
+  type LaunchResult,
   launch,
   projectSession,
   resolveLauncher,
@@ -120,8 +121,8 @@ export function prepareLaunch(options: PlanOptions): PreparedLaunch & { prepared
 /**
  * `--apply`: carries out a prepared plan if the plan of the disk now is still the one prepared
  * (else exit 6, nothing started). Agent by agent, the journal says `launching` before and
- * `launched` after; an apply after a crash skips what is `launched`, and relaunches a
- * `launching` one only if its pane is not alive (launch itself leaves a live pane running).
+ * `launched` after (back to `pending` when the launcher refuses). An apply after a crash skips
+ * what is `launched`; an agent left `launching` stops it with exit 6 until the operator says.
  */
 export function applyLaunch(
   file: string | undefined,
@@ -155,6 +156,17 @@ export function applyLaunch(
     already: [],
     journal: journalFile,
   };
+  // fail closed: an apply killed between `launching` and `launched` may have started that agent,
+  // and a terminal app cannot tell; only printed commands are harmless to give twice
+  const unknown = Object.entries(journal.agents)
+    .filter(([, state]) => state === 'launching')
+    .map(([handle]) => handle);
+  if (unknown.length > 0 && plan.launcher !== 'commands') {
+    throw new ActionRequiredError(
+      `an earlier apply stopped while launching ${unknown.join(', ')}: it may be running; nothing was launched`,
+      { hint: `check, then set it to "pending" (launch it) or "launched" (leave it) in ${journalFile}` },
+    );
+  }
   for (const agent of plan.agents) {
     if (agent.action !== 'launch') continue;
     if (journal.agents[agent.handle] === 'launched') {
@@ -163,12 +175,15 @@ export function applyLaunch(
     }
     journal.agents[agent.handle] = 'launching';
     writeJournal(plan.root, journal);
-    const launched = launch({
-      ...options,
-      session: plan.session,
-      launcher: plan.launcher,
-      only: agent.handle,
-    });
+    let launched: LaunchResult;
+    try {
+      launched = launch({ ...options, session: plan.session, launcher: plan.launcher, only: agent.handle });
+    } catch (error) {
+      // the launcher refused (an error, not a crash): nothing started, so it is still to do
+      journal.agents[agent.handle] = 'pending';
+      writeJournal(plan.root, journal);
+      throw error;
+    }
     result.applied.push(...launched.agents);
     if (launched.attach) result.attach = launched.attach;
     journal.agents[agent.handle] = 'launched';
