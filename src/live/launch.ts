@@ -8,6 +8,7 @@ import { DEFAULT_DIR } from '../bus/root.js';
 import { lockState, readWakeLock } from '../bus/wake-lock.js';
 import { NotFoundError, UsageError } from '../core/errors.js';
 import { agentLaunch } from './agent-command.js';
+import { emulator } from './emulators.js';
 import { type Adapter, LAUNCH_FILE, type LaunchAgent, readLaunchConfig } from './launch-config.js';
 import { LAUNCHERS, type LauncherName, pickLauncher, readLocalLaunchConfig } from './launcher-preference.js';
 import {
@@ -48,6 +49,8 @@ export interface LaunchedAgent {
   pane?: string;
   /** For the commands launcher: the line to paste into a terminal. */
   command?: string;
+  /** For cmux (its workspace) and ghostty (its terminal id): where the agent runs. */
+  surface?: string;
 }
 
 export interface LaunchResult {
@@ -85,13 +88,7 @@ export function launch(options: LaunchOptions): LaunchResult {
     });
   }
   const { tmux } = options;
-  // auto: the first launcher of this machine's preference (setup's .amq/launch.local.json) that is here
-  const preference = readLocalLaunchConfig(projectDir)?.launcher_preference ?? LAUNCHERS;
-  const launcher =
-    options.launcher === 'auto' ? pickLauncher(preference, () => tmux.available()) : options.launcher;
-  if (launcher === 'tmux' && !tmux.available()) {
-    throw new UsageError('tmux is not installed', { hint: 'install it, or pass --launcher commands' });
-  }
+  const launcher = resolveLauncher(projectDir, options.launcher, tmux, options.env);
   const record = readSessionRecord(root, session);
   const serverPid = launcher === 'tmux' ? tmux.serverPid() : undefined;
   const handles = config.agents.filter((a) => a.resume_policy !== 'disabled').map((a) => a.handle);
@@ -154,7 +151,11 @@ export function launch(options: LaunchOptions): LaunchResult {
 
   const agents: LaunchedAgent[] = [];
   const result: LaunchResult = { session, root, launcher, agents };
-  if (launcher === 'commands') {
+  const direction = config.layout.type === 'rows' ? 'rows' : 'columns';
+  if (launcher !== 'tmux') {
+    // the line to paste; cmux and ghostty type it into a terminal of their own for each agent
+    const term = launcher === 'commands' ? undefined : emulator(launcher, options.env);
+    let beside: string | undefined;
     for (const p of plans) {
       if (!('run' in p) || !p.run) {
         agents.push(summary(p.agent, p.disposition, p.prev?.conversation_id ?? null, []));
@@ -165,12 +166,18 @@ export function launch(options: LaunchOptions): LaunchResult {
         .map(([k, v]) => `${k}=${shellQuote(v)}`)
         .join(' ');
       const line = `cd ${shellQuote(projectDir)} && export ${exports} && ${options.troupe} wake --me ${p.agent.handle} --detach && ${p.run.argv.map(shellQuote).join(' ')}`;
-      agents.push({ ...summary(p.agent, 'printed', p.run.conversationId, p.run.argv), command: line });
+      if (!term) {
+        agents.push({ ...summary(p.agent, 'printed', p.run.conversationId, p.run.argv), command: line });
+        continue;
+      }
+      const title = `troupe ${basename(projectDir)} ${session}`;
+      const surface = term.open({ title, cwd: projectDir, line, direction, ...(beside ? { beside } : {}) });
+      beside ??= surface;
+      agents.push({ ...summary(p.agent, p.disposition, p.run.conversationId, p.run.argv), surface });
     }
     return result;
   }
 
-  const direction = config.layout.type === 'rows' ? 'rows' : 'columns';
   const inside = Boolean(options.env.TMUX) && !tmux.socket;
   const tmuxSession = inside ? undefined : `troupe-${slug(basename(projectDir))}-${session}`;
   let first: string | undefined;
@@ -217,6 +224,38 @@ export function launch(options: LaunchOptions): LaunchResult {
   return result;
 }
 
+/** Whether a launcher works here: commands always; tmux installed; cmux and ghostty answering their ping. */
+export function launcherAvailable(launcher: LauncherName, tmux: Tmux, env: NodeJS.ProcessEnv): boolean {
+  if (launcher === 'commands') return true;
+  return launcher === 'tmux' ? tmux.available() : emulator(launcher, env).available();
+}
+
+/** The launcher a launch uses: the one named, or for auto the first of this machine's preference that is here. */
+export function resolveLauncher(
+  projectDir: string,
+  launcher: Launcher,
+  tmux: Tmux,
+  env: NodeJS.ProcessEnv = process.env,
+): LauncherName {
+  const available = (l: LauncherName) => launcherAvailable(l, tmux, env);
+  // auto: the first launcher of this machine's preference (setup's .amq/launch.local.json) that is
+  // here; as AMQ, the emulator troupe runs inside comes first
+  const local = readLocalLaunchConfig(projectDir)?.launcher_preference ?? LAUNCHERS;
+  const inside: LauncherName[] = env.CMUX_SURFACE_ID
+    ? ['cmux']
+    : env.TERM_PROGRAM === 'ghostty'
+      ? ['ghostty']
+      : [];
+  const preference = [...new Set([...inside, ...local])];
+  const picked = launcher === 'auto' ? pickLauncher(preference, available) : launcher;
+  if (picked !== 'commands' && launcher !== 'auto' && !available(picked)) {
+    throw new UsageError(`${picked} is not available here`, {
+      hint: 'install or start it, or pass --launcher commands',
+    });
+  }
+  return picked;
+}
+
 /** The agents a launch plans: all, or the one `only` names (by handle, else by a unique adapter). */
 function roster(agents: LaunchAgent[], only: string | undefined): LaunchAgent[] {
   if (only === undefined) return agents;
@@ -245,7 +284,7 @@ function summary(
   return { handle: agent.handle, adapter: agent.adapter, disposition, conversation_id: id, argv };
 }
 
-function isDir(path: string): boolean {
+export function isDir(path: string): boolean {
   try {
     return statSync(path).isDirectory();
   } catch {

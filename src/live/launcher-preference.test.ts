@@ -18,8 +18,9 @@ describe('launcher preference', () => {
     expect(() => parseLauncherPreference('tmux,kitty')).toThrow(/unsupported launcher 'kitty'/);
   });
 
-  it('picks the first launcher troupe drives and finds here; commands always is', () => {
-    expect(pickLauncher(['cmux', 'tmux', 'commands'], () => true)).toBe('tmux');
+  it('picks the first launcher of the preference found here; commands always is', () => {
+    expect(pickLauncher(['cmux', 'tmux', 'commands'], () => true)).toBe('cmux');
+    expect(pickLauncher(['cmux', 'tmux', 'commands'], (l) => l === 'tmux')).toBe('tmux');
     expect(pickLauncher(['ghostty', 'tmux', 'commands'], () => false)).toBe('commands');
     expect(pickLauncher(['commands', 'tmux'], () => true)).toBe('commands');
   });

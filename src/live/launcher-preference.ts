@@ -2,16 +2,15 @@ import { join } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { readJsonFile } from './launch-config.js';
 
-/** The launchers troupe drives: tmux panes, and commands printed for the operator to paste. */
-export const LAUNCHERS = ['tmux', 'commands'] as const;
+/**
+ * The launchers troupe drives, AMQ's four in AMQ's order: cmux and Ghostty (emulators.ts), tmux
+ * panes, and commands printed for the operator to paste.
+ */
+export const LAUNCHERS = ['cmux', 'ghostty', 'tmux', 'commands'] as const;
 export type LauncherName = (typeof LAUNCHERS)[number];
 
-/**
- * The launchers AMQ's `.amq/launch.local.json` may name. cmux and ghostty are AMQ's and not
- * troupe's: a preference naming them is kept (AMQ on the same machine reads the same file) and
- * troupe skips them; any other name is refused, as AMQ refuses it.
- */
-export const AMQ_LAUNCHERS = ['cmux', 'ghostty', 'tmux', 'commands'] as const;
+/** The launchers AMQ's `.amq/launch.local.json` may name (the same four); others are refused, as AMQ does. */
+export const AMQ_LAUNCHERS = LAUNCHERS;
 
 /** The fallback every preference ends with: printing the commands needs nothing installed. */
 const FALLBACK: LauncherName = 'commands';
@@ -58,11 +57,6 @@ export function parseLauncherPreference(raw: string): string[] {
       hint: `use ${AMQ_LAUNCHERS.join(', ')} (troupe launches with ${LAUNCHERS.join(' and ')})`,
     });
   return [...new Set([...names, FALLBACK])];
-}
-
-/** The names of a preference troupe cannot launch with, which it skips. */
-export function skippedLaunchers(preference: readonly string[]): string[] {
-  return preference.filter((n) => !isTroupeLauncher(n));
 }
 
 /** The first launcher of the preference troupe drives and finds available; `commands` always is. */

@@ -21,7 +21,7 @@ describe('the setup plan', () => {
     expect(plan.files.at(-1)?.content).toBe('.agent-mail/\n.amq/launch.local.json\n');
   });
 
-  it('keeps the local launcher preference unless one is given, and notes the launchers troupe skips', () => {
+  it('keeps the local launcher preference unless one is given, and notes the launchers not found here', () => {
     const state: SetupState = {
       ...empty,
       localLaunch: { schema: 1, launcher_preference: ['ghostty', 'commands'] },
@@ -29,9 +29,16 @@ describe('the setup plan', () => {
     const kept = planSetup({ detected: ['claude'], availableLaunchers: ['tmux', 'commands'] }, state);
     expect(kept.launcher_preference).toEqual(['ghostty', 'commands']);
     expect(kept.notes).toEqual([
-      "launcher 'ghostty' is AMQ's: kept in .amq/launch.local.json, skipped by troupe launch",
+      "launcher 'ghostty' is not available here: launch --launcher auto passes it over",
     ]);
-    const given = planSetup({ detected: ['claude'], launcherPreference: ['tmux', 'commands'] }, state);
+    const given = planSetup(
+      {
+        detected: ['claude'],
+        availableLaunchers: ['tmux', 'commands'],
+        launcherPreference: ['tmux', 'commands'],
+      },
+      state,
+    );
     expect(given.launcher_preference).toEqual(['tmux', 'commands']);
     expect(given.notes).toEqual([]);
     expect(

@@ -12,12 +12,7 @@ import {
   type LaunchAgent,
   type LaunchConfig,
 } from './launch-config.js';
-import {
-  LAUNCH_LOCAL_FILE,
-  type LauncherName,
-  type LocalLaunchConfig,
-  skippedLaunchers,
-} from './launcher-preference.js';
+import { LAUNCH_LOCAL_FILE, type LauncherName, type LocalLaunchConfig } from './launcher-preference.js';
 
 /** What is on disk now, as far as the plan depends on it (read by setup-state.ts). */
 export interface SetupState {
@@ -150,9 +145,9 @@ export function planSetup(request: SetupRequest, state: SetupState): SetupPlan {
     detected: [...request.detected].sort(),
     launcher_preference: preference,
     available_launchers: [...available],
-    notes: skippedLaunchers(preference).map(
-      (name) => `launcher '${name}' is AMQ's: kept in ${LAUNCH_LOCAL_FILE}, skipped by troupe launch`,
-    ),
+    notes: preference
+      .filter((name) => !(available as string[]).includes(name))
+      .map((name) => `launcher '${name}' is not available here: launch --launcher auto passes it over`),
     roster: [
       ...agents.map((a) => ({ handle: a.handle, kind: 'agent' as const, adapter: a.adapter })),
       { handle: HUMAN, kind: 'human' as const },
@@ -191,7 +186,12 @@ function roster(request: SetupRequest, state: SetupState): LaunchAgent[] {
 
 /** `sha256:<hex>` of the plan's canonical JSON (keys sorted), as AMQ's setup digests are written. */
 export function planDigest(plan: SetupPlan): string {
+  return canonicalDigest(plan);
+}
+
+/** `sha256:<hex>` of a value's canonical JSON (keys sorted): the trust digest of setup and launch plans. */
+export function canonicalDigest(value: unknown): string {
   return `sha256:${createHash('sha256')
-    .update(JSON.stringify(sortMaps(plan)))
+    .update(JSON.stringify(sortMaps(value)))
     .digest('hex')}`;
 }

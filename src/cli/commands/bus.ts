@@ -245,7 +245,7 @@ export function registerBus(program: Command): void {
     .option('--session <name>', 'the same as --default-session (troupe’s earlier spelling)')
     .option(
       '--launcher-preference <list>',
-      'launchers to try in order, in .amq/launch.local.json: tmux, commands (cmux, ghostty: kept, skipped)',
+      'launchers to try in order, in .amq/launch.local.json: cmux, ghostty, tmux, commands',
     )
     .option('-y, --yes', 'write the plan without a preview')
     .action(run('setup'));

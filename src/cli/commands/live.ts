@@ -15,7 +15,17 @@ export function registerLive(program: Command): void {
     .command('launch')
     .description('start every agent of .amq/launch.json in its CLI, on the bus, resuming its conversation')
     .option('--session <name>', 'session (default: the default_session of .amq/launch.json)')
-    .option('--launcher <name>', 'auto | tmux | commands (print the commands to paste; exits 6)', 'auto')
+    .option(
+      '--launcher <name>',
+      'auto | cmux | ghostty | tmux | commands (print the commands to paste; exits 6)',
+      'auto',
+    )
+    .option(
+      '--plan',
+      'print what would be launched and its digest; change nothing (no intent file: the plan is .amq/launch.json)',
+    )
+    .option('--prepare', 'write the plan with its digest and a recovery journal (apply it with --apply)')
+    .option('--apply [file]', 'carry out the prepared plan (exit 6 if it changed); continues after a crash')
     .option('--json', 'print JSON')
     .action(action(async (flags: LiveFlags) => (await load()).launchCommand(flags, processIo())));
 
@@ -37,7 +47,7 @@ export function registerLive(program: Command): void {
   session
     .command('resume <name>')
     .description("launch a session again, resuming each agent's recorded conversation")
-    .option('--launcher <name>', 'auto | tmux | commands', 'auto')
+    .option('--launcher <name>', 'auto | cmux | ghostty | tmux | commands', 'auto')
     .option('--json', 'print JSON')
     .action(
       action(async (name: string, flags: LiveFlags) =>

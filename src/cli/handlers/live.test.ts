@@ -36,7 +36,7 @@ describe('troupe session and launch', () => {
 
   it('refuses a launcher it does not have', async () => {
     await expect(launchCommand({ launcher: 'screen' }, capturedIo(scratchProject()))).rejects.toThrow(
-      "--launcher must be auto, tmux or commands, not 'screen'",
+      "--launcher must be auto, cmux or ghostty or tmux or commands, not 'screen'",
     );
   });
 });

@@ -4,7 +4,8 @@ import { parseDuration } from '../../bus/duration.js';
 import { parseHandle } from '../../bus/handle.js';
 import { resolveRoot } from '../../bus/root.js';
 import { NotFoundError, UsageError } from '../../core/errors.js';
-import { type Launcher, type LaunchResult, launch, projectSession } from '../../live/launch.js';
+import { type Launcher, type LaunchResult, launch, projectSession, shellQuote } from '../../live/launch.js';
+import { applyLaunch, type PreparedLaunch, planLaunch, prepareLaunch } from '../../live/launch-plan.js';
 import { isTroupeLauncher, LAUNCHERS } from '../../live/launcher-preference.js';
 import { createSession, listSessions } from '../../live/session-record.js';
 import { spawnWake } from '../../live/spawn-wake.js';
@@ -26,12 +27,17 @@ export interface LiveFlags {
   poll?: boolean;
   replace?: boolean;
   detach?: boolean;
+  plan?: boolean;
+  prepare?: boolean;
+  apply?: string | boolean;
 }
 
 export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<number> {
   const launcher = flags.launcher ?? 'auto';
   if (launcher !== 'auto' && !isTroupeLauncher(launcher))
     throw new UsageError(`--launcher must be auto, ${LAUNCHERS.join(' or ')}, not '${launcher}'`);
+  if (flags.plan || flags.prepare || flags.apply !== undefined)
+    return launchPlanCommand(flags, launcher as Launcher, io);
   const result = launch({
     cwd: io.cwd,
     ...(flags.session ? { session: flags.session } : {}),
@@ -47,7 +53,52 @@ export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<nu
   return result.launcher === 'commands' ? Exit.actionRequired : Exit.ok;
 }
 
-function describeLaunch(r: LaunchResult): string {
+/** `launch --plan | --prepare | --apply [file]`: AMQ's prepared launch, with its digest and journal. */
+function launchPlanCommand(flags: LiveFlags, launcher: Launcher, io: CommandIo): number {
+  if (flags.apply !== undefined && (flags.plan || flags.prepare))
+    throw new UsageError('--apply carries out a prepared plan: use it without --plan or --prepare');
+  if (flags.apply !== undefined && (flags.session || (flags.launcher && flags.launcher !== 'auto')))
+    throw new UsageError(
+      '--apply takes the session and launcher from the prepared plan: drop --session/--launcher',
+    );
+  const tmux = new Tmux();
+  if (flags.apply === undefined) {
+    const options = { cwd: io.cwd, ...(flags.session ? { session: flags.session } : {}), launcher, tmux };
+    const out = flags.prepare ? prepareLaunch(options) : planLaunch(options);
+    if (flags.json) writeJson(io, out);
+    else io.out(describePlan(out));
+    return Exit.ok;
+  }
+  const result = applyLaunch(typeof flags.apply === 'string' ? flags.apply : undefined, {
+    cwd: io.cwd,
+    tmux,
+    troupe: troupeCommand(),
+    env: process.env,
+    startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
+  });
+  if (flags.json) writeJson(io, result);
+  else {
+    io.out(describeLaunch({ ...result, agents: result.applied }));
+    if (result.already.length) io.out(`already launched by an earlier apply: ${result.already.join(', ')}\n`);
+  }
+  return result.launcher === 'commands' && result.applied.some((a) => a.command)
+    ? Exit.actionRequired
+    : Exit.ok;
+}
+
+function describePlan(p: PreparedLaunch & { prepared?: string; journal?: string }): string {
+  const lines = [
+    `launch plan ${p.digest}`,
+    `session ${p.plan.session} (${p.plan.root}), launcher ${p.plan.launcher}`,
+  ];
+  for (const a of p.plan.agents)
+    lines.push(`  ${a.handle.padEnd(12)} ${a.action.padEnd(7)} ${a.command.map(shellQuote).join(' ')}`);
+  if (p.prepared)
+    lines.push(`prepared: ${p.prepared}`, `journal: ${p.journal}`, 'apply: troupe launch --apply');
+  return `${lines.join('\n')}\n`;
+}
+
+function describeLaunch(r: Omit<LaunchResult, 'tmux_session'>): string {
   const lines: string[] = [];
   if (r.launcher === 'commands') {
     lines.push(`Paste each command into a terminal of its own (session ${r.session}):`);

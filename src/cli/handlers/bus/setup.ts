@@ -1,7 +1,8 @@
 import { ActionRequiredError } from '../../../bus/errors.js';
 import { UsageError } from '../../../core/errors.js';
+import { launcherAvailable } from '../../../live/launch.js';
 import { isAdapter } from '../../../live/launch-config.js';
-import { parseLauncherPreference } from '../../../live/launcher-preference.js';
+import { LAUNCHERS, parseLauncherPreference } from '../../../live/launcher-preference.js';
 import { applySetup, projectDirOf, readSetupState } from '../../../live/setup-files.js';
 import { planDigest, planSetup, type SetupPlan } from '../../../live/setup-plan.js';
 import { Tmux } from '../../../live/tmux.js';
@@ -24,10 +25,11 @@ export async function setup(flags: BusFlags, io: CommandIo): Promise<number> {
   const session = defaultSession(flags);
   const launcherPreference =
     flags.launcherPreference === undefined ? undefined : parseLauncherPreference(flags.launcherPreference);
+  const tmux = new Tmux();
   const plan = planSetup(
     {
       detected,
-      availableLaunchers: new Tmux().available() ? ['tmux', 'commands'] : ['commands'],
+      availableLaunchers: LAUNCHERS.filter((l) => launcherAvailable(l, tmux, process.env)),
       ...(agents ? { agents } : {}),
       ...(session ? { session } : {}),
       ...(launcherPreference ? { launcherPreference } : {}),
