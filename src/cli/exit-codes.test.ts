@@ -31,6 +31,7 @@ import {
   UsageError,
 } from '../core/errors.js';
 import { RuntimeError } from '../core/runtime.js';
+import { TrackerError } from '../core/tracker.js';
 import { BranchInUseError } from '../engine/execute/branch-workspaces.js';
 import { RoutingUnavailableError } from '../engine/plan/stage-route.js';
 import { ConditionError } from '../pipeline/lang/conditions.js';
@@ -82,6 +83,7 @@ const NAMED: Record<string, [error: TroupeError, exit: number, status: number]> 
   ScriptedEffectError: [new ScriptedEffectError('x'), 2, 422],
   ApiError: [new ApiError(409, 'agent_exists', 'x'), 1, 409],
   RegistryError: [new RegistryError('x'), 1, 502],
+  TrackerError: [new TrackerError('unreachable', 'x'), 1, 502],
   IntegrityError: [new IntegrityError('x'), 7, 409],
 };
 
