@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../core/events.js';
-import type { TaskState } from '../engine/fold/task-state.js';
+import { agent, Log, pipeline } from '../engine/test-pipelines.js';
 import { liveOutput } from './live-output.js';
 
 /** A terminal (or a pipe) that keeps what is written to it. */
@@ -11,7 +11,8 @@ function screen(isTTY: boolean) {
 }
 
 const at = '2026-11-29T12:00:00.000Z';
-const state = { id: 'T-1', isolation: null, stages: [], usage: { input_tokens: 0, output_tokens: 0 } };
+// a task's state as the fold makes it (the live output reads its stages, activations and plan)
+const state = new Log(pipeline(agent('writer'))).state;
 const limited = (resetAt: string): StoredEvent => ({
   type: 'rate_limited',
   stage: 1,
@@ -40,12 +41,12 @@ describe('liveOutput', () => {
   it('counts down to the reset on a terminal, and wipes the countdown when the stage runs again', async () => {
     const { stream, written } = screen(true);
     const out = liveOutput(stream);
-    out.onEvent?.(limited(new Date(Date.now() + 5_000).toISOString()), state as unknown as TaskState);
+    out.onEvent?.(limited(new Date(Date.now() + 5_000).toISOString()), state);
     await new Promise((resolve) => setTimeout(resolve, 1_800));
     const ticks = written.filter((w) => w.includes('claude reopens in'));
     expect(ticks.length).toBeGreaterThanOrEqual(2);
     expect(ticks[0]).toMatch(/^\r\x1b\[2K.*reopens in \d\.\ds/);
-    out.onEvent?.(started, state as unknown as TaskState);
+    out.onEvent?.(started, state);
     const cleared = written.length;
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(written.length).toBe(cleared); // no tick after the stage started again
@@ -55,10 +56,7 @@ describe('liveOutput', () => {
 
   it('prints one line and no countdown when output is piped', async () => {
     const { stream, written } = screen(false);
-    liveOutput(stream).onEvent?.(
-      limited(new Date(Date.now() + 3_000).toISOString()),
-      state as unknown as TaskState,
-    );
+    liveOutput(stream).onEvent?.(limited(new Date(Date.now() + 3_000).toISOString()), state);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     expect(written).toHaveLength(1);
     expect(written[0]).toMatch(
