@@ -1,6 +1,6 @@
 import { formatDuration, formatTokens } from '../app/task-view.js';
 import { eventTable, handleEvent } from '../core/event-table.js';
-import { pieceOf, type TaskState } from '../engine/fold/task-state.js';
+import { pieceOfActivation, type TaskState } from '../engine/fold/task-state.js';
 import type { RunObserver } from '../engine/ports.js';
 
 /**
@@ -213,8 +213,7 @@ const LIVE_LINES = eventTable<void, LiveScreen>()(
 
 /** ` · piece <id>` for a stage that works on a plan's piece. */
 function pieceLabel(state: TaskState, activation: string): string {
-  const a = state.activations.get(activation);
-  const piece = a ? pieceOf(state, a) : null;
+  const piece = pieceOfActivation(state, activation);
   return piece ? ` · piece ${piece.id}` : '';
 }
 

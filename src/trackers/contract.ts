@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Tracker } from '../core/tracker.js';
+import { type Tracker, TrackerError } from '../core/tracker.js';
 
 /**
  * What every tracker adapter must do (docs/trackers.md): the backlog runs it on files, GitHub
@@ -32,6 +32,17 @@ export interface TrackerBacking {
   /** Whatever shows the claim (an assignee, a label): non-empty while claimed by `by`. */
   claimedBy(id: string): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** The TrackerError a call fails with (the test fails if it succeeds or throws anything else). */
+export function trackerFailure(promise: Promise<unknown>): Promise<TrackerError> {
+  return promise.then(
+    () => expect.fail('expected a TrackerError'),
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(TrackerError);
+      return error as TrackerError;
+    },
+  );
 }
 
 export const SEED: SeedIssue[] = [

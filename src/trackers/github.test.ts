@@ -9,8 +9,8 @@ import {
   type GitHubMockOptions,
   startGitHubMock,
 } from '../../test/fixtures/github-api/server.js';
-import { type Tracker, TrackerError } from '../core/tracker.js';
-import { trackerContract } from './contract.js';
+import type { Tracker } from '../core/tracker.js';
+import { trackerContract, trackerFailure } from './contract.js';
 import { type GitHubTrackerOptions, openGitHubTracker } from './github.js';
 
 trackerContract('github', async (seed) => {
@@ -65,14 +65,7 @@ describe('the GitHub Issues tracker', () => {
     return { mock, tracker };
   }
 
-  const failure = (promise: Promise<unknown>) =>
-    promise.then(
-      () => expect.fail('expected a TrackerError'),
-      (error: unknown) => {
-        expect(error).toBeInstanceOf(TrackerError);
-        return error as TrackerError;
-      },
-    );
+  const failure = trackerFailure;
 
   it('reads 500 open issues over 5 pages of 100 in one poll', async () => {
     const { mock, tracker } = await open();

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LinearMock, startLinearMock } from '../../test/fixtures/linear-api/server.js';
-import { type Tracker, TrackerError } from '../core/tracker.js';
-import { trackerContract } from './contract.js';
+import type { Tracker } from '../core/tracker.js';
+import { trackerContract, trackerFailure } from './contract.js';
 import { type LinearTrackerOptions, openLinearTracker } from './linear.js';
 
 const SEED_STATES = { active: 'Todo', working: 'In Progress', done: 'Done' } as const;
@@ -57,14 +57,7 @@ describe('the Linear tracker', () => {
     return { mock, tracker };
   }
 
-  const failure = (promise: Promise<unknown>) =>
-    promise.then(
-      () => expect.fail('expected a TrackerError'),
-      (error: unknown) => {
-        expect(error).toBeInstanceOf(TrackerError);
-        return error as TrackerError;
-      },
-    );
+  const failure = trackerFailure;
 
   it('reads 500 active issues over 10 pages of 50 in one candidates() call', async () => {
     const { mock, tracker } = await open();

@@ -1,14 +1,9 @@
 import { TroupeError } from '../../core/errors.js';
 import type { ConflictSide, TaskEvent } from '../../core/events.js';
 import { findNode } from '../../core/pipeline.js';
+import { pieceBranchName } from '../../core/plan.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
-import {
-  branchLineage,
-  pieceOf,
-  pieceWorktreeName,
-  type TaskState,
-  workspaceSettings,
-} from '../fold/task-state.js';
+import { branchLineage, pieceOf, type TaskState, workspaceSettings } from '../fold/task-state.js';
 import type { StepOf } from '../plan/plan.js';
 
 /**
@@ -74,7 +69,7 @@ export class BranchWorkspaces {
     if (lineage === null) return { place: { cwd: workspace.path, branch: null }, events: [] };
     // a plan's pieces share their worker: each piece's worktree is named after the piece
     const piece = pieceOf(state, activation);
-    return this.lineage(lineage, piece ? pieceWorktreeName(piece) : activation.agent);
+    return this.lineage(lineage, piece ? pieceBranchName(piece.id) : activation.agent);
   }
 
   private async lineage(lineage: string, agent: string): Promise<{ place: Workplace; events: TaskEvent[] }> {

@@ -1,4 +1,4 @@
-import { pieceBranchName } from '../../core/plan.js';
+import type { AgentNode } from '../../core/pipeline.js';
 import { activationOf, addActivation } from './activations.js';
 import { recordStageInContext, stageOf } from './stage-records.js';
 import type { Activation, PieceState, Reducers, TaskState } from './types.js';
@@ -63,7 +63,7 @@ export const planReducers = {
     const plan = state.plan!;
     const piece = plan.pieces.get(event.piece)!;
     piece.started = true;
-    const worker = findPlanner(state).plan!.worker;
+    const worker = plannerNode(state)!.plan!.worker;
     addActivation(state, {
       agent: worker,
       input: event.input,
@@ -98,11 +98,11 @@ export const planReducers = {
   },
 } satisfies Partial<Reducers>;
 
-function findPlanner(state: Readonly<TaskState>) {
-  const node = state.definition.agents.find((a) => a.id === state.plan!.planner);
-  if (node?.type !== 'agent' || !node.plan)
-    throw new Error(`task ${state.id}: no planner ${state.plan!.planner}`);
-  return node;
+/** The agent whose plan the task runs, or null before one expanded. */
+export function plannerNode(state: Readonly<TaskState>): AgentNode | null {
+  const id = state.plan?.planner;
+  const node = id ? state.definition.agents.find((a) => a.id === id) : undefined;
+  return node?.type === 'agent' && node.plan ? node : null;
 }
 
 /** The activations working on a piece (its worker's, and whatever its handoffs started). */
@@ -111,6 +111,12 @@ export function pieceActivations(state: Readonly<TaskState>, piece: PieceState):
   return [...state.activations.values()].filter(
     (a) => a.lineage === piece.lineage && a.group !== null && groups.includes(a.group),
   );
+}
+
+/** The piece the activation of that id works on, or null. */
+export function pieceOfActivation(state: Readonly<TaskState>, id: string): PieceState | null {
+  const activation = state.activations.get(id);
+  return activation ? pieceOf(state, activation) : null;
 }
 
 /** The piece an activation works on, or null. */
@@ -149,9 +155,4 @@ export function pieceStatus(state: Readonly<TaskState>, piece: PieceState): Piec
 /** The piece's branch, once its worktree was made. */
 export function pieceBranch(state: Readonly<TaskState>, piece: PieceState): string | null {
   return state.branchWorkspaces.get(piece.lineage)?.branch ?? null;
-}
-
-/** The name its worktree and branch are made under. */
-export function pieceWorktreeName(piece: Pick<PieceState, 'id'>): string {
-  return pieceBranchName(piece.id);
 }

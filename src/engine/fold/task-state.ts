@@ -18,8 +18,9 @@ export {
   pieceActivations,
   pieceBranch,
   pieceOf,
+  pieceOfActivation,
   pieceStatus,
-  pieceWorktreeName,
+  plannerNode,
 } from './plans.js';
 export { recordStageInContext } from './stage-records.js';
 export type {

@@ -6,8 +6,9 @@ import {
   branchLineage,
   type PieceState,
   pieceBranch,
-  pieceOf,
+  pieceOfActivation,
   pieceStatus,
+  plannerNode,
   type TaskState,
 } from '../fold/task-state.js';
 import { resolveHandoffs } from './handoffs.js';
@@ -112,8 +113,8 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
  * by the plan's verifier (in a fresh checkout of its commit), with the acceptance checks run
  * first as a command gate when `plan.checks: run`.
  */
-export function pieceGate(state: TaskState, activation: Activation, node: AgentNode): Gate | null {
-  const piece = pieceOf(state, activation);
+export function pieceGate(state: TaskState, activation: string, node: AgentNode): Gate | null {
+  const piece = pieceOfActivation(state, activation);
   const planner = piece && plannerNode(state);
   if (!piece || !planner || planner.plan!.worker !== node.id) return null;
   const runsChecks = planner.plan!.checks === 'run' && piece.checks.length > 0;
@@ -141,12 +142,6 @@ It may change only: {{ piece.paths | join(", ") }}
 {% if piece.checks.length %}Acceptance checks (run them): {{ piece.checks | join(" ; ") }}
 {% endif %}
 Approve only if the goal is met, the changes stay within those paths, and the checks pass. Say what is wrong otherwise.`;
-
-export function plannerNode(state: Readonly<TaskState>): AgentNode | null {
-  const id = state.plan?.planner;
-  const node = id ? state.definition.agents.find((a) => a.id === id) : undefined;
-  return node?.type === 'agent' && node.plan ? node : null;
-}
 
 /** What a piece's worker is told: its piece, its bounds, and the task it is part of. */
 export function pieceInput(state: Readonly<TaskState>, piece: PieceState): string {

@@ -400,7 +400,7 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
     }
   }
   const ownGate = node.gate;
-  const gate = ownGate ?? pieceGate(state, activation, node);
+  const gate = ownGate ?? pieceGate(state, activation.id, node);
   if (gate && stage.gate === null) {
     if (gate.type === 'human')
       return stage.gateWaiting ? null : { kind: 'await_gate', stage: stage.n, agent: node.id };

@@ -6,7 +6,7 @@ import { type ClosedProviders, type Env, providerKey } from '../../core/provider
 import type { Tier } from '../../core/routing.js';
 import { decideTier, onTier, ROUTER_REASON, type RouterAdvice, taskKind } from '../../scheduler/route.js';
 import { type RouteOutcome, tierRecords } from '../../scheduler/route-history.js';
-import { pieceOf, type TaskState } from '../fold/task-state.js';
+import { pieceOfActivation, type TaskState } from '../fold/task-state.js';
 
 /**
  * Where an agent with `model: auto` or `effort: auto` runs a stage: the tier recorded for that
@@ -65,8 +65,7 @@ export function routeStage(
     if (providers.closed.isClosed(key)) closed.set(name, key);
   }
   // a plan's piece is routed by its own size and labels (and the task's labels)
-  const a = state.activations.get(activation);
-  const piece = a ? pieceOf(state, a) : null;
+  const piece = pieceOfActivation(state, activation);
   const size = piece?.size ?? state.size?.size ?? null;
   const labels = piece ? [...new Set([...state.labels, ...piece.labels])] : state.labels;
   const rejectedHere = state.stages

@@ -1,7 +1,6 @@
 import { isStopped } from '../../core/events.js';
 import { type AgentNode, findNode, type RuntimeName } from '../../core/pipeline.js';
-import type { TaskState } from '../fold/task-state.js';
-import { plannerNode } from './graph-plan.js';
+import { plannerNode, type TaskState } from '../fold/task-state.js';
 import { nextSteps, type Step } from './plan.js';
 
 /**
