@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { currentHolder, type TaskFilter } from '../../core/event-store.js';
 import { TASK_CREATED } from '../../engine/test-pipelines.js';
 import { storeContract } from '../contract.js';
-import { openSqliteStore, taskListSql } from './sqlite-store.js';
+import { openSqliteStore, SQLITE_SCHEMA_VERSION, taskListSql } from './sqlite-store.js';
 
 storeContract('sqlite', () =>
   openSqliteStore(join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db')),
@@ -126,5 +126,38 @@ describe('sqlite store: a store written before lease holders had a pid scope', (
     } finally {
       store.close();
     }
+  });
+});
+
+describe('sqlite store: two troupes upgrading one store at once', () => {
+  it('the second, which read the old version before the first migrated, neither runs a step again nor writes the old version back', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');
+    openSqliteStore(file).close();
+    const old = new Database(file);
+    old.exec('ALTER TABLE tasks DROP COLUMN lease_boot_id; ALTER TABLE tasks DROP COLUMN lease_pid_ns');
+    old.exec('ALTER TABLE events DROP COLUMN engine');
+    old.pragma('user_version = 0');
+    old.close();
+    // the other troupe holds the write lock mid-migration, and commits once this one has read the version
+    const other = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(process.argv[1]);
+         db.exec('BEGIN IMMEDIATE; ALTER TABLE tasks ADD COLUMN lease_boot_id TEXT; ALTER TABLE tasks ADD COLUMN lease_pid_ns TEXT; ALTER TABLE events ADD COLUMN engine TEXT; PRAGMA user_version = 2');
+         process.stdout.write('locked\\n');
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400);
+         db.exec('COMMIT');`,
+        file,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve) => other.stdout.once('data', () => resolve()));
+    const store = openSqliteStore(file);
+    store.close();
+    await new Promise((resolve) => other.once('exit', resolve));
+    const after = new Database(file, { readonly: true });
+    expect(after.pragma('user_version', { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    after.close();
   });
 });

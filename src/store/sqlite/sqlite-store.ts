@@ -306,38 +306,52 @@ const holderOf = (row: LeaseRow): LeaseHolder => ({
 /** The last step migrate() knows: a store past it was migrated by a newer troupe, and is refused. */
 export const SQLITE_SCHEMA_VERSION = 2;
 
-/** Brings a store written by an older troupe up to this schema (`user_version` counts the steps). */
+/**
+ * Brings a store written by an older troupe up to this schema (`user_version` counts the steps).
+ * Several troupes may open one file at once: the steps run in one IMMEDIATE transaction that reads
+ * the version again once it holds the write lock, so a troupe that read an old version before
+ * another one migrated never runs a step twice (or writes an older version back).
+ */
 function migrate(db: Database.Database): void {
-  const columns = db.prepare<[], { name: string }>('PRAGMA table_info(events)').all();
-  if (!columns.some((c) => c.name === 'superseded_by'))
-    db.exec('ALTER TABLE events ADD COLUMN superseded_by INTEGER');
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version < 1) {
-    // windows were keyed by runtime name and closed all of it: they now say so (`claude*`, see
-    // core/provider-key.ts), and a bare name is one provider key like any other
-    db.transaction(() => {
+  if (upToDate(db)) return;
+  db.transaction(() => {
+    if (!hasColumn(db, 'events', 'superseded_by'))
+      db.exec('ALTER TABLE events ADD COLUMN superseded_by INTEGER');
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version < 1) {
+      // windows were keyed by runtime name and closed all of it: they now say so (`claude*`, see
+      // core/provider-key.ts), and a bare name is one provider key like any other
       db.exec(
         `UPDATE provider_windows SET provider = provider || '${ANY_ACCOUNT}' WHERE provider NOT GLOB '*[@#*]*'`,
       );
-      db.pragma('user_version = 1');
-    })();
-  }
-  if (version < 2) {
-    // the lease holder's pid scope (core/event-store.ts isHolderAlive), and the troupe that wrote
-    // each event. A lease an older troupe took on this host is given this process's scope: the
-    // file is on this machine, and without a scope its holder would count as alive for good (SQLite
-    // leases do not expire), so a task whose troupe died before the upgrade could never be resumed
-    const scope = currentPidScope();
-    db.transaction(() => {
-      // another process may have migrated it since it was read (IMMEDIATE: one at a time)
-      if ((db.pragma('user_version', { simple: true }) as number) >= 2) return;
+    }
+    if (version < 2) {
+      // the lease holder's pid scope (core/event-store.ts isHolderAlive), and the troupe that wrote
+      // each event. A lease an older troupe took on this host is given this process's scope: the
+      // file is on this machine, and without a scope its holder would count as alive for good (SQLite
+      // leases do not expire), so a task whose troupe died before the upgrade could never be resumed
+      const scope = currentPidScope();
       db.exec(`ALTER TABLE tasks ADD COLUMN lease_boot_id TEXT;
         ALTER TABLE tasks ADD COLUMN lease_pid_ns TEXT;
         ALTER TABLE events ADD COLUMN engine TEXT;`);
       db.prepare(
         'UPDATE tasks SET lease_boot_id = ?, lease_pid_ns = ? WHERE lease_pid IS NOT NULL AND lease_host = ?',
       ).run(scope.bootId ?? null, scope.pidNamespace ?? null, hostname());
-      db.pragma('user_version = 2');
-    }).immediate();
-  }
+    }
+    db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+function upToDate(db: Database.Database): boolean {
+  return (
+    (db.pragma('user_version', { simple: true }) as number) >= SQLITE_SCHEMA_VERSION &&
+    hasColumn(db, 'events', 'superseded_by')
+  );
+}
+
+function hasColumn(db: Database.Database, table: string, column: string): boolean {
+  return db
+    .prepare<[], { name: string }>(`PRAGMA table_info(${table})`)
+    .all()
+    .some((c) => c.name === column);
 }
