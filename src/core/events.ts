@@ -7,6 +7,7 @@ import type { RuntimeErrorKind } from './runtime.js';
 import type { Script } from './script.js';
 import type { Spec, TaskSize } from './spec.js';
 import type { StrayCommit } from './task-workspace.js';
+import type { TaskIssueRef } from './tracker.js';
 import type { Usage } from './usage.js';
 
 /**
@@ -118,6 +119,8 @@ export type TaskEvent =
       tier?: string | null;
       parentTaskId: string | null;
       kind: 'run' | 'fix';
+      /** The tracker issue the task works on (`troupe watch`). */
+      issue?: TaskIssueRef;
     }
   | {
       type: 'task_resumed';

@@ -28,6 +28,17 @@ export interface TrackerIssue {
   updated_at: string | null;
 }
 
+/** The issue a task works on, as its `task_created` records it (`troupe watch`). */
+export interface TaskIssueRef {
+  /** The tracker's `source` (`github:owner/repo`, `linear:slug`, `backlog:/path`). */
+  source: string;
+  id: string;
+  identifier: string;
+  url: string | null;
+  /** The issue's state when the task started. */
+  state: string;
+}
+
 export interface Tracker {
   /** Where the issues come from, e.g. `github:owner/repo`, `linear:project-slug`, `backlog:/path/backlog`. */
   readonly source: string;

@@ -15,6 +15,7 @@ import { type AgentNode, findNode, type Pipeline } from '../core/pipeline.js';
 import type { Script } from '../core/script.js';
 import type { SizeRecord } from '../core/spec.js';
 import { agentMailbox, PERSON_MAILBOX, type TaskMail, taskThread } from '../core/task-mail.js';
+import type { TaskIssueRef } from '../core/tracker.js';
 import type { ProjectConfig } from '../pipeline/config.js';
 import { parseVerdict } from '../pipeline/lang/human-verdict.js';
 import { ProviderLimiter, type ProviderTurns } from '../scheduler/provider-limiter.js';
@@ -71,6 +72,8 @@ export class TaskService {
     tier?: string | null;
     /** S, M, L or XL, and who says so (`cli`, `api`). */
     size?: SizeRecord;
+    /** The tracker issue the task works on (`troupe watch`). */
+    issue?: TaskIssueRef;
   }): string {
     const { pipeline } = options;
     // a fix's input carries its parent's context: only the request in it is the person's (fix)
@@ -103,6 +106,7 @@ export class TaskService {
       ...(options.tier ? { tier: options.tier } : {}),
       parentTaskId: options.parentTaskId ?? null,
       kind: options.kind ?? 'run',
+      ...(options.issue ? { issue: options.issue } : {}),
     };
     const { taskId } = this.store.createTask(event);
     if (options.size) {

@@ -27,6 +27,7 @@ export function initialState(event: Stored<'task_created'>): TaskState {
     forcedTier: event.tier ?? null,
     routes: {},
     parentTaskId: event.parentTaskId,
+    issue: event.issue ?? null,
     createdAt: event.at,
     updatedAt: event.at,
     lastSeq: event.seq,

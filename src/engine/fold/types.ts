@@ -14,6 +14,7 @@ import type { PlanPiece } from '../../core/plan.js';
 import type { RoutingConfig } from '../../core/routing.js';
 import type { Script } from '../../core/script.js';
 import type { SizeRecord, Spec } from '../../core/spec.js';
+import type { TaskIssueRef } from '../../core/tracker.js';
 import type { Usage } from '../../core/usage.js';
 import type { IsolationChoice } from '../../pipeline/isolation.js';
 
@@ -205,6 +206,8 @@ export interface TaskState {
   /** The tier each routed stage runs on (kept, so a stage run again is not routed again). */
   routes: Record<number, RoutedStage>;
   parentTaskId: string | null;
+  /** The tracker issue the task works on (`troupe watch`), or null. */
+  issue: TaskIssueRef | null;
   createdAt: string;
   updatedAt: string;
   lastSeq: number;
