@@ -74,6 +74,9 @@ export class MemoryWorkspace implements TaskWorkspace {
     return fn(`${repo}/.troupe/verify/${sha}`);
   }
 
+  /** verifyAt keeps nothing here. */
+  async releaseCheckouts(): Promise<void> {}
+
   async merge(_repo: string, taskId: string) {
     this.calls.push(`merge troupe/${taskId} into main`);
     return { merged: 'fast-forward', sha: `sha-${this.commits}` };

@@ -73,8 +73,13 @@ export interface TaskWorkspace {
   ): Promise<Record<string, string | null>>;
   /** The files changed between two commits (a plan's piece: from its start to its head). */
   changedFiles(path: string, from: string, to: string): Promise<string[]>;
-  /** Runs `fn` in a fresh detached checkout of `sha`, removed afterwards. */
+  /**
+   * Runs `fn` in a fresh detached checkout of `sha`. The checkout may be kept for the task's next
+   * verification (moved to its commit, cleaned) until `releaseCheckouts`.
+   */
   verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
+  /** Removes what `verifyAt` kept for the task (at the end of a run). */
+  releaseCheckouts(repo: string, taskId: string): Promise<void>;
   /**
    * Merges the task branch into `base`, and only what the log recorded: `recorded` is the branch's
    * last commit in the log (null: none, the branch's start). A tip that is not it (a superseded

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { gitOk, identityEnv, resolveCommit } from './git.js';
+import { git, gitOk, identityEnv } from './git.js';
 
 /**
  * Commits everything the agent changed in a worktree (new, modified and deleted files; ignored
@@ -29,9 +29,13 @@ export interface BuiltCommit {
  */
 export async function buildCommit(options: { path: string; message: string }): Promise<BuiltCommit | null> {
   const { path, message } = options;
-  const parent = await resolveCommit(path, 'HEAD');
-  if (!parent) throw new Error(`${path} has no commit to build on`);
-  const index = (await gitOk(path, ['rev-parse', '--git-path', 'index'])).trim();
+  // one git process for what three would ask: the index's path, HEAD's commit and its tree
+  const asked = await git(path, ['rev-parse', '--git-path', 'index', 'HEAD^{commit}', 'HEAD^{tree}']);
+  const [index, parent, parentTree] = asked.stdout.split('\n');
+  if (asked.code !== 0 || !index || !parent || !parentTree)
+    throw new Error(`${path} has no commit to build on`);
+  const identity = identityEnv(path);
+  identity.catch(() => {}); // awaited only when there is a commit to make
   const real = isAbsolute(index) ? index : join(path, index);
   const scratch = `${real}.troupe-${randomBytes(4).toString('hex')}`;
   try {
@@ -45,11 +49,10 @@ export async function buildCommit(options: { path: string; message: string }): P
     const env = { GIT_INDEX_FILE: scratch };
     await gitOk(path, ['add', '--all'], { env });
     const tree = (await gitOk(path, ['write-tree'], { env })).trim();
-    const parentTree = (await gitOk(path, ['rev-parse', `${parent}^{tree}`])).trim();
     if (tree === parentTree) return null;
     const sha = (
       await gitOk(path, ['commit-tree', '--no-gpg-sign', '-p', parent, '-m', message, tree], {
-        env: await identityEnv(path),
+        env: await identity,
       })
     ).trim();
     return { sha, parent };

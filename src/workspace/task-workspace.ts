@@ -7,7 +7,7 @@ import { pruneWorktrees } from './prune.js';
 import { agentsOwnCommits, restoreRecordedTip } from './recorded-tip.js';
 import { findRepo, isDirty } from './repo.js';
 import { ensureBranchWorktree, ensureTaskWorktree, taskBranch } from './task-worktree.js';
-import { withVerifyCheckout } from './verify-checkout.js';
+import { releaseVerifyCheckouts, withVerifyCheckout } from './verify-checkout.js';
 
 /** The git implementation of the TaskWorkspace port (core/task-workspace.ts). */
 export const gitWorkspace: TaskWorkspace = {
@@ -80,6 +80,7 @@ export const gitWorkspace: TaskWorkspace = {
   verifyAt(repo, taskId, sha, fn) {
     return withVerifyCheckout({ repo, taskId, sha }, (checkout) => fn(checkout.path));
   },
+  releaseCheckouts: releaseVerifyCheckouts,
   async merge(repo, taskId, settings, base, recorded) {
     const branch = taskBranch(taskId, settings.branch_prefix);
     const stray = await restoreRecordedTip({ repo, taskId, branch, base, recorded });

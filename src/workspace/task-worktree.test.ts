@@ -35,6 +35,33 @@ describe('ensureTaskWorktree', () => {
     expect(readFileSync(join(repo, '.git/info/exclude'), 'utf8').match(/\/\.troupe\/\*/g)).toHaveLength(1);
   });
 
+  it('a worktree left half made (registered, locked initializing, files not checked out) is made again whole', async () => {
+    const repo = await tmpRepo();
+    const first = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+    expect((await sh(repo, 'worktree', 'list', '--porcelain')).includes('locked')).toBe(false);
+    expect(await status(first.path)).toBe('');
+    // as a kill -9 between the registration and the checkout leaves it
+    const path = join(repo, '.troupe/worktrees/T-2');
+    await sh(
+      repo,
+      'worktree',
+      'add',
+      '--no-checkout',
+      '--lock',
+      '--reason',
+      'initializing',
+      '-b',
+      'troupe/T-2',
+      path,
+      'main',
+    );
+    const again = await ensureTaskWorktree({ repo, taskId: 'T-2', base: 'main' });
+    expect(again.path).toBe(path);
+    expect(read(path, 'README.md')).toBe('hello\n');
+    expect(await status(path)).toBe('');
+    expect((await sh(repo, 'worktree', 'list', '--porcelain')).includes('locked')).toBe(false);
+  });
+
   it('defaults base to the branch checked out in the main checkout', async () => {
     const repo = await tmpRepo();
     const wt = await ensureTaskWorktree({ repo, taskId: 'T-1' });

@@ -159,14 +159,29 @@ interface BranchMeta {
 }
 
 /**
- * Worktrees of one repository are made one at a time in this process: `git worktree add` run
- * eight times at once in one repository fails now and then (exit 128 after "Preparing worktree",
- * with no reason given), and a task must not fail for starting beside another.
+ * Worktrees of one repository are registered one at a time in this process: `git worktree add`
+ * run eight times at once in one repository fails now and then (exit 128 after "Preparing
+ * worktree", with no reason given), and a task must not fail for starting beside another. Only
+ * the registration takes turns: a new worktree's files are checked out after it, side by side
+ * with others' (each worktree has its own index), while git keeps it locked as `initializing`
+ * (a worktree found locked so, after a crash, is made again).
  */
 const worktreeTurns = takingTurns();
+const INITIALIZING = 'initializing';
 
-function ensureWorktree(repo: string, name: string, branch: string, meta: BranchMeta): Promise<TaskWorktree> {
-  return worktreeTurns(repo, () => makeWorktree(repo, name, branch, meta));
+async function ensureWorktree(
+  repo: string,
+  name: string,
+  branch: string,
+  meta: BranchMeta,
+): Promise<TaskWorktree> {
+  const worktree = await worktreeTurns(repo, () => makeWorktree(repo, name, branch, meta));
+  if (worktree.created) {
+    await gitOk(worktree.path, ['reset', '--hard', '--quiet']);
+    await gitOk(repo, ['worktree', 'unlock', worktree.path]);
+    await recordMeta(repo, branch, meta, new Map());
+  }
+  return worktree;
 }
 
 async function makeWorktree(
@@ -182,7 +197,7 @@ async function makeWorktree(
   if (entry?.prunable) {
     // its directory was deleted by hand: forget the registration, keep the branch
     await gitOk(repo, ['worktree', 'prune']);
-  } else if (entry?.locked?.startsWith('initializing')) {
+  } else if (entry?.locked?.startsWith(INITIALIZING)) {
     // `git worktree add` was killed half-way: the checkout is incomplete (nothing of the agent's yet)
     await gitOk(repo, ['worktree', 'remove', '--force', '--force', path]);
   } else if (entry) {
@@ -214,15 +229,30 @@ async function makeWorktree(
     if (await isUnborn(repo, base)) throw new NoCommitError(repo, base);
     throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
   }
-  await gitOk(repo, ['worktree', 'add', '--no-track', '-b', branch, path, start]);
-  await recordMeta(repo, branch, meta);
+  await gitOk(repo, [
+    'worktree',
+    'add',
+    '--no-checkout',
+    '--lock',
+    '--reason',
+    INITIALIZING,
+    '--no-track',
+    '-b',
+    branch,
+    path,
+    start,
+  ]);
   return { path, branch, base, created: true };
 }
 
 /** Keeps base, task and agent in the branch's git config (kept if already there: the base never moves). */
-async function recordMeta(repo: string, branch: string, meta: BranchMeta): Promise<void> {
-  const known = await troupeBranches(repo);
-  const had = known.get(branch);
+async function recordMeta(
+  repo: string,
+  branch: string,
+  meta: BranchMeta,
+  known?: Map<string, { base?: string; task?: string; agent?: string }>,
+): Promise<void> {
+  const had = (known ?? (await troupeBranches(repo))).get(branch);
   const set = (key: string, value: string) =>
     gitOkRetryingLock(repo, ['config', `branch.${branch}.${key}`, value]);
   if (!had?.task) await set('troupeTask', meta.task);

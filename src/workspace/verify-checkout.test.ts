@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { read, rev, sh, tmpRepo, writeFiles } from '../../test/support/git-repo.js';
 import { commitStage } from './commit.js';
 import { ensureTaskWorktree } from './task-worktree.js';
-import { verifyCheckout, withVerifyCheckout } from './verify-checkout.js';
+import { releaseVerifyCheckouts, verifyCheckout, withVerifyCheckout } from './verify-checkout.js';
 
 describe('verify checkouts', () => {
-  it("shows the verifier the worker's commit, not the worker's directory, and goes away after", async () => {
+  it("shows the verifier the worker's commit, not the worker's directory, and goes away once released", async () => {
     const repo = await tmpRepo();
     const wt = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
     writeFiles(wt.path, { 'done.txt': 'committed\n' });
@@ -24,12 +24,15 @@ describe('verify checkouts', () => {
       return 'approved';
     });
     expect(result).toBe('approved');
+    // kept for the task's next verification, until the run releases it
+    expect(existsSync(seen)).toBe(true);
+    await releaseVerifyCheckouts(repo, 'T-1');
     expect(existsSync(seen)).toBe(false);
     expect((await sh(repo, 'worktree', 'list')).split('\n')).toHaveLength(2);
     expect(await sh(repo, 'status', '--porcelain')).toBe('');
   });
 
-  it('is removed when the verifier throws; remove() twice is harmless', async () => {
+  it('is done with when the verifier throws; remove() twice is harmless', async () => {
     const repo = await tmpRepo();
     const sha = await rev(repo, 'HEAD');
     let path = '';
@@ -39,10 +42,46 @@ describe('verify checkouts', () => {
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    expect(existsSync(path)).toBe(false);
     const c = await verifyCheckout({ repo, taskId: 'T-1', sha });
+    expect(c.path).toBe(path);
     await c.remove();
     await c.remove();
+    // removed twice, kept once: two verifications at once get two checkouts
+    const [a, b] = await Promise.all([1, 2].map(() => verifyCheckout({ repo, taskId: 'T-1', sha })));
+    expect(a!.path).toBe(path);
+    expect(b!.path).not.toBe(path);
+    await Promise.all([a!.remove(), b!.remove()]);
+    await releaseVerifyCheckouts(repo, 'T-1');
+    expect(existsSync(path)).toBe(false);
+    expect((await sh(repo, 'worktree', 'list')).split('\n')).toHaveLength(1);
+  });
+
+  it("a checkout used again holds exactly the next commit: nothing of the last verifier's is left", async () => {
+    const repo = await tmpRepo();
+    const wt = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+    writeFiles(wt.path, { 'a.txt': 'one\n', '.gitignore': 'build/\n' });
+    const first = (await commitStage({ path: wt.path, message: 'one' }))!;
+    writeFiles(wt.path, { 'a.txt': 'two\n', 'b.txt': 'new\n' });
+    const second = (await commitStage({ path: wt.path, message: 'two' }))!;
+    const used = await withVerifyCheckout({ repo, taskId: 'T-1', sha: first }, async (c) => {
+      writeFiles(c.path, { 'a.txt': 'edited by the verifier\n', 'left.txt': 'x', 'build/out.js': 'y' });
+      return c.path;
+    });
+    await withVerifyCheckout({ repo, taskId: 'T-1', sha: second }, async (c) => {
+      expect(c.path).toBe(used);
+      expect(await rev(c.path, 'HEAD')).toBe(second);
+      expect(read(c.path, 'a.txt')).toBe('two\n');
+      expect(read(c.path, 'b.txt')).toBe('new\n');
+      expect(existsSync(join(c.path, 'left.txt'))).toBe(false);
+      expect(existsSync(join(c.path, 'build'))).toBe(false);
+      expect(await sh(c.path, 'status', '--porcelain', '--ignored')).toBe('');
+    });
+    // another task never gets this task's checkout
+    await withVerifyCheckout({ repo, taskId: 'T-2', sha: second }, async (c) => {
+      expect(c.path).not.toBe(used);
+    });
+    await releaseVerifyCheckouts(repo, 'T-1');
+    await releaseVerifyCheckouts(repo, 'T-2');
   });
 
   it('a commit the verifier made is kept as a tag, not lost', async () => {

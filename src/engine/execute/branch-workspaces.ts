@@ -44,6 +44,11 @@ const MAX_SIDE_FILES = 5;
 const MAX_SIDE_BYTES = 8 * 1024;
 
 export class BranchWorkspaces {
+  /** The queue a branch worktree is made ready in (before its path is known to the log). */
+  static prepareKey(agent: string): string {
+    return `branch:${agent}`;
+  }
+
   /** Lineages whose worktree this process has made ready (created, or reused and aligned). */
   private readonly ready = new Map<string, Promise<Workplace>>();
 
@@ -86,7 +91,7 @@ export class BranchWorkspaces {
     }
     const workspace = state.workspace!;
     const settings = workspaceSettings(state)!;
-    const prepared = this.serial(`branch:${name}`, () =>
+    const prepared = this.serial(BranchWorkspaces.prepareKey(name), () =>
       this.port.prepareBranch(workspace.repo, this.taskId, name, settings, recorded?.head ?? null),
     );
     const place = prepared.then((p) => ({ cwd: p.path, branch: p.branch }));

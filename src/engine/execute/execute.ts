@@ -98,6 +98,7 @@ class TaskRun implements RunContext {
       this.ports.stop?.removeEventListener('abort', stop);
       this.abort.abort(RUN_ENDED);
       await Promise.allSettled(this.inflight.values());
+      await this.workspace.close();
       void this.files.sync();
     }
     if (this.stopped && !(this.stopped instanceof StateError) && !(this.stopped instanceof StopRequested))

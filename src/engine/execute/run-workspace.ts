@@ -113,9 +113,29 @@ export class RunWorkspace {
     return this.serialGit(place.cwd, () => this.port!.advance(place.cwd, commit));
   }
 
+  /** The run is over: what it kept for reuse (verifier checkouts) goes, once its git work is done. */
+  async close(): Promise<void> {
+    const workspace = this.events.state.workspace;
+    if (!this.port || !workspace) return;
+    await this.idle();
+    await this.port.releaseCheckouts(workspace.repo, this.taskId).catch(() => {});
+  }
+
   /** Resolves when the git work asked for so far, in every worktree, is done. */
   async idle(): Promise<void> {
     await Promise.all(this.gitQueues.values());
+  }
+
+  /**
+   * Resolves when the git work asked for so far on these branches' worktrees is done: a join
+   * waits for the commits still going onto the branches it merges, not for other pieces' work.
+   */
+  private async idleBranches(branches: readonly string[]): Promise<void> {
+    const worktrees = [...this.events.state.branchWorkspaces.values()].filter((b) =>
+      branches.includes(b.branch),
+    );
+    const keys = worktrees.flatMap((b) => [b.path, BranchWorkspaces.prepareKey(b.agent)]);
+    await Promise.all(keys.map((key) => this.gitQueues.get(key)));
   }
 
   /**
@@ -125,7 +145,7 @@ export class RunWorkspace {
   async mergeBranches(step: StepOf<'merge_branches'>): Promise<StepOf<'ask_human'> | null> {
     this.events.flush();
     // the branches' last commits may still be going onto them (in their own worktrees' queues)
-    await this.idle();
+    await this.idleBranches(step.branches);
     let outcome: Awaited<ReturnType<BranchWorkspaces['merge']>>;
     try {
       outcome = await this.branches!.merge(step);
@@ -243,7 +263,7 @@ export class RunWorkspace {
    * Git work one operation at a time in each worktree (`key`), each started only while the task's
    * lease is still held. Worktrees of one repository work side by side: each has its own index
    * and branch, and git locks the refs they share (making a worktree takes turns per repository
-   * in workspace/). What reads other worktrees' branches (a merge) waits for `idle()` first.
+   * in workspace/). What reads other worktrees' branches (a merge) waits for their queues first.
    */
   private serialGit<T>(key: string, work: () => Promise<T>): Promise<T> {
     const before = this.gitQueues.get(key) ?? Promise.resolve();
