@@ -101,6 +101,8 @@ export const gitWorkspace: TaskWorkspace = {
       await gitWorkspace.align(worktree.path, name, expected, expected);
       return { path: worktree.path, branch: worktree.branch, start: expected };
     }
+    // just made from the task branch: at its start, with nothing else in it
+    if (worktree.start) return { path: worktree.path, branch: worktree.branch, start: worktree.start };
     const taskRef = `refs/heads/${taskBranch(taskId, settings.branch_prefix)}`;
     const start = await resolveCommit(repo, taskRef);
     if (!start) throw new StateError(`task ${taskId} has no branch to fan out from (${taskRef})`);

@@ -16,6 +16,7 @@ describe('ensureTaskWorktree', () => {
       branch: 'troupe/T-1',
       base: 'main',
       created: true,
+      start: await rev(repo, 'main'),
     });
     expect(read(wt.path, 'README.md')).toBe('hello\n');
     expect(await rev(wt.path, 'HEAD')).toBe(await rev(repo, 'main'));
@@ -77,7 +78,8 @@ describe('ensureTaskWorktree', () => {
     await sh(repo, 'commit', '--allow-empty', '-q', '-m', 'main moved on');
 
     const again = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
-    expect(again).toEqual({ ...first, created: false });
+    const { start: _, ...reused } = first;
+    expect(again).toEqual({ ...reused, created: false });
     expect(await rev(again.path, 'HEAD')).toBe(sha);
     expect(read(again.path, 'b.txt')).toBe('half-done stage 2\n');
     expect(read(again.path, 'a.txt')).toBe('stage 1\n');
@@ -199,6 +201,7 @@ describe('ensureBranchWorktree', () => {
       branch: 'troupe/T-1--frontend',
       base: 'troupe/T-1',
       created: true,
+      start: planned,
     });
     expect(await rev(a.path, 'HEAD')).toBe(planned);
     expect((await ensureBranchWorktree({ repo, taskId: 'T-1', agent: 'frontend' })).created).toBe(false);

@@ -30,6 +30,8 @@ export interface TaskWorktree {
   base: string;
   /** False when an existing worktree (or branch) was reused, e.g. after kill -9. */
   created: boolean;
+  /** A worktree just created: the commit it was made at (clean, nothing else in it). */
+  start?: string;
 }
 
 export interface EnsureTaskWorktreeOptions {
@@ -242,7 +244,7 @@ async function makeWorktree(
     path,
     start,
   ]);
-  return { path, branch, base, created: true };
+  return { path, branch, base, created: true, start };
 }
 
 /** Keeps base, task and agent in the branch's git config (kept if already there: the base never moves). */
