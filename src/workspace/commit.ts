@@ -28,6 +28,14 @@ export interface BuiltCommit {
  * changed.
  */
 export async function buildCommit(options: { path: string; message: string }): Promise<BuiltCommit | null> {
+  return (await buildOnHead(options)).built;
+}
+
+/** `buildCommit`, and the HEAD it was built on (read once, for callers that check it too). */
+export async function buildOnHead(options: {
+  path: string;
+  message: string;
+}): Promise<{ head: string; built: BuiltCommit | null }> {
   const { path, message } = options;
   // one git process for what three would ask: the index's path, HEAD's commit and its tree
   const asked = await git(path, ['rev-parse', '--git-path', 'index', 'HEAD^{commit}', 'HEAD^{tree}']);
@@ -49,13 +57,13 @@ export async function buildCommit(options: { path: string; message: string }): P
     const env = { GIT_INDEX_FILE: scratch };
     await gitOk(path, ['add', '--all'], { env });
     const tree = (await gitOk(path, ['write-tree'], { env })).trim();
-    if (tree === parentTree) return null;
+    if (tree === parentTree) return { head: parent, built: null };
     const sha = (
       await gitOk(path, ['commit-tree', '--no-gpg-sign', '-p', parent, '-m', message, tree], {
         env: await identity,
       })
     ).trim();
-    return { sha, parent };
+    return { head: parent, built: { sha, parent } };
   } finally {
     rmSync(scratch, { force: true });
   }

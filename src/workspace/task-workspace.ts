@@ -1,6 +1,6 @@
 import { StateError } from '../core/errors.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
-import { advanceBranch, buildCommit, stageCommitMessage } from './commit.js';
+import { advanceBranch, buildCommit, buildOnHead, stageCommitMessage } from './commit.js';
 import { git, gitOk, isAncestor, resolveCommit } from './git.js';
 import { buildMerges, mergeIntoBase } from './merge.js';
 import { pruneWorktrees } from './prune.js';
@@ -28,10 +28,9 @@ export const gitWorkspace: TaskWorkspace = {
     return { path: worktree.path, branch: worktree.branch, base: worktree.base, repo };
   },
   async commit(path, info, recorded) {
-    const head = await resolveCommit(path, 'HEAD');
-    const moved = head !== null && recorded !== null && head !== recorded;
+    const { head, built } = await buildOnHead({ path, message: stageCommitMessage(info) });
+    const moved = recorded !== null && head !== recorded;
     const own = moved && (await agentsOwnCommits(path, recorded, head));
-    const built = await buildCommit({ path, message: stageCommitMessage(info) });
     if (moved && !own) {
       // a commit the log does not know under the worktree: not the agent's, never recorded.
       // Alone it is set aside by the merge (tag troupe/stray/...); the stage's work on top of it
@@ -47,7 +46,7 @@ export const gitWorkspace: TaskWorkspace = {
     }
     if (built) return built;
     // nothing left uncommitted: the agent may have committed its work itself
-    return own ? { sha: head!, parent: null } : null;
+    return own ? { sha: head, parent: null } : null;
   },
   async advance(path, commit) {
     if (commit.parent) await advanceBranch(path, { sha: commit.sha, parent: commit.parent });
