@@ -7,6 +7,7 @@ import { deadLetters, parkedTasks } from '../../app/queue-config.js';
 import {
   formatDuration,
   formatTokens,
+  issueLines,
   mailFailureLines,
   ownerGoneHint,
   sizeAndSpecLines,
@@ -44,6 +45,7 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
     return 0;
   }
   const out: string[] = [`${state.id}  ${status}  ${state.pipeline}  "${state.input}"`];
+  out.push(...issueLines(state));
   out.push(...workspaceLines(state));
   out.push(...sizeAndSpecLines(state));
   const onBus = mailboxWaits(state);
