@@ -2,6 +2,7 @@ import type { EventStore } from '../core/event-store.js';
 import { isTerminal, type TaskStatus } from '../core/events.js';
 import { printable } from '../core/printable.js';
 import type { TaskIssueRef } from '../core/tracker.js';
+import type { Usage } from '../core/usage.js';
 import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 import type { PieceDiffs } from './piece-diffs.js';
 import { planView } from './plan-view.js';
@@ -100,6 +101,17 @@ export function formatTokens(usage: {
   if (usage.unknown) return '? tok';
   const total = usage.input_tokens + usage.output_tokens;
   return total >= 1000 ? `${(total / 1000).toFixed(1)}k tok` : `${total} tok`;
+}
+
+/**
+ * The cost in USD, `$0.0123`, as the runtime reported it or troupe estimated it from its prices
+ * at each stage's end (scheduler/prices.ts); `(estimated)` after it when asked and any part of it
+ * is troupe's estimate; null when unknown.
+ */
+export function formatCost(usage: Usage, sayEstimated = false): string | null {
+  if (!usage.cost_usd) return null;
+  const cost = `$${usage.cost_usd.toFixed(4)}`;
+  return sayEstimated && usage.cost_estimated ? `${cost} (estimated)` : cost;
 }
 
 export function formatDuration(ms: number): string {

@@ -1,3 +1,4 @@
+import { webAddress } from '../../src/core/web-address';
 import type { TaskRow } from './api';
 
 type Issue = NonNullable<TaskRow['issue']>;
@@ -29,15 +30,4 @@ export function IssueChip(props: { issue: Issue }) {
       <span className="issue-state">{issue.state}</span>
     </span>
   );
-}
-
-/** The url when it is an http(s) address, else null. */
-export function webAddress(url: string | null): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : null;
-  } catch {
-    return null;
-  }
 }

@@ -5,6 +5,7 @@ import { planView } from '../../app/plan-view.js';
 import { openProject } from '../../app/project.js';
 import { deadLetters, parkedTasks } from '../../app/queue-config.js';
 import {
+  formatCost,
   formatDuration,
   formatTokens,
   issueLines,
@@ -97,7 +98,8 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
     out.push(
       `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,
     );
-  out.push(`  usage: ${formatTokens(state.usage)}`);
+  const cost = formatCost(state.usage, true);
+  out.push(`  usage: ${formatTokens(state.usage)}${cost ? ` ${cost}` : ''}`);
   for (const w of project.store.closedProviders(new Date())) {
     out.push(`  provider ${w.provider} is closed until ${w.resetAt} (rate or usage limit)`);
   }
