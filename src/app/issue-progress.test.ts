@@ -26,7 +26,12 @@ function stage(n: number, id: string, durationMs: number, usage: Usage, next?: s
   ];
 }
 
-const writerEditor = () => pipeline(agent('writer', { handoffs: [{ to: 'editor' }] }), agent('editor'));
+const handoff = (to: string) => ({ to: [to], task: '', condition: '', payload: '{{ output }}' });
+const writerEditor = () =>
+  pipeline(
+    agent('writer', { handoffs: [handoff('editor')] }),
+    agent('editor', { handoffs: [handoff('writer')] }),
+  );
 const priced = (cost: number, estimated = false): Usage => ({
   input_tokens: 1000,
   output_tokens: 200,
@@ -87,7 +92,15 @@ describe('issueProgress', () => {
   });
 
   it('a gate waiting for a person: the commands that approve or reject it', () => {
-    const gated = pipeline(agent('writer', { gate: { type: 'human' } }));
+    const human = {
+      type: 'human' as const,
+      prompt: '',
+      model: null,
+      max_retries: 0,
+      command: null,
+      timeout: null,
+    };
+    const gated = pipeline(agent('writer', { gate: human }));
     const log = new Log(gated).add(...stage(1, 'writer', 10, priced(0.001)), {
       type: 'gate_waiting',
       stage: 1,
