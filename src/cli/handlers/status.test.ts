@@ -91,6 +91,18 @@ describe('troupe status', () => {
     expect(bare.stdout().split('\n')[1]).toBe('  issue: task-7 open');
   });
 
+  it("prints the task's cost on its usage line, marked when troupe estimated it from its prices", async () => {
+    const root = scratchProject({
+      '.troupe/p.yaml': 'agents:\n  - id: a\n    runtime: claude\n    model: claude-sonnet-4-6\n',
+      '.troupe/s.yaml': 'agents:\n  a: [{reply: "ok", usage: {input_tokens: 1000000, output_tokens: 100000}}]\n',
+      '.troupe/config.yaml': 'prices:\n  sonnet: {input: 2, output: 10}\n',
+    });
+    const id = await runScriptedTask(root);
+    const io = capturedIo(root);
+    await showStatus(id, {}, io);
+    expect(io.stdout().split('\n')).toContain('  usage: 1100.0k tok $3.0000 (estimated)');
+  });
+
   it('does not know a task that is not in the store', async () => {
     await expect(showStatus('T-NOSUCH', {}, capturedIo(scratchProject()))).rejects.toThrow(NotFoundError);
   });
