@@ -94,7 +94,8 @@ describe('troupe status', () => {
   it("prints the task's cost on its usage line, marked when troupe estimated it from its prices", async () => {
     const root = scratchProject({
       '.troupe/p.yaml': 'agents:\n  - id: a\n    runtime: claude\n    model: claude-sonnet-4-6\n',
-      '.troupe/s.yaml': 'agents:\n  a: [{reply: "ok", usage: {input_tokens: 1000000, output_tokens: 100000}}]\n',
+      '.troupe/s.yaml':
+        'agents:\n  a: [{reply: "ok", usage: {input_tokens: 1000000, output_tokens: 100000}}]\n',
       '.troupe/config.yaml': 'prices:\n  sonnet: {input: 2, output: 10}\n',
     });
     const id = await runScriptedTask(root);
