@@ -4,7 +4,9 @@ import { webAddress } from '../core/web-address.js';
 /**
  * Text written by someone else (an issue, an agent's output, an error quoting either) made safe to
  * put into Markdown troupe posts (the progress comment on a tracker's issue): it reads as the
- * words it is, and can neither add markup, raw HTML or links of its own, nor ping people.
+ * words it is, and can neither add markup, raw HTML, images or `[text](url)` links of its own, nor
+ * ping people. (A bare `https://…` in it may still be shown as a link by GitHub's autolinking, as
+ * in any comment: only http(s) and mailto addresses are.)
  */
 
 /**
