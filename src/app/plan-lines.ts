@@ -1,6 +1,6 @@
 import { printable } from '../core/printable.js';
 import type { PieceView, PlanView } from './plan-view.js';
-import { formatTokens } from './task-view.js';
+import { formatCost, formatTokens } from './task-view.js';
 
 const WIDTH = 80;
 /** Piece ids longer than this start their facts on the next line. */
@@ -53,8 +53,8 @@ function pieceFacts(piece: PieceView, plan: PlanView): string[] {
   }
   if (piece.tier) facts.push(`tier ${piece.tier.tier} (${piece.tier.model ?? piece.tier.runtime})`);
   if (piece.stages.length > 0) {
-    const cost = piece.usage.cost_usd ? ` $${piece.usage.cost_usd.toFixed(4)}` : '';
-    facts.push(`${formatTokens(piece.usage)}${cost}`);
+    const cost = formatCost(piece.usage);
+    facts.push(`${formatTokens(piece.usage)}${cost ? ` ${cost}` : ''}`);
   }
   if (piece.diff) {
     const { files, insertions, deletions } = piece.diff;

@@ -1,5 +1,8 @@
 import type { EventStore } from '../core/event-store.js';
 import { isTerminal, type TaskStatus } from '../core/events.js';
+import { printable } from '../core/printable.js';
+import type { TaskIssueRef } from '../core/tracker.js';
+import type { Usage } from '../core/usage.js';
 import { mailboxWaits, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 import type { PieceDiffs } from './piece-diffs.js';
 import { planView } from './plan-view.js';
@@ -82,6 +85,8 @@ export function taskJson(
     /** Why no worker of the queue takes the task (none running, none serving its runtime). */
     no_worker: noWorker,
     parent: state.parentTaskId,
+    /** The tracker issue the task works on (`troupe watch`); null when none. */
+    issue: state.issue,
     usage: state.usage,
     /** The planner's plan as a graph, once one expanded (docs/task-graphs.md); null otherwise. */
     plan: planView(state, diffs),
@@ -98,6 +103,17 @@ export function formatTokens(usage: {
   return total >= 1000 ? `${(total / 1000).toFixed(1)}k tok` : `${total} tok`;
 }
 
+/**
+ * The cost in USD, `$0.0123`, as the runtime reported it or troupe estimated it from its prices
+ * at each stage's end (scheduler/prices.ts); `(estimated)` after it when asked and any part of it
+ * is troupe's estimate; null when unknown.
+ */
+export function formatCost(usage: Usage, sayEstimated = false): string | null {
+  if (!usage.cost_usd) return null;
+  const cost = `$${usage.cost_usd.toFixed(4)}`;
+  return sayEstimated && usage.cost_estimated ? `${cost} (estimated)` : cost;
+}
+
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
@@ -110,6 +126,22 @@ export function taskOwnHint(state: TaskState): string | null {
   if (!failure?.hint) return null;
   const stageHint = failure.stage === null ? undefined : state.stages[failure.stage - 1]?.error?.hint;
   return failure.hint === stageHint ? null : failure.hint;
+}
+
+/** `troupe status`'s issue line, `issue: #12 open https://…` (none for a task without one). */
+export function issueLines(state: TaskState): string[] {
+  const { issue } = state;
+  if (!issue) return [];
+  // the tracker wrote every part of it: each made safe to print
+  return [
+    `  issue: ${[issue.identifier, issue.state, issue.url ?? ''].map(printable).filter(Boolean).join(' ')}`,
+  ];
+}
+
+/** The issue as a row of `troupe list` names it: its identifier, safe to print, at most 20 characters. */
+export function issueTag(issue: TaskIssueRef): string {
+  const identifier = printable(issue.identifier);
+  return identifier.length > 20 ? `${identifier.slice(0, 19)}…` : identifier;
 }
 
 /** `troupe status`'s lines for mail the task wrote that was not delivered. */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { EventOf, StoredEvent, TaskEvent, TaskEventType, TaskStatus } from './events.js';
+import type { TaskIssueRef } from './tracker.js';
 
 /**
  * The append-only event log every task lives in: the single source of truth. SQLite for one
@@ -18,6 +19,8 @@ export interface TaskSummary {
   /** When the task's last event was appended. */
   created: string;
   updated: string;
+  /** The tracker issue the task works on, as its `task_created` records it; null when none. */
+  issue: TaskIssueRef | null;
 }
 
 /** Which tasks a list holds; newest first, then `offset` and `limit` (applied after the filters). */

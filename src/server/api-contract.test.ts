@@ -7,6 +7,7 @@ import { example, project, waitFor, writerEditorPipeline } from '../../test/supp
 import { openBus } from '../bus/bus.js';
 import { TASK_STATUSES } from '../core/events.js';
 import { loadProjectConfig } from '../pipeline/config.js';
+import { loadPipeline } from '../pipeline/load.js';
 import { initRegistry } from '../registry/init.js';
 import { publishPipeline } from '../registry/publish.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -285,6 +286,19 @@ describe('every route answers what it declares', () => {
     );
     expect(status).toBe(200);
     expect(data.tasks.map((t) => [t.id, t.status])).toEqual([[id, 'waiting']]);
+    await call('POST', `/api/tasks/${id}/cancel`, { reason: 'enough' });
+  });
+
+  it('a task from a tracker carries its issue in the list and in its detail', async () => {
+    const issue = { source: 'linear:eng', id: 'u-1', identifier: 'ENG-7', url: null, state: 'Todo' };
+    const pipeline = loadPipeline(path.join(root, '.troupe/pipelines/write.yaml'));
+    const id = served.ctx.tasks.start({ pipeline, input: 'from linear', cwd: root, issue });
+    const list = await call<{ tasks: { id: string; issue: unknown }[] }>('GET', '/api/tasks?limit=100');
+    expect(list.data.tasks.find((t) => t.id === id)?.issue).toEqual(issue);
+    expect(list.data.tasks.filter((t) => t.id !== id).map((t) => t.issue)).not.toContainEqual(
+      expect.anything(),
+    );
+    expect((await call<{ issue: unknown }>('GET', `/api/tasks/${id}`)).data.issue).toEqual(issue);
     await call('POST', `/api/tasks/${id}/cancel`, { reason: 'enough' });
   });
 

@@ -29,6 +29,7 @@ export function taskRow(
     waiting: waitingFor(state),
     error: state.failure?.reason ?? null,
     parent_task_id: state.parentTaskId,
+    issue: state.issue,
     owner,
     no_worker: noWorker,
   };

@@ -97,6 +97,29 @@ export function storeContract(name: string, open: () => EventStore) {
       expect([...store.events(taskId)].map((e) => e.type)).toEqual(['task_created', 'task_cancelled']);
     });
 
+    it('summarises a task with the tracker issue its task_created records, and null for one without', () => {
+      store = open();
+      const issue = {
+        source: 'github:acme/app',
+        id: '12',
+        identifier: '#12',
+        url: 'https://github.com/acme/app/issues/12',
+        state: 'open',
+      };
+      const withIssue = store.createTask({ ...created, issue }).taskId;
+      const without = store.createTask(created).taskId;
+      store.append(withIssue, [{ type: 'task_completed' }], { status: 'completed' });
+      expect(store.task(withIssue)?.issue).toEqual(issue);
+      expect(store.task(without)?.issue).toBeNull();
+      expect(store.tasks().map((t) => [t.id, t.issue])).toEqual([
+        [without, null],
+        [withIssue, issue],
+      ]);
+      const read = store.task(withIssue)!.issue!;
+      read.state = 'closed';
+      expect(store.task(withIssue)?.issue?.state).toBe('open');
+    });
+
     it('lists tasks newest first, filtered by status, paged', () => {
       store = open();
       const ids = [1, 2, 3].map(() => store.createTask(created).taskId);

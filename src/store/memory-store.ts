@@ -70,7 +70,14 @@ export function openMemoryStore(): EventStore {
       const event = toStored(row);
       if (event.type === 'stage_started') currentAgent = event.agent;
     }
-    return { ...task.summary, currentAgent, updated: task.rows.at(-1)?.at ?? task.updated };
+    const { issue } = task.summary;
+    return {
+      ...task.summary,
+      currentAgent,
+      updated: task.rows.at(-1)?.at ?? task.updated,
+      // a copy, as a database hands back: changing what was read changes nothing stored
+      issue: issue && { ...issue },
+    };
   };
 
   return {
@@ -79,7 +86,14 @@ export function openMemoryStore(): EventStore {
       let id = newTaskId();
       while (tasks.has(id)) id = newTaskId();
       const task: TaskRow = {
-        summary: { id, status: 'pending', pipeline: event.pipeline, input: event.input, created: at },
+        summary: {
+          id,
+          status: 'pending',
+          pipeline: event.pipeline,
+          input: event.input,
+          created: at,
+          issue: event.issue ? { ...event.issue } : null,
+        },
         updated: at,
         lease: null,
         rows: [],

@@ -1,5 +1,6 @@
 import type { TaskSummary } from '../core/event-store.js';
 import type { StoredEvent, TaskStatus } from '../core/events.js';
+import type { TaskIssueRef } from '../core/tracker.js';
 
 /** A task's summary as the SQL stores read it (SQLite and PostgreSQL alike). */
 export interface TaskRow {
@@ -10,6 +11,8 @@ export interface TaskRow {
   current_agent: string | null;
   created_at: string;
   updated_at: string;
+  /** The `issue` of the task's `task_created`, as JSON text (null: none). */
+  issue: string | null;
 }
 
 /** An event as the SQL stores keep it: its JSON, and the columns the store sets. */
@@ -41,5 +44,6 @@ export function toSummary(row: TaskRow): TaskSummary {
     currentAgent: row.current_agent,
     created: row.created_at,
     updated: row.updated_at,
+    issue: row.issue ? (JSON.parse(row.issue) as TaskIssueRef) : null,
   };
 }

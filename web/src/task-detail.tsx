@@ -2,6 +2,7 @@ import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api, type Stage, type TaskDetail } from './api';
 import { useNow } from './app';
 import { cost, duration, ENDED, elapsed, STATUS_LABEL, tokens } from './format';
+import { IssueChip } from './issue-chip';
 import { useEventStream, useThrottled } from './live';
 import { type NodeState, PipelineGraph } from './pipeline-graph';
 import { PlanSection } from './plan-graph';
@@ -96,6 +97,14 @@ export function TaskDetailPage(props: { id: string }) {
           </span>
         </div>
         <div className="facts">
+          {task.issue && (
+            <div className="fact">
+              <span>Issue</span>
+              <strong>
+                <IssueChip issue={task.issue} />
+              </strong>
+            </div>
+          )}
           <Fact label="Pipeline" value={task.pipeline} />
           <Fact label="Stages" value={String(stages.length)} />
           <Fact label="Elapsed" value={elapsed(task.created, task.updated, task.status, now)} />

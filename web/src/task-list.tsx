@@ -3,6 +3,7 @@ import { isTerminal, TASK_STATUSES } from '../../src/core/events';
 import { api, type Status, type TaskRow } from './api';
 import { useNow } from './app';
 import { ago, cost, elapsed, STATUS_LABEL, tokens } from './format';
+import { IssueChip } from './issue-chip';
 import { useEventStream, useThrottled } from './live';
 import { Link, navigate } from './router';
 import { RunForm } from './run-form';
@@ -131,7 +132,7 @@ export function TaskListPage() {
                   </td>
                   <td>{t.pipeline}</td>
                   <td className="wide ellipsis" title={t.input}>
-                    {t.input}
+                    {t.issue && <IssueChip issue={t.issue} />} {t.input}
                   </td>
                   <td>
                     {t.running_agents.join(', ') || (t.status === 'completed' ? '' : (t.current_agent ?? ''))}

@@ -1,7 +1,7 @@
 import { allParked } from '../../app/parked.js';
 import { openProject, type Project } from '../../app/project.js';
 import { deadLetters, parkedTasks } from '../../app/queue-config.js';
-import { ownerGoneHint, taskOwner } from '../../app/task-view.js';
+import { issueTag, ownerGoneHint, taskOwner } from '../../app/task-view.js';
 import { mayWaitForWorker, noWorkerReason, readWorkersIfWaiting } from '../../app/worker-wait.js';
 import { QueueError, UsageError } from '../../core/errors.js';
 import { AWAITING_PERSON_STATUSES, isTaskStatus, TASK_STATUSES, type TaskStatus } from '../../core/events.js';
@@ -48,6 +48,7 @@ export async function listTasks(options: ListOptions, io: CommandIo): Promise<nu
     pipeline: t.pipeline,
     input: t.input,
     created: t.created,
+    issue: t.issue,
     ...(t.owner ? { owner: t.owner } : {}),
     ...noWorker(t),
     ...(options.waiting ? { waiting: waitingFor(project.tasks.state(t.id)) } : {}),
@@ -59,7 +60,7 @@ export async function listTasks(options: ListOptions, io: CommandIo): Promise<nu
   }
   if (rows.length === 0) io.out('no tasks\n');
   for (const row of rows) {
-    const input = title(row.input);
+    const input = `${title(row.input)}${row.issue ? `  [${issueTag(row.issue)}]` : ''}`;
     io.out(
       `${row.id}  ${row.status.padEnd(20)} ${row.pipeline.padEnd(16)} ${row.created.slice(0, 19)}  ${input}\n`,
     );

@@ -4,7 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../core/errors.js';
 import { showStatus } from './status.js';
 import { testPipeline } from './test.js';
-import { capturedIo, runScriptedTask, SCRIPTED_PAIR, scratchProject, scratchRepo } from './testing.js';
+import {
+  capturedIo,
+  GATED_PIPELINE,
+  GITHUB_ISSUE,
+  runScriptedTask,
+  SCRIPTED_PAIR,
+  scratchProject,
+  scratchRepo,
+} from './testing.js';
 
 /** A project with one completed task of the scripted pair; its id. */
 async function completedTask(): Promise<{ dir: string; id: string }> {
@@ -40,6 +48,60 @@ describe('troupe status', () => {
     };
     expect(json).toMatchObject({ id, status: 'completed', parked: null });
     expect(json.stages).toHaveLength(2);
+  });
+
+  it('prints the tracker issue the task works on under its first line, and carries it (or null) in --json', async () => {
+    const root = scratchProject(GATED_PIPELINE);
+    const tracked = await runScriptedTask(root, undefined, 'write', GITHUB_ISSUE);
+    const plain = await runScriptedTask(root);
+    const text = capturedIo(root);
+    await showStatus(tracked, {}, text);
+    expect(text.stdout().split('\n')[1]).toBe('  issue: #12 open https://github.com/acme/app/issues/12');
+    const none = capturedIo(root);
+    await showStatus(plain, {}, none);
+    expect(none.stdout()).not.toContain('issue:');
+
+    for (const [id, issue] of [
+      [tracked, GITHUB_ISSUE],
+      [plain, null],
+    ] as const) {
+      const json = capturedIo(root);
+      await showStatus(id, { json: true }, json);
+      expect((JSON.parse(json.stdout()) as { issue: unknown }).issue).toEqual(issue);
+    }
+  });
+
+  it("prints an issue's url and state safe: escape sequences gone, no line break, no url at all when none", async () => {
+    const root = scratchProject(GATED_PIPELINE);
+    const id = await runScriptedTask(root, undefined, 'write', {
+      ...GITHUB_ISSUE,
+      state: 'In\nProgress',
+      url: 'https://x.test/1\u001b]8;;https://evil\u0007\r\nissue: #99',
+    });
+    const local = await runScriptedTask(root, undefined, 'write', {
+      ...GITHUB_ISSUE,
+      identifier: 'task-7',
+      url: null,
+    });
+    const text = capturedIo(root);
+    await showStatus(id, {}, text);
+    expect(text.stdout().split('\n')[1]).toBe('  issue: #12 In Progress https://x.test/1 issue: #99');
+    const bare = capturedIo(root);
+    await showStatus(local, {}, bare);
+    expect(bare.stdout().split('\n')[1]).toBe('  issue: task-7 open');
+  });
+
+  it("prints the task's cost on its usage line, marked when troupe estimated it from its prices", async () => {
+    const root = scratchProject({
+      '.troupe/p.yaml': 'agents:\n  - id: a\n    runtime: claude\n    model: claude-sonnet-4-6\n',
+      '.troupe/s.yaml':
+        'agents:\n  a: [{reply: "ok", usage: {input_tokens: 1000000, output_tokens: 100000}}]\n',
+      '.troupe/config.yaml': 'prices:\n  sonnet: {input: 2, output: 10}\n',
+    });
+    const id = await runScriptedTask(root);
+    const io = capturedIo(root);
+    await showStatus(id, {}, io);
+    expect(io.stdout().split('\n')).toContain('  usage: 1100.0k tok $3.0000 (estimated)');
   });
 
   it('does not know a task that is not in the store', async () => {

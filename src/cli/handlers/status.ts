@@ -5,8 +5,10 @@ import { planView } from '../../app/plan-view.js';
 import { openProject } from '../../app/project.js';
 import { deadLetters, parkedTasks } from '../../app/queue-config.js';
 import {
+  formatCost,
   formatDuration,
   formatTokens,
+  issueLines,
   mailFailureLines,
   ownerGoneHint,
   sizeAndSpecLines,
@@ -44,6 +46,7 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
     return 0;
   }
   const out: string[] = [`${state.id}  ${status}  ${state.pipeline}  "${state.input}"`];
+  out.push(...issueLines(state));
   out.push(...workspaceLines(state));
   out.push(...sizeAndSpecLines(state));
   const onBus = mailboxWaits(state);
@@ -95,7 +98,8 @@ export async function showStatus(taskId: string, options: StatusOptions, io: Com
     out.push(
       `  dead-lettered ${deadLetter.at.slice(0, 19)}: ${deadLetter.error} (\`troupe resume ${taskId}\` queues it again)`,
     );
-  out.push(`  usage: ${formatTokens(state.usage)}`);
+  const cost = formatCost(state.usage, true);
+  out.push(`  usage: ${formatTokens(state.usage)}${cost ? ` ${cost}` : ''}`);
   for (const w of project.store.closedProviders(new Date())) {
     out.push(`  provider ${w.provider} is closed until ${w.resetAt} (rate or usage limit)`);
   }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, vi } from 'vitest';
 import { openProject } from '../../app/project.js';
+import type { TaskIssueRef } from '../../core/tracker.js';
 import { loadPipeline } from '../../pipeline/load.js';
 import { loadScript } from '../../runtimes/script.js';
 import type { CommandIo } from '../command-io.js';
@@ -90,6 +91,15 @@ export const GATED_PIPELINE = {
   '.troupe/s.yaml': 'agents:\n  writer: ["draft 1"]\n',
 };
 
+/** A GitHub issue as `troupe watch` records it on the task it starts. */
+export const GITHUB_ISSUE: TaskIssueRef = {
+  source: 'github:acme/app',
+  id: '12',
+  identifier: '#12',
+  url: 'https://github.com/acme/app/issues/12',
+  state: 'open',
+};
+
 /**
  * Starts a task in the scratch project at `root` on one of its pipelines with its offline replies
  * (paths relative to root) and runs it here until it ends or waits; its id.
@@ -98,6 +108,7 @@ export async function runScriptedTask(
   root: string,
   files: { pipeline: string; script: string } = { pipeline: '.troupe/p.yaml', script: '.troupe/s.yaml' },
   input = 'write',
+  issue?: TaskIssueRef,
 ): Promise<string> {
   const tasks = openProject(root).tasks;
   const id = tasks.start({
@@ -105,6 +116,7 @@ export async function runScriptedTask(
     input,
     script: loadScript(join(root, files.script)),
     cwd: root,
+    ...(issue ? { issue } : {}),
   });
   await tasks.continue(id);
   return id;

@@ -66,6 +66,23 @@ export const TaskOwner = named(
     ),
 );
 
+/** The tracker issue a task works on (`troupe watch`), as its task_created records it. */
+export const TaskIssue = named(
+  'TaskIssue',
+  z
+    .strictObject({
+      source: z.string().describe('the tracker: `github:owner/repo`, `linear:slug`, `backlog:/path`'),
+      id: z.string().describe("the tracker's own id of the issue"),
+      identifier: z.string().meta({ examples: ['#12', 'ENG-42'] }),
+      url: z
+        .string()
+        .nullable()
+        .describe("the issue's page, as the tracker gave it (not checked: may be any scheme)"),
+      state: z.string().describe("the issue's state when the task started"),
+    })
+    .describe("the tracker's text: hostile, shown as text only"),
+);
+
 export const TaskRow = named(
   'TaskRow',
   z.strictObject({
@@ -82,6 +99,7 @@ export const TaskRow = named(
     waiting: Waiting.nullable(),
     error: z.string().nullable(),
     parent_task_id: z.string().nullable(),
+    issue: TaskIssue.nullable(),
     owner: TaskOwner.nullable(),
     no_worker: z
       .string()
@@ -328,6 +346,7 @@ export const TaskDetail = named(
         'why no worker of the work queue takes the task (none is running, none serves its runtime); null: none is needed, or one takes it',
       ),
     parent: z.string().nullable().describe("the CLI's name (`status --json`) for parent_task_id"),
+    issue: TaskIssue.nullable(),
     usage: Usage,
     parent_task_id: z.string().nullable(),
     start_agent: z.string().nullable(),

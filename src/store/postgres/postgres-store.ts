@@ -63,8 +63,11 @@ interface LeaseRow {
   task: string | null;
 }
 
-// the row holds the current agent and the last change (migration 3): the writes keep them
-const SUMMARY = 'SELECT t.id, t.status, t.pipeline, t.input, t.created_at, t.current_agent, t.updated_at';
+// the row holds the current agent and the last change (migration 3): the writes keep them; the
+// issue is read from the task's first event (task_created) through events_by_task
+const SUMMARY = `SELECT t.id, t.status, t.pipeline, t.input, t.created_at, t.current_agent, t.updated_at,
+  (SELECT e.data::jsonb ->> 'issue' FROM events e
+   WHERE e.task_id = t.id AND e.type = 'task_created' ORDER BY e.seq LIMIT 1) AS issue`;
 
 /** The connection to PostgreSQL behind a store, for the store and for `troupe db`. */
 export function connectPostgres(url: string, options: PostgresStoreOptions = {}): SyncPg {

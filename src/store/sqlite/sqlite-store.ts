@@ -57,15 +57,18 @@ CREATE TABLE IF NOT EXISTS provider_windows (
 `;
 
 /**
- * A task's summary row, with its live current agent (the agent of its last stage_started) and
- * updated time (its last event), read from the events through events_by_task. `from` is the
+ * A task's summary row, with its live current agent (the agent of its last stage_started),
+ * updated time (its last event) and issue (its task_created's), read from the events through
+ * events_by_task. `from` is the
  * rows to summarise: the subqueries run once per row of it, so a list passes it the page alone.
  */
 const summaryOf = (from: string) => `SELECT t.id, t.status, t.pipeline, t.input, t.created_at,
   (SELECT json_extract(e.data, '$.agent') FROM events e
    WHERE e.task_id = t.id AND e.type = 'stage_started' AND e.superseded_by IS NULL
    ORDER BY e.seq DESC LIMIT 1) AS current_agent,
-  coalesce((SELECT e.at FROM events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS updated_at
+  coalesce((SELECT e.at FROM events e WHERE e.task_id = t.id ORDER BY e.seq DESC LIMIT 1), t.updated_at) AS updated_at,
+  (SELECT json_extract(e.data, '$.issue') FROM events e
+   WHERE e.task_id = t.id AND e.type = 'task_created' ORDER BY e.seq LIMIT 1) AS issue
   FROM ${from} t`;
 
 /**
