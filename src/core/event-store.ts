@@ -64,6 +64,8 @@ export interface IssueClaim {
   attempts: number;
   /** When the failed task is tried again (ISO); null: no retry planned. */
   retryAt: string | null;
+  /** The issue's progress comment (Tracker.upsertComment), once posted. */
+  commentId: string | null;
   claimedAt: string;
 }
 
@@ -71,6 +73,7 @@ export interface IssueClaimChange {
   taskId?: string;
   attempts?: number;
   retryAt?: string | null;
+  commentId?: string | null;
 }
 
 export const PENDING_CLAIM_TTL_MS = 10 * 60_000;

@@ -55,10 +55,10 @@ export function byDispatchOrder(a: TrackerIssue, b: TrackerIssue): number {
   return a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0;
 }
 
-/** A task that still holds a slot: being started, running, or waiting (a failed one waiting for its retry does not). */
+/** A task that still holds a slot: being started, running, or waiting (one waiting for its retry does not). */
 export function holdsSlot(held: HeldIssue): boolean {
   if (held.taskId === null) return true; // being started right now
-  return held.taskStatus !== null && !isTerminal(held.taskStatus);
+  return held.retryAt === null && held.taskStatus !== null && !isTerminal(held.taskStatus);
 }
 
 export function pipelineFor(issue: TrackerIssue, policy: IssuePolicy): string | null {
@@ -107,7 +107,8 @@ export function selectIssues(
     const claim = heldById.get(issue.id);
     let retryOf: IssueToStart['retryOf'] = null;
     if (claim) {
-      const due = claim.retryAt !== null && claim.taskStatus === 'failed';
+      // a retry: of a failed task, or of a stalled one (ended, its status left as it was)
+      const due = claim.retryAt !== null && !['completed', 'cancelled'].includes(claim.taskStatus ?? '');
       if (!due || claim.taskId === null) {
         skip(issue, claimReason(claim));
         continue;

@@ -218,6 +218,7 @@ export function storeContract(name: string, open: () => EventStore) {
         taskId: null,
         attempts: 0,
         retryAt: null,
+        commentId: null,
         claimedAt: now.toISOString(),
       });
       expect(store.claimIssue('github:acme/app', '12', now)).toBeNull();
@@ -255,6 +256,8 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.updateIssueClaim('s', 'a', { attempts: 2 }, null)).toBe(true);
       expect(store.issueClaims('s')).toMatchObject([{ attempts: 2, retryAt: null }]);
       expect(store.updateIssueClaim('s', 'missing', { attempts: 1 })).toBe(false);
+      expect(store.updateIssueClaim('s', 'a', { commentId: 'c-7' })).toBe(true);
+      expect(store.issueClaims('s')).toMatchObject([{ commentId: 'c-7', attempts: 2 }]);
     });
 
     it('leases a task to one live process at a time; a dead holder’s lease is free', () => {

@@ -15,6 +15,7 @@ export interface ClaimRow {
   task_id: string | null;
   attempts: number;
   retry_at: string | null;
+  comment_id: string | null;
   claimed_at: string;
 }
 
@@ -29,6 +30,7 @@ const claimOf = (row: ClaimRow): IssueClaim => ({
   taskId: row.task_id,
   attempts: Number(row.attempts),
   retryAt: row.retry_at,
+  commentId: row.comment_id,
   claimedAt: row.claimed_at,
 });
 
@@ -40,7 +42,7 @@ export function issueClaimsOn(query: ClaimQuery): IssueClaimStore {
       const [row] = query(
         `INSERT INTO issue_claims (source, issue_id, task_id, attempts, retry_at, claimed_at)
          VALUES (?, ?, NULL, 0, NULL, ?)
-         ON CONFLICT (source, issue_id) DO UPDATE SET claimed_at = excluded.claimed_at, attempts = 0, retry_at = NULL
+         ON CONFLICT (source, issue_id) DO UPDATE SET claimed_at = excluded.claimed_at, attempts = 0, retry_at = NULL, comment_id = NULL
          WHERE issue_claims.task_id IS NULL AND issue_claims.claimed_at <= ?
          RETURNING *`,
         [source, issueId, now.toISOString(), stale],
@@ -54,6 +56,7 @@ export function issueClaimsOn(query: ClaimQuery): IssueClaimStore {
         ['task_id', change.taskId],
         ['attempts', change.attempts],
         ['retry_at', change.retryAt],
+        ['comment_id', change.commentId],
       ] as const) {
         if (value === undefined) continue;
         sets.push(`${column} = ?`);

@@ -190,12 +190,13 @@ export function openMemoryStore(): EventStore {
       const held = claims.get(key);
       const stale = new Date(now.getTime() - PENDING_CLAIM_TTL_MS).toISOString();
       if (held && (held.taskId !== null || held.claimedAt > stale)) return null;
-      const claim = {
+      const claim: IssueClaim = {
         source,
         issueId,
         taskId: null,
         attempts: 0,
         retryAt: null,
+        commentId: null,
         claimedAt: now.toISOString(),
       };
       claims.set(key, claim);

@@ -375,6 +375,7 @@ CREATE TABLE issue_claims (
   task_id text,
   attempts integer NOT NULL DEFAULT 0,
   retry_at text,
+  comment_id text,
   claimed_at text NOT NULL,
   PRIMARY KEY (source, issue_id)
 );

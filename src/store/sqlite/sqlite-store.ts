@@ -349,6 +349,7 @@ function migrate(db: Database.Database): void {
         task_id TEXT,
         attempts INTEGER NOT NULL DEFAULT 0,
         retry_at TEXT,
+        comment_id TEXT,
         claimed_at TEXT NOT NULL,
         PRIMARY KEY (source, issue_id)
       )`);

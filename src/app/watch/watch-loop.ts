@@ -1,0 +1,121 @@
+import { messageOf } from '../../core/errors.js';
+import { isTerminal } from '../../core/events.js';
+import { TrackerError } from '../../core/tracker.js';
+import { BackoffLog } from '../backoff-log.js';
+import { IssueRuns, type ProgressText } from './issue-runs.js';
+import { isActiveState, type PollResult, pollOnce, type WatchContext } from './watch-poll.js';
+
+export interface WatchLoopOptions {
+  /** One poll; the tasks it started run to their end (or a person), then it returns. */
+  once: boolean;
+  /** Aborted by SIGINT/SIGTERM: polling stops, running tasks are interrupted. */
+  signal: AbortSignal;
+  progressText?: ProgressText;
+  /** Told of each poll's decision. */
+  onPoll?: (result: PollResult) => void;
+}
+
+/** The longest pause between polls after failures. */
+const MAX_ERROR_PAUSE_MS = 5 * 60_000;
+
+/**
+ * `troupe watch`: every interval, reconciles the issues it holds (cancels the tasks of issues that
+ * left the active states, resumes claimed tasks no process runs, ends stalled runs), then starts
+ * what is eligible. A tracker failure is one line (backed off), a pause (until a rate limit's
+ * reset), never a crash and never a second task for an issue. With `once`, a failure is thrown.
+ */
+export async function watchLoop(ctx: WatchContext, options: WatchLoopOptions): Promise<void> {
+  const runs = new IssueRuns(ctx, options.progressText);
+  const log = new BackoffLog((line) => ctx.warn(line));
+  let failures = 0;
+  while (!options.signal.aborted) {
+    let pause = ctx.setup.config.polling.interval_ms;
+    try {
+      await tick(ctx, runs, options);
+      failures = 0;
+    } catch (error) {
+      if (options.once) {
+        await runs.idle();
+        throw error;
+      }
+      failures++;
+      pause = Math.min(pause * 2 ** Math.min(failures, 10), MAX_ERROR_PAUSE_MS);
+      if (error instanceof TrackerError) {
+        log.report(`tracker ${error.kind}`, `troupe watch: ${error.message}`);
+        const reset = error.resetAt ? Date.parse(error.resetAt) - ctx.now().getTime() : Number.NaN;
+        if (error.kind === 'rate_limited' && reset > 0) pause = reset + 100;
+      } else log.report(`watch ${messageOf(error)}`, `troupe watch: ${messageOf(error)}`);
+    }
+    if (options.once) break;
+    runs.checkStalls(ctx.setup.config.stall_timeout_ms);
+    await sleep(Math.max(pause, 0), options.signal, stallCheck(runs, ctx));
+  }
+  if (options.signal.aborted) await runs.stopAll();
+  else await runs.idle();
+}
+
+async function tick(ctx: WatchContext, runs: IssueRuns, options: WatchLoopOptions): Promise<void> {
+  await reconcile(ctx, runs);
+  const result = await pollOnce(ctx, { dryRun: false });
+  for (const s of result.started) runs.run(s.issue.id, s.issue.identifier, s.taskId);
+  options.onPoll?.(result);
+}
+
+/**
+ * The issues this tracker's claims hold: one whose issue left the active states (closed, moved,
+ * unlabelled, gone) has its task cancelled and its claim released; a claimed task no live
+ * process runs (a watcher that stopped or died, a gate a person decided) is carried on here.
+ */
+async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
+  const { tracker } = ctx.opened;
+  const claims = ctx.store.issueClaims(tracker.source).filter((c) => c.taskId !== null);
+  if (claims.length === 0) return;
+  const states = await tracker.states(claims.map((c) => c.issueId));
+  for (const claim of claims) {
+    const taskId = claim.taskId!;
+    const status = ctx.store.task(taskId)?.status;
+    const state = states.get(claim.issueId) ?? null;
+    if (!isActiveState(ctx, state)) {
+      if (status && !isTerminal(status)) {
+        runs.cancel(claim.issueId, taskId, `issue is ${state ?? 'gone'} in ${tracker.source}`);
+        ctx.warn(`${claim.issueId}: issue is ${state ?? 'gone'}: task ${taskId} cancelled`);
+      }
+      ctx.store.releaseIssue(tracker.source, claim.issueId);
+      if (status !== 'completed' && state !== null) {
+        await tracker.release(claim.issueId, ctx.by).catch((error: unknown) => {
+          ctx.warn(`${tracker.source}: ${claim.issueId} not released: ${messageOf(error)}`);
+        });
+      }
+      continue;
+    }
+    const resumable = status === 'running' || status === 'pending';
+    if (
+      resumable &&
+      claim.retryAt === null &&
+      !runs.has(claim.issueId) &&
+      ctx.store.leaseHolder(taskId) === null
+    ) {
+      const identifier = ctx.tasks.state(taskId).issue?.identifier ?? claim.issueId;
+      runs.run(claim.issueId, identifier, taskId);
+    }
+  }
+}
+
+/** Checks for stalls while it waits, at most every second. */
+function stallCheck(runs: IssueRuns, ctx: WatchContext): () => void {
+  return () => runs.checkStalls(ctx.setup.config.stall_timeout_ms);
+}
+
+function sleep(ms: number, signal: AbortSignal, every: () => void): Promise<void> {
+  return new Promise((resolve) => {
+    const end = setTimeout(done, ms);
+    const tick = setInterval(every, 1000);
+    function done() {
+      clearTimeout(end);
+      clearInterval(tick);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,141 @@
+import { messageOf } from '../../core/errors.js';
+import { currentHolder, type EventStore, type IssueClaim } from '../../core/event-store.js';
+import type { Pipeline } from '../../core/pipeline.js';
+import type { Script } from '../../core/script.js';
+import type { TrackerIssue } from '../../core/tracker.js';
+import type { TaskService } from '../../engine/task-service.js';
+import {
+  type HeldIssue,
+  type IssuePolicy,
+  normalizeState,
+  type Selection,
+  selectIssues,
+} from '../../scheduler/issue-queue.js';
+import { issueInput, issueRef } from './issue-input.js';
+import type { OpenedTracker } from './open-tracker.js';
+import type { WatchSetup } from './watch-config.js';
+
+/** What one watcher works with: the project's tasks and store, the tracker, the rules. */
+export interface WatchContext {
+  tasks: TaskService;
+  store: EventStore;
+  opened: OpenedTracker;
+  setup: WatchSetup;
+  policy: IssuePolicy;
+  pipeline: (name: string) => Pipeline;
+  /** `--script`: every agent on the scripted runtime (offline). */
+  script: Script | null;
+  /** This watcher's name where the tracker shows a claim. */
+  by: string;
+  now: () => Date;
+  /** One line on stderr (tracker errors go through a BackoffLog first). */
+  warn: (line: string) => void;
+}
+
+export interface Started {
+  issue: TrackerIssue;
+  taskId: string;
+  /** Null for a new task; the try number of a retry. */
+  attempt: number | null;
+}
+
+export interface PollResult {
+  selection: Selection;
+  started: Started[];
+}
+
+/** The issues this tracker's claims hold, with their tasks' status. */
+export function heldIssues(ctx: WatchContext): Array<HeldIssue & { claim: IssueClaim }> {
+  return ctx.store.issueClaims(ctx.opened.tracker.source).map((claim) => {
+    const task = claim.taskId ? ctx.store.task(claim.taskId) : undefined;
+    const state = claim.taskId ? (ctx.tasks.state(claim.taskId).issue?.state ?? null) : null;
+    return {
+      claim,
+      issueId: claim.issueId,
+      taskId: claim.taskId,
+      taskStatus: task?.status ?? null,
+      state,
+      attempts: claim.attempts,
+      retryAt: claim.retryAt,
+    };
+  });
+}
+
+/** Reads the candidates, decides, and (unless `dryRun`) claims and creates a task for each issue chosen. */
+export async function pollOnce(ctx: WatchContext, options: { dryRun: boolean }): Promise<PollResult> {
+  const candidates = await ctx.opened.tracker.candidates();
+  const selection = selectIssues(candidates, heldIssues(ctx), ctx.policy, ctx.now());
+  if (options.dryRun) return { selection, started: [] };
+  const started: Started[] = [];
+  for (const chosen of selection.start) {
+    const outcome = chosen.retryOf
+      ? retake(ctx, chosen.issue, chosen.retryOf)
+      : startNew(ctx, chosen.issue, chosen.pipeline);
+    if (typeof outcome === 'string') selection.skipped.push({ issue: chosen.issue, reason: outcome });
+    else started.push(outcome);
+  }
+  selection.start = selection.start.filter((s) => started.some((t) => t.issue.id === s.issue.id));
+  for (const { issue } of started) {
+    try {
+      await ctx.opened.tracker.claim(issue.id, ctx.by);
+    } catch (error) {
+      ctx.warn(`${ctx.opened.tracker.source}: ${issue.identifier} not marked as taken: ${messageOf(error)}`);
+    }
+  }
+  return { selection, started };
+}
+
+/** A new task for the issue, once its claim is ours: the reason it is not started otherwise. */
+function startNew(ctx: WatchContext, issue: TrackerIssue, pipelineName: string): Started | string {
+  const source = ctx.opened.tracker.source;
+  const claim = ctx.store.claimIssue(source, issue.id, ctx.now());
+  if (!claim) return 'claimed by another watcher';
+  try {
+    const workflow = ctx.setup.workflow;
+    const taskId = ctx.tasks.start({
+      pipeline: workflow ? workflow.pipeline : ctx.pipeline(pipelineName),
+      input: issueInput(issue, null, workflow?.workflow ?? null),
+      issue: issueRef(source, issue),
+      script: ctx.script,
+      cwd: ctx.tasks.root,
+    });
+    // held from its first moment: another watcher's reconcile resumes only a task no live process holds
+    ctx.store.tryLease(taskId, currentHolder());
+    ctx.store.updateIssueClaim(source, issue.id, { taskId });
+    return { issue, taskId, attempt: null };
+  } catch (error) {
+    ctx.store.releaseIssue(source, issue.id);
+    return `not started: ${messageOf(error)}`;
+  }
+}
+
+/** A failed or stalled task's retry, taken by one watcher (the claim's retry time is compared and cleared). */
+function retake(
+  ctx: WatchContext,
+  issue: TrackerIssue,
+  retry: { taskId: string; attempt: number },
+): Started | string {
+  const source = ctx.opened.tracker.source;
+  const claim = ctx.store.issueClaims(source).find((c) => c.issueId === issue.id);
+  if (!claim || !ctx.store.updateIssueClaim(source, issue.id, { retryAt: null }, claim.retryAt)) {
+    return 'its retry was taken by another watcher';
+  }
+  try {
+    if (ctx.tasks.state(retry.taskId).status === 'failed') ctx.tasks.restart(retry.taskId);
+    if (!ctx.store.tryLease(retry.taskId, currentHolder()))
+      return `task ${retry.taskId} is running elsewhere`;
+    return { issue, taskId: retry.taskId, attempt: retry.attempt };
+  } catch (error) {
+    return `retry not started: ${messageOf(error)}`;
+  }
+}
+
+/** Whether `state` is one work is taken from. */
+export function isActiveState(ctx: WatchContext, state: string | null): boolean {
+  if (state === null) return false;
+  const s = normalizeState(state);
+  return (
+    ctx.policy.activeStates.some((a) => normalizeState(a) === s) &&
+    !ctx.policy.terminalStates.some((t) => normalizeState(t) === s)
+  );
+}
