@@ -184,7 +184,7 @@ export class IssueRuns {
         const id = await ctx.opened.tracker.upsertComment(issueId, body, claim.commentId);
         if (id !== claim.commentId) ctx.store.updateIssueClaim(source, issueId, { commentId: id });
       } catch (error) {
-        ctx.warn(`${source}: progress comment on ${issueId} not written: ${messageOf(error)}`);
+        ctx.failed(`progress comment on ${issueId} not written`, error);
       }
     };
     const next = (this.#comments.get(issueId) ?? Promise.resolve()).then(write);
@@ -196,7 +196,7 @@ export class IssueRuns {
     try {
       await call();
     } catch (error) {
-      this.ctx.warn(`${run.identifier}: not ${what}: ${messageOf(error)}`);
+      this.ctx.failed(`${run.identifier} not ${what}`, error);
     }
   }
 }

@@ -1,7 +1,6 @@
 import { messageOf } from '../../core/errors.js';
 import { isTerminal } from '../../core/events.js';
 import { TrackerError } from '../../core/tracker.js';
-import { BackoffLog } from '../backoff-log.js';
 import { IssueRuns, type ProgressText } from './issue-runs.js';
 import { isActiveState, type PollResult, pollOnce, type WatchContext } from './watch-poll.js';
 
@@ -26,7 +25,6 @@ const MAX_ERROR_PAUSE_MS = 5 * 60_000;
  */
 export async function watchLoop(ctx: WatchContext, options: WatchLoopOptions): Promise<void> {
   const runs = new IssueRuns(ctx, options.progressText);
-  const log = new BackoffLog((line) => ctx.warn(line));
   let failures = 0;
   while (!options.signal.aborted) {
     let pause = ctx.setup.config.polling.interval_ms;
@@ -40,11 +38,11 @@ export async function watchLoop(ctx: WatchContext, options: WatchLoopOptions): P
       }
       failures++;
       pause = Math.min(pause * 2 ** Math.min(failures, 10), MAX_ERROR_PAUSE_MS);
-      if (error instanceof TrackerError) {
-        log.report(`tracker ${error.kind}`, `troupe watch: ${error.message}`);
-        const reset = error.resetAt ? Date.parse(error.resetAt) - ctx.now().getTime() : Number.NaN;
-        if (error.kind === 'rate_limited' && reset > 0) pause = reset + 100;
-      } else log.report(`watch ${messageOf(error)}`, `troupe watch: ${messageOf(error)}`);
+      ctx.failed('poll', error);
+      if (error instanceof TrackerError && error.kind === 'rate_limited' && error.resetAt) {
+        const reset = Date.parse(error.resetAt) - ctx.now().getTime();
+        if (reset > 0) pause = reset + 100;
+      }
     }
     if (options.once) break;
     runs.checkStalls(ctx.setup.config.stall_timeout_ms);
@@ -82,10 +80,18 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
       }
       ctx.store.releaseIssue(tracker.source, claim.issueId);
       if (status !== 'completed' && state !== null) {
-        await tracker.release(claim.issueId, ctx.by).catch((error: unknown) => {
-          ctx.warn(`${tracker.source}: ${claim.issueId} not released: ${messageOf(error)}`);
-        });
+        await tracker
+          .release(claim.issueId, ctx.by)
+          .catch((error: unknown) => ctx.failed(`${claim.issueId} not released`, error));
       }
+      continue;
+    }
+    const handoff = ctx.opened.handoffState;
+    if (status === 'completed' && handoff && !runs.has(claim.issueId)) {
+      // its hand-off failed when the task ended (the tracker was away): done again until it holds
+      await tracker
+        .moveTo(claim.issueId, handoff)
+        .catch((error: unknown) => ctx.failed(`${claim.issueId} not moved to ${handoff}`, error));
       continue;
     }
     const resumable = status === 'running' || status === 'pending';

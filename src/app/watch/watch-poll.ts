@@ -2,7 +2,7 @@ import { messageOf } from '../../core/errors.js';
 import { currentHolder, type EventStore, type IssueClaim } from '../../core/event-store.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import type { Script } from '../../core/script.js';
-import type { TrackerIssue } from '../../core/tracker.js';
+import { TrackerError, type TrackerIssue } from '../../core/tracker.js';
 import type { TaskService } from '../../engine/task-service.js';
 import {
   type HeldIssue,
@@ -11,6 +11,7 @@ import {
   type Selection,
   selectIssues,
 } from '../../scheduler/issue-queue.js';
+import { BackoffLog } from '../backoff-log.js';
 import { issueInput, issueRef } from './issue-input.js';
 import type { OpenedTracker } from './open-tracker.js';
 import type { WatchSetup } from './watch-config.js';
@@ -28,8 +29,23 @@ export interface WatchContext {
   /** This watcher's name where the tracker shows a claim. */
   by: string;
   now: () => Date;
-  /** One line on stderr (tracker errors go through a BackoffLog first). */
+  /** One line on stderr. */
   warn: (line: string) => void;
+  /** A tracker call that failed: one line, backed off per kind of failure (trackerFailures). */
+  failed: (what: string, error: unknown) => void;
+}
+
+/**
+ * How a watcher reports tracker failures: a token revoked or a tracker away fails every call of
+ * every poll, so each kind (auth, unreachable, …) is one line, then backed off (BackoffLog).
+ */
+export function trackerFailures(write: (line: string) => void): WatchContext['failed'] {
+  const log = new BackoffLog(write);
+  return (what, error) => {
+    const kind =
+      error instanceof TrackerError ? `tracker ${error.kind}` : messageOf(error).replace(/\d+/g, '#');
+    log.report(kind, `troupe watch: ${what}: ${messageOf(error)}`);
+  };
 }
 
 export interface Started {
@@ -79,7 +95,7 @@ export async function pollOnce(ctx: WatchContext, options: { dryRun: boolean }):
     try {
       await ctx.opened.tracker.claim(issue.id, ctx.by);
     } catch (error) {
-      ctx.warn(`${ctx.opened.tracker.source}: ${issue.identifier} not marked as taken: ${messageOf(error)}`);
+      ctx.failed(`${issue.identifier} not marked as taken`, error);
     }
   }
   return { selection, started };

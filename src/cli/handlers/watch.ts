@@ -4,7 +4,7 @@ import { openProject } from '../../app/project.js';
 import { openWatchTracker } from '../../app/watch/open-tracker.js';
 import { resolveWatchSetup } from '../../app/watch/watch-config.js';
 import { watchLoop } from '../../app/watch/watch-loop.js';
-import { type PollResult, pollOnce, type WatchContext } from '../../app/watch/watch-poll.js';
+import { type PollResult, pollOnce, trackerFailures, type WatchContext } from '../../app/watch/watch-poll.js';
 import { UsageError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import { printable } from '../../core/printable.js';
@@ -40,6 +40,7 @@ export async function watch(options: WatchOptions, io: CommandIo): Promise<numbe
     by: 'troupe',
     now: () => new Date(),
     warn: (line) => io.err(`${line}\n`),
+    failed: trackerFailures((line) => io.err(`${line}\n`)),
   };
   const report = (result: PollResult) => printPoll(result, options.json === true, io);
   if (options.dryRun) {
