@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type GitHubMock, startGitHubMock } from './fixtures/github-api/server.js';
@@ -134,5 +136,80 @@ describe('troupe watch (the loop, on the GitHub mock)', () => {
     expect(mock.issues.get(1)!.state).toBe('closed');
     second.kill('SIGTERM');
     expect((await second).exitCode).toBe(0);
+  });
+});
+
+describe('troupe watch (the loop, on a backlog)', () => {
+  const TASK = `---
+id: task-1
+title: Flaky
+status: To Do
+assignee: []
+created_date: '2026-12-01 10:00'
+labels: []
+dependencies: []
+---
+
+## Description
+
+Do it.
+`;
+
+  function backlogProject(script: string, settings: string): string {
+    return project({
+      '.troupe/pipelines/default.yaml': PIPELINE,
+      'script.yaml': script,
+      'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Done"]\n',
+      'backlog/tasks/task-1 - Flaky.md': TASK,
+      '.troupe/config.yaml': `tracker:\n  kind: backlog\n  polling: {interval_ms: 200}\n${settings}`,
+    });
+  }
+
+  function startBacklogWatch(dir: string) {
+    const child = execa('node', [bin, 'watch', '--script', 'script.yaml'], {
+      cwd: dir,
+      reject: false,
+      env: { NO_COLOR: '1' },
+      stdin: 'ignore',
+      buffer: true,
+    });
+    let err = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    watchers.push(child);
+    return Object.assign(child, { err: () => err });
+  }
+
+  const taskFile = (dir: string) => readFileSync(join(dir, 'backlog', 'tasks', 'task-1 - Flaky.md'), 'utf8');
+
+  it('retries a failed task with backoff, the same task, then gives up: released, with a comment', async () => {
+    const dir = backlogProject(
+      'agents:\n  builder:\n    - { error: crash }\n',
+      '  max_retries: 2\n  retry_backoff_ms: 300\n',
+    );
+    const watch = startBacklogWatch(dir);
+    await waitFor(() => (watch.err().includes('given up') ? true : undefined), 30_000);
+    expect(watch.err()).toContain('retry 1 of 2 in 0 s');
+    expect(watch.err()).toContain('retry 2 of 2 in 1 s');
+    expect(await tasks(dir)).toMatchObject([{ status: 'failed' }]);
+    await waitFor(() => (/^assignee: \[\]$/m.test(taskFile(dir)) ? true : undefined));
+    expect(taskFile(dir)).toMatch(/^status: To Do$/m);
+    expect(taskFile(dir)).toContain('troupe gave up on this issue after 3 tries');
+    // not taken again while it stays where it is
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await tasks(dir)).toHaveLength(1);
+  });
+
+  it('ends a stalled run (no output for stall_timeout_ms) and retries it', async () => {
+    const dir = backlogProject(
+      'agents:\n  builder:\n    - { reply: "late", delay_ms: 20000 }\n',
+      '  max_retries: 1\n  retry_backoff_ms: 200\n  stall_timeout_ms: 700\n',
+    );
+    const watch = startBacklogWatch(dir);
+    await waitFor(() => (watch.err().includes('given up') ? true : undefined), 30_000);
+    expect(watch.err().match(/stalled \(no output for 1 s\)/g)).toHaveLength(2);
+    expect(watch.err()).toContain('retry 1 of 1');
+    expect(await tasks(dir)).toHaveLength(1);
   });
 });

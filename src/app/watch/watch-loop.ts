@@ -1,8 +1,7 @@
-import { messageOf } from '../../core/errors.js';
 import { isTerminal } from '../../core/events.js';
 import { TrackerError } from '../../core/tracker.js';
 import { IssueRuns, type ProgressText } from './issue-runs.js';
-import { isActiveState, type PollResult, pollOnce, type WatchContext } from './watch-poll.js';
+import { isActiveState, type PollResult, pollOnce, retakeOrWhyNot, type WatchContext } from './watch-poll.js';
 
 export interface WatchLoopOptions {
   /** One poll; the tasks it started run to their end (or a person), then it returns. */
@@ -94,6 +93,14 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
         .catch((error: unknown) => ctx.failed(`${claim.issueId} not moved to ${handoff}`, error));
       continue;
     }
+    const due = claim.retryAt !== null && Date.parse(claim.retryAt) <= ctx.now().getTime();
+    if (due && status !== 'cancelled' && !runs.has(claim.issueId)) {
+      // retried from its claim: a tracker may no longer offer an issue it shows as taken (a
+      // backlog task assigned to troupe is not a candidate)
+      const why = retakeOrWhyNot(ctx, claim.issueId, taskId);
+      if (why === null) runs.run(claim.issueId, identifierOf(ctx, taskId, claim.issueId), taskId);
+      continue;
+    }
     const resumable = status === 'running' || status === 'pending';
     if (
       resumable &&
@@ -101,10 +108,13 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
       !runs.has(claim.issueId) &&
       ctx.store.leaseHolder(taskId) === null
     ) {
-      const identifier = ctx.tasks.state(taskId).issue?.identifier ?? claim.issueId;
-      runs.run(claim.issueId, identifier, taskId);
+      runs.run(claim.issueId, identifierOf(ctx, taskId, claim.issueId), taskId);
     }
   }
+}
+
+function identifierOf(ctx: WatchContext, taskId: string, issueId: string): string {
+  return ctx.tasks.state(taskId).issue?.identifier ?? issueId;
 }
 
 /** Checks for stalls while it waits, at most every second. */

@@ -85,7 +85,11 @@ export async function pollOnce(ctx: WatchContext, options: { dryRun: boolean }):
   const started: Started[] = [];
   for (const chosen of selection.start) {
     const outcome = chosen.retryOf
-      ? retake(ctx, chosen.issue, chosen.retryOf)
+      ? (retakeOrWhyNot(ctx, chosen.issue.id, chosen.retryOf.taskId) ?? {
+          issue: chosen.issue,
+          taskId: chosen.retryOf.taskId,
+          attempt: chosen.retryOf.attempt,
+        })
       : startNew(ctx, chosen.issue, chosen.pipeline);
     if (typeof outcome === 'string') selection.skipped.push({ issue: chosen.issue, reason: outcome });
     else started.push(outcome);
@@ -125,22 +129,17 @@ function startNew(ctx: WatchContext, issue: TrackerIssue, pipelineName: string):
   }
 }
 
-/** A failed or stalled task's retry, taken by one watcher (the claim's retry time is compared and cleared). */
-function retake(
-  ctx: WatchContext,
-  issue: TrackerIssue,
-  retry: { taskId: string; attempt: number },
-): Started | string {
+/** A failed or stalled task's retry, taken by one watcher (the claim's retry time is compared and cleared); null, or why not. */
+export function retakeOrWhyNot(ctx: WatchContext, issueId: string, taskId: string): string | null {
   const source = ctx.opened.tracker.source;
-  const claim = ctx.store.issueClaims(source).find((c) => c.issueId === issue.id);
-  if (!claim || !ctx.store.updateIssueClaim(source, issue.id, { retryAt: null }, claim.retryAt)) {
+  const claim = ctx.store.issueClaims(source).find((c) => c.issueId === issueId);
+  if (!claim || !ctx.store.updateIssueClaim(source, issueId, { retryAt: null }, claim.retryAt)) {
     return 'its retry was taken by another watcher';
   }
   try {
-    if (ctx.tasks.state(retry.taskId).status === 'failed') ctx.tasks.restart(retry.taskId);
-    if (!ctx.store.tryLease(retry.taskId, currentHolder()))
-      return `task ${retry.taskId} is running elsewhere`;
-    return { issue, taskId: retry.taskId, attempt: retry.attempt };
+    if (ctx.tasks.state(taskId).status === 'failed') ctx.tasks.restart(taskId);
+    if (!ctx.store.tryLease(taskId, currentHolder())) return `task ${taskId} is running elsewhere`;
+    return null;
   } catch (error) {
     return `retry not started: ${messageOf(error)}`;
   }

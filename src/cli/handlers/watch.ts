@@ -42,7 +42,9 @@ export async function watch(options: WatchOptions, io: CommandIo): Promise<numbe
     warn: (line) => io.err(`${line}\n`),
     failed: trackerFailures((line) => io.err(`${line}\n`)),
   };
-  const report = (result: PollResult) => printPoll(result, options.json === true, io);
+  // the long-running loop tells what changed: an issue's reason is printed again only when it changes
+  const told = options.once ? null : new Map<string, string>();
+  const report = (result: PollResult) => printPoll(result, options.json === true, io, told);
   if (options.dryRun) {
     report(await pollOnce(ctx, { dryRun: true }));
     return Exit.ok;
@@ -103,8 +105,17 @@ function pipelineLoader(project: Project): (name: string) => Pipeline {
   };
 }
 
-function printPoll(result: PollResult, json: boolean, io: CommandIo): void {
-  const { selection, started } = result;
+function printPoll(result: PollResult, json: boolean, io: CommandIo, told: Map<string, string> | null): void {
+  const { started } = result;
+  const selection = told
+    ? {
+        ...result.selection,
+        skipped: result.selection.skipped.filter((s) => told.get(s.issue.id) !== s.reason),
+      }
+    : result.selection;
+  for (const s of selection.skipped) told?.set(s.issue.id, s.reason);
+  for (const s of started) told?.delete(s.issue.id);
+  if (told && selection.start.length === 0 && selection.skipped.length === 0) return;
   const taskOf = (id: string) => started.find((s) => s.issue.id === id)?.taskId ?? null;
   if (json) {
     io.out(
