@@ -139,6 +139,26 @@ describe('troupe watch (the loop, on the GitHub mock)', () => {
   });
 });
 
+describe('troupe watch stopped by a signal', () => {
+  it('SIGTERM mid-run: exits 0 at once, the task interrupted as troupe run leaves it; the next watcher finishes it', async () => {
+    mock = await startGitHubMock();
+    mock.addIssue({ title: 'one' });
+    const dir = githubProject(8_000);
+    const first = startWatch(dir);
+    const task = await waitFor(() => onlyTask(dir, 'running'), 20_000);
+    const stopped = Date.now();
+    first.kill('SIGTERM');
+    expect((await first).exitCode).toBe(0);
+    expect(Date.now() - stopped).toBeLessThan(5_000);
+    expect(mock.issues.get(1)!.state).toBe('open');
+    const second = startWatch(dir);
+    await waitFor(() => onlyTask(dir, 'completed'), 30_000);
+    expect((await tasks(dir)).map((t) => t.id)).toEqual([task.id]);
+    second.kill('SIGTERM');
+    expect((await second).exitCode).toBe(0);
+  });
+});
+
 describe('troupe watch (the loop, on a backlog)', () => {
   const TASK = `---
 id: task-1
