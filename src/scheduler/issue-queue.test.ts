@@ -149,6 +149,17 @@ describe('selectIssues', () => {
     expect(reasons(s)).toEqual({ '1': 'state "Closed" is not active', '2': 'state "Review" is not active' });
   });
 
+  it("requires WORKFLOW.md's required_labels, case and spaces aside", () => {
+    const s = selectIssues(
+      [issue('1', { labels: ['ready for agent'] }), issue('2', { labels: ['bug'] })],
+      [],
+      { ...policy, requiredLabels: ['Ready For Agent'] },
+      now,
+    );
+    expect(ids(s)).toEqual(['1']);
+    expect(reasons(s)).toEqual({ '2': 'no label "Ready For Agent"' });
+  });
+
   it('backs off as Symphony does: 10 s · 2^(attempt−1), capped', () => {
     expect([1, 2, 3, 6, 10].map((a) => retryDelayMs(a, 10_000, 300_000))).toEqual([
       10_000, 20_000, 40_000, 300_000, 300_000,

@@ -16,6 +16,8 @@ export interface IssuePolicy {
   /** For an issue with none of those labels; null: such an issue is not taken. */
   defaultPipeline: string | null;
   concurrency: { max: number; perState: Readonly<Record<string, number>> };
+  /** Labels every issue must carry (WORKFLOW.md `tracker.required_labels`); compared without case or spaces. */
+  requiredLabels?: readonly string[];
 }
 
 /** An issue held in the store (`EventStore.claimIssue`), with its task's status when it has one. */
@@ -43,6 +45,7 @@ export interface Selection {
 }
 
 export const normalizeState = (state: string): string => state.trim().toLowerCase();
+const labelKey = (label: string): string => label.replace(/\s+/g, '').toLowerCase();
 
 /** Symphony's order: priority 1 first (none last), then the oldest, then the identifier. */
 export function byDispatchOrder(a: TrackerIssue, b: TrackerIssue): number {
@@ -102,6 +105,13 @@ export function selectIssues(
     const state = normalizeState(issue.state);
     if (terminal.has(state) || !active.has(state)) {
       skip(issue, `state "${issue.state}" is not active`);
+      continue;
+    }
+    const missing = (policy.requiredLabels ?? []).find(
+      (label) => !issue.labels.some((l) => labelKey(l) === labelKey(label)),
+    );
+    if (missing !== undefined) {
+      skip(issue, `no label "${missing}"`);
       continue;
     }
     const claim = heldById.get(issue.id);

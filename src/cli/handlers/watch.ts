@@ -34,7 +34,10 @@ export async function watch(options: WatchOptions, io: CommandIo): Promise<numbe
     store: project.store,
     opened,
     setup,
-    policy: policyOf(project, setup.config, opened, setup.workflow?.pipeline ?? null),
+    policy: {
+      ...policyOf(project, setup.config, opened, setup.workflow?.pipeline ?? null),
+      requiredLabels: setup.workflow?.workflow.settings.tracker.required_labels ?? [],
+    },
     pipeline: pipelineLoader(project),
     script: options.script ? loadScript(resolve(io.cwd, options.script)) : null,
     by: 'troupe',
