@@ -179,3 +179,31 @@ ${extra}`,
     expect(run.stderr).not.toMatch(/ {4}at /);
   });
 });
+
+describe('troupe watch and a gate that waits for a person', () => {
+  it('says so in the progress note; once approved, the next poll carries it to the hand-off', async () => {
+    const dir = project({
+      '.troupe/pipelines/default.yaml': `agents:
+  - id: builder
+    runtime: claude
+    gate: { type: human }
+    system_prompt: "Build: {{ input }}"
+`,
+      'script.yaml': SCRIPT,
+      'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Done"]\n',
+      'backlog/tasks/task-1 - Title.md': backlogTask('task-1'),
+    });
+    const first = await troupe(dir, ['watch', '--once', '--script', 'script.yaml']);
+    expect(first.code).toBe(0);
+    const [task] = await tasksOf(dir);
+    expect(task!.status).toBe('awaiting_gate');
+    const note = () => readFileSync(join(dir, 'backlog', 'tasks', 'task-1 - Title.md'), 'utf8');
+    expect(note()).toContain(`Waiting for a person at builder's gate: troupe approve ${task!.id}`);
+    expect(statusOf(dir, 'task-1')).toBe('In Progress');
+    expect((await troupe(dir, ['approve', task!.id, '-r', 'fine'])).code).toBe(0);
+    await troupe(dir, ['watch', '--once', '--script', 'script.yaml']);
+    expect((await tasksOf(dir)).map((t) => [t.id, t.status])).toEqual([[task!.id, 'completed']]);
+    expect(statusOf(dir, 'task-1')).toBe('Done');
+    expect(note()).toContain(`troupe: task ${task!.id} is completed`);
+  });
+});

@@ -75,7 +75,7 @@ export class IssueRuns {
     const observer = {
       onEvent: (event: StoredEvent, state: TaskState) => {
         run.lastActivity = Date.now();
-        if (PROGRESS_EVENTS.has(event.type)) this.#progress(issueId, state);
+        if (PROGRESS_EVENTS.has(event.type)) void this.progress(issueId, state);
       },
       onText: () => {
         run.lastActivity = Date.now();
@@ -136,7 +136,8 @@ export class IssueRuns {
     const { ctx } = this;
     const { tracker, handoffState } = ctx.opened;
     if (run.why === 'shutdown' || run.why === 'cancelled') return;
-    this.#progress(issueId, state);
+    // awaited before the next write: two writes of one backlog file at once can lose one
+    await this.progress(issueId, state);
     if (state.status === 'completed') {
       if (handoffState)
         await this.#tracker(run, `moved to ${handoffState}`, () => tracker.moveTo(issueId, handoffState));
@@ -169,8 +170,9 @@ export class IssueRuns {
     );
   }
 
-  #progress(issueId: string, state: TaskState): void {
-    void this.#comment(issueId, this.progressText(state));
+  /** Writes the issue's progress comment for `state`, after the writes before it. */
+  progress(issueId: string, state: TaskState): Promise<void> {
+    return this.#comment(issueId, this.progressText(state));
   }
 
   /** Posts or edits the issue's one comment, after the writes before it; a failure is one line. */

@@ -87,7 +87,9 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
     }
     const handoff = ctx.opened.handoffState;
     if (status === 'completed' && handoff && !runs.has(claim.issueId)) {
-      // its hand-off failed when the task ended (the tracker was away): done again until it holds
+      // it ended elsewhere (a person's approval ran it on), or its hand-off failed when it ended
+      // (the tracker was away): the note and the move are done again until the issue moves
+      await runs.progress(claim.issueId, ctx.tasks.state(taskId));
       await tracker
         .moveTo(claim.issueId, handoff)
         .catch((error: unknown) => ctx.failed(`${claim.issueId} not moved to ${handoff}`, error));
