@@ -56,7 +56,7 @@ const statusOf = (dir: string, id: string) => {
   return /^status: (.*)$/m.exec(readFileSync(join(dir, 'backlog', 'tasks', file), 'utf8'))![1];
 };
 
-describe('troupe watch on a backlog/ folder (no configuration)', () => {
+describe('troupe watch on a backlog/ folder (no configuration)', { timeout: 90_000 }, () => {
   it('--once --dry-run lists what would start, in priority order, and why the others would not; it changes nothing', async () => {
     const dir = backlogProject({
       'task-1': backlogTask('task-1', { priority: 'low' }),
@@ -110,7 +110,7 @@ describe('troupe watch on a backlog/ folder (no configuration)', () => {
   });
 });
 
-describe('troupe watch on GitHub Issues (the loopback mock)', () => {
+describe('troupe watch on GitHub Issues (the loopback mock)', { timeout: 90_000 }, () => {
   let mock: GitHubMock;
   afterEach(async () => mock?.close());
 
@@ -180,7 +180,7 @@ ${extra}`,
   });
 });
 
-describe('troupe watch and a gate that waits for a person', () => {
+describe('troupe watch and a gate that waits for a person', { timeout: 90_000 }, () => {
   it('says so in the progress note; once approved, the next poll carries it to the hand-off', async () => {
     const dir = project({
       '.troupe/pipelines/default.yaml': `agents:

@@ -26,7 +26,7 @@ You are working on {{ issue.identifier }}: {{ issue.title }}.
 {{ issue.description }}
 `;
 
-describe('troupe watch --workflow WORKFLOW.md (Linear mock)', () => {
+describe('troupe watch --workflow WORKFLOW.md (Linear mock)', { timeout: 90_000 }, () => {
   it("dry run: Symphony's order and concurrency; --once runs the rendered prompt once, the key from api_key's variable", async () => {
     mock = await startLinearMock();
     mock.addIssue({ title: 'Fix login', priority: 3, description: '{{ not a template }} $(rm -rf ~)' });
