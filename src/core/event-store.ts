@@ -53,6 +53,34 @@ export interface Lease {
   alive: boolean;
 }
 
+/**
+ * A tracker issue held by `troupe watch` (keyed by the tracker's source and the issue's id), so
+ * that every watcher on the store starts it once. `taskId` is null between the claim and the
+ * creation of its task, a moment; a claim left so for PENDING_CLAIM_TTL_MS (its watcher died in
+ * between) may be taken again.
+ */
+export interface IssueClaim {
+  source: string;
+  issueId: string;
+  taskId: string | null;
+  /** Tries that failed so far. */
+  attempts: number;
+  /** When the failed task is tried again (ISO); null: no retry planned. */
+  retryAt: string | null;
+  /** The issue's progress comment (Tracker.upsertComment), once posted. */
+  commentId: string | null;
+  claimedAt: string;
+}
+
+export interface IssueClaimChange {
+  taskId?: string;
+  attempts?: number;
+  retryAt?: string | null;
+  commentId?: string | null;
+}
+
+export const PENDING_CLAIM_TTL_MS = 10 * 60_000;
+
 export interface SummaryUpdate {
   status: TaskStatus;
 }
@@ -123,6 +151,24 @@ export interface EventStore {
    */
   tryAdvisoryLock?(key: string): boolean;
   advisoryUnlock?(key: string): void;
+  /**
+   * Takes the issue unless someone holds it (a claim with a task, or a pending one younger than
+   * PENDING_CLAIM_TTL_MS): the new claim, or null when refused. Atomic across processes.
+   */
+  claimIssue(source: string, issueId: string, now: Date): IssueClaim | null;
+  /**
+   * Changes a claim; with `ifRetryAt`, only while its retry time is that one (so of two watchers
+   * that both see a retry due, one takes it). Whether a claim was changed.
+   */
+  updateIssueClaim(
+    source: string,
+    issueId: string,
+    change: IssueClaimChange,
+    ifRetryAt?: string | null,
+  ): boolean;
+  releaseIssue(source: string, issueId: string): void;
+  /** The claims of one tracker, oldest first. */
+  issueClaims(source: string): IssueClaim[];
   close(): void;
 }
 

@@ -32,6 +32,7 @@ describe('loadProjectConfig', () => {
       registry: null,
       queue: null,
       store: null,
+      tracker: null,
       server: { script_commands: false },
     });
     expect(loadProjectConfig(tempDir({ '.troupe/config.yaml': '' })).pipeline.max_stages).toBe(20);
@@ -217,5 +218,46 @@ describe('saveDefaultPipeline', () => {
     const root = tempDir({ '.troupe/config.yaml': 'gate: [\n' });
     expect(() => saveDefaultPipeline(root, 'dev')).toThrow(PipelineError);
     expect(readFileSync(path.join(root, '.troupe/config.yaml'), 'utf8')).toBe('gate: [\n');
+  });
+});
+
+describe('tracker: (troupe watch)', () => {
+  it('reads the tracker and its rules, with defaults', () => {
+    const config = parseProjectConfig(
+      [
+        'tracker:',
+        '  kind: github',
+        '  owner: acme',
+        '  repo: app',
+        '  labels: [troupe]',
+        '  pipelines: {Bug: fix}',
+        '  concurrency: {max: 2, per_state: {open: 1}}',
+        '  max_retries: 5',
+      ].join('\n'),
+      'p/.troupe/config.yaml',
+    );
+    expect(config.tracker).toEqual({
+      tracker: { kind: 'github', owner: 'acme', repo: 'app', labels: ['troupe'] },
+      active_states: null,
+      terminal_states: null,
+      handoff_state: null,
+      pipelines: { bug: 'fix' },
+      default_pipeline: null,
+      polling: { interval_ms: 30_000 },
+      concurrency: { max: 2, per_state: { open: 1 } },
+      max_retries: 5,
+      retry_backoff_ms: 10_000,
+      max_retry_backoff_ms: 300_000,
+      stall_timeout_ms: 300_000,
+    });
+  });
+
+  it('locates a mistake: an option of another tracker, a missing repo', () => {
+    expect(() =>
+      parseProjectConfig('tracker:\n  kind: backlog\n  owner: acme\n', 'p/.troupe/config.yaml'),
+    ).toThrow(/config\.yaml:3:\d+.*owner/);
+    expect(() =>
+      parseProjectConfig('tracker:\n  kind: github\n  owner: acme\n', 'p/.troupe/config.yaml'),
+    ).toThrow(/config\.yaml:\d+:\d+.*repo/);
   });
 });

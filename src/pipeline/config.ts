@@ -14,6 +14,7 @@ import {
   RoutingSchema,
 } from './routing-config.js';
 import { checkSchema } from './schema-issues.js';
+import { TrackerConfigSchema, type WatchConfig, watchConfigOf } from './tracker-config.js';
 import { YamlSource } from './yaml-source.js';
 
 /** `strict`: a gate's verifier must judge on another runtime or model than the worker (cross-LLM). */
@@ -57,6 +58,8 @@ export interface ProjectConfig {
   queue: string | null;
   /** Where tasks live: a `postgres://` URL or a SQLite file (docs/distributed.md); null: .troupe/troupe.db. */
   store: string | null;
+  /** `troupe watch`'s tracker and rules (docs/trackers.md); null: none configured. */
+  tracker: WatchConfig | null;
   server: {
     /**
      * Whether a script sent inline to `POST /api/run` may hold `run:` commands (docs/server.md).
@@ -111,6 +114,7 @@ const ConfigSchema = z.strictObject({
     .nullish(),
   store: z.string().min(1).nullish(),
   server: z.strictObject({ script_commands: z.boolean().optional() }).nullish(),
+  tracker: TrackerConfigSchema.nullish(),
 });
 
 export function defaultConfig(): ProjectConfig {
@@ -129,6 +133,7 @@ export function defaultConfig(): ProjectConfig {
     registry: null,
     queue: null,
     store: null,
+    tracker: null,
     server: { script_commands: false },
   };
 }
@@ -189,6 +194,7 @@ export function parseProjectConfig(text: string, file: string, warn?: (line: str
   if (raw.queue) config.queue = raw.queue;
   if (raw.store) config.store = raw.store;
   if (raw.server?.script_commands) config.server.script_commands = true;
+  if (raw.tracker) config.tracker = watchConfigOf(raw.tracker);
   if (raw.routing) {
     try {
       config.routing = normalizeRouting(raw.routing);

@@ -231,6 +231,58 @@ export function storeContract(name: string, open: () => EventStore) {
       ]);
     });
 
+    it('claims a tracker issue once: a second claim is refused until it is released', () => {
+      store = open();
+      const now = new Date('2026-12-05T12:00:00.000Z');
+      const first = store.claimIssue('github:acme/app', '12', now);
+      expect(first).toEqual({
+        source: 'github:acme/app',
+        issueId: '12',
+        taskId: null,
+        attempts: 0,
+        retryAt: null,
+        commentId: null,
+        claimedAt: now.toISOString(),
+      });
+      expect(store.claimIssue('github:acme/app', '12', now)).toBeNull();
+      // another tracker's issue 12 is another issue
+      expect(store.claimIssue('backlog:/p/backlog', '12', now)).not.toBeNull();
+      expect(store.updateIssueClaim('github:acme/app', '12', { taskId: 'T-000001' })).toBe(true);
+      // a claim with a task is held however old it is
+      expect(store.claimIssue('github:acme/app', '12', new Date('2027-01-01T00:00:00Z'))).toBeNull();
+      expect(store.issueClaims('github:acme/app')).toMatchObject([{ issueId: '12', taskId: 'T-000001' }]);
+      store.releaseIssue('github:acme/app', '12');
+      expect(store.issueClaims('github:acme/app')).toEqual([]);
+      expect(store.claimIssue('github:acme/app', '12', now)).not.toBeNull();
+    });
+
+    it('takes over a claim left without a task past its time; a young one stays refused', () => {
+      store = open();
+      const then = new Date('2026-12-05T12:00:00.000Z');
+      store.claimIssue('s', 'a', then);
+      expect(store.claimIssue('s', 'a', new Date(then.getTime() + 60_000))).toBeNull();
+      const later = new Date(then.getTime() + 11 * 60_000);
+      expect(store.claimIssue('s', 'a', later)).toMatchObject({
+        taskId: null,
+        claimedAt: later.toISOString(),
+      });
+    });
+
+    it("records a claim's tries and retry time; a retry is taken once (compare and set on its time)", () => {
+      store = open();
+      store.claimIssue('s', 'a', new Date());
+      const retryAt = '2026-12-05T12:00:10.000Z';
+      expect(store.updateIssueClaim('s', 'a', { taskId: 'T-1', attempts: 1, retryAt })).toBe(true);
+      expect(store.issueClaims('s')).toMatchObject([{ taskId: 'T-1', attempts: 1, retryAt }]);
+      expect(store.updateIssueClaim('s', 'a', { retryAt: null }, retryAt)).toBe(true);
+      expect(store.updateIssueClaim('s', 'a', { retryAt: null }, retryAt)).toBe(false);
+      expect(store.updateIssueClaim('s', 'a', { attempts: 2 }, null)).toBe(true);
+      expect(store.issueClaims('s')).toMatchObject([{ attempts: 2, retryAt: null }]);
+      expect(store.updateIssueClaim('s', 'missing', { attempts: 1 })).toBe(false);
+      expect(store.updateIssueClaim('s', 'a', { commentId: 'c-7' })).toBe(true);
+      expect(store.issueClaims('s')).toMatchObject([{ commentId: 'c-7', attempts: 2 }]);
+    });
+
     it('leases a task to one live process at a time; a dead holder’s lease is free', () => {
       store = open();
       const { taskId } = store.createTask(created);

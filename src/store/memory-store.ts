@@ -1,10 +1,12 @@
 import { NotFoundError, StateError } from '../core/errors.js';
 import {
   type EventStore,
+  type IssueClaim,
   isHolderAlive,
   isSameProcess,
   type LeaseHolder,
   newTaskId,
+  PENDING_CLAIM_TTL_MS,
   type ProviderWindow,
   type TaskSummary,
 } from '../core/event-store.js';
@@ -36,6 +38,8 @@ export function openMemoryStore(): EventStore {
   const tasks = new Map<string, TaskRow>();
   const log: Row[] = [];
   const windows = new Map<string, string>();
+  const claims = new Map<string, IssueClaim>();
+  const claimKey = (source: string, issueId: string) => JSON.stringify([source, issueId]);
 
   const taskRow = (id: string): TaskRow => {
     const task = tasks.get(id);
@@ -194,6 +198,38 @@ export function openMemoryStore(): EventStore {
       const closed: ProviderWindow[] = [];
       for (const [provider, resetAt] of windows) if (resetAt > at) closed.push({ provider, resetAt });
       return closed.sort((a, b) => (a.provider < b.provider ? -1 : 1));
+    },
+    claimIssue(source, issueId, now) {
+      const key = claimKey(source, issueId);
+      const held = claims.get(key);
+      const stale = new Date(now.getTime() - PENDING_CLAIM_TTL_MS).toISOString();
+      if (held && (held.taskId !== null || held.claimedAt > stale)) return null;
+      const claim: IssueClaim = {
+        source,
+        issueId,
+        taskId: null,
+        attempts: 0,
+        retryAt: null,
+        commentId: null,
+        claimedAt: now.toISOString(),
+      };
+      claims.set(key, claim);
+      return { ...claim };
+    },
+    updateIssueClaim(source, issueId, change, ifRetryAt) {
+      const claim = claims.get(claimKey(source, issueId));
+      if (!claim || (ifRetryAt !== undefined && claim.retryAt !== ifRetryAt)) return false;
+      Object.assign(claim, change);
+      return true;
+    },
+    releaseIssue(source, issueId) {
+      claims.delete(claimKey(source, issueId));
+    },
+    issueClaims(source) {
+      return [...claims.values()]
+        .filter((c) => c.source === source)
+        .sort((a, b) => (a.claimedAt < b.claimedAt ? -1 : a.claimedAt > b.claimedAt ? 1 : 0))
+        .map((c) => ({ ...c }));
     },
     close() {},
   };

@@ -28,6 +28,7 @@ import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
 import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
+import { registerWatch } from './watch.js';
 import { registerWorker, registerWorkers } from './worker.js';
 import { registerWorktrees } from './worktrees.js';
 
@@ -65,6 +66,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['workers'], registerWorkers],
   [['queue'], registerQueue],
   [['db'], registerDb],
+  [['watch'], registerWatch],
 ];
 
 /**

@@ -363,6 +363,24 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 7,
+    name: 'tracker issues held by troupe watch',
+    sql: `
+-- one row an issue (core/event-store.ts IssueClaim): the primary key makes a claim exactly once
+-- across every watcher on the store (INSERT … ON CONFLICT)
+CREATE TABLE issue_claims (
+  source text NOT NULL,
+  issue_id text NOT NULL,
+  task_id text,
+  attempts integer NOT NULL DEFAULT 0,
+  retry_at text,
+  comment_id text,
+  claimed_at text NOT NULL,
+  PRIMARY KEY (source, issue_id)
+);
+`,
+  },
 ];
 
 /** The last version this troupe knows: a schema with a later one was migrated by a newer troupe. */

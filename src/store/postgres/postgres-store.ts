@@ -15,6 +15,7 @@ import {
   type TaskFilter,
 } from '../../core/event-store.js';
 import { type EventOf, isTerminal, type StoredEvent, type TaskEvent } from '../../core/events.js';
+import { type ClaimRow, issueClaimsOn, numberedParameters } from '../issue-claims-sql.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
 import { engineVersion, refuseNewerSchema } from '../schema-version.js';
 import { redactStoreUrl } from '../store-url.js';
@@ -520,6 +521,7 @@ export function openPostgresStore(url: string, options: PostgresStoreOptions = {
       const at = now.toISOString();
       return readWindows().filter((w) => w.resetAt > at);
     },
+    ...issueClaimsOn((sql, params) => run(() => db.query<ClaimRow>(numberedParameters(sql), params))),
     onAppended(listener) {
       if (!watching) watchAppends();
       appendedListeners.add(listener);

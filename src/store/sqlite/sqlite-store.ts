@@ -17,6 +17,7 @@ import {
 } from '../../core/event-store.js';
 import { isTerminal, type StoredEvent, type TaskEvent, type TaskStatus } from '../../core/events.js';
 import { ANY_ACCOUNT } from '../../core/provider-key.js';
+import { type ClaimRow, issueClaimsOn } from '../issue-claims-sql.js';
 import { type EventRow, type TaskRow, toStored, toSummary } from '../rows.js';
 import { engineVersion, refuseNewerSchema } from '../schema-version.js';
 
@@ -166,6 +167,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
   const selectWindows = db.prepare<[], { provider: string; reset_at: string }>(
     'SELECT provider, reset_at FROM provider_windows ORDER BY provider',
   );
+  const claims = issueClaimsOn((sql, params) => db.prepare<unknown[], ClaimRow>(sql).all(...params));
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   let windows: ProviderWindow[] | null = null;
   let windowsVersion = -1;
@@ -288,6 +290,7 @@ export function openSqliteStore(file: string, options: SqliteStoreOptions = {}):
       const at = now.toISOString();
       return known.filter((w) => w.resetAt > at);
     },
+    ...claims,
     close: () => db.close(),
   };
 }
@@ -307,7 +310,7 @@ const holderOf = (row: LeaseRow): LeaseHolder => ({
 });
 
 /** The last step migrate() knows: a store past it was migrated by a newer troupe, and is refused. */
-export const SQLITE_SCHEMA_VERSION = 2;
+export const SQLITE_SCHEMA_VERSION = 3;
 
 /**
  * Brings a store written by an older troupe up to this schema (`user_version` counts the steps).
@@ -340,6 +343,19 @@ function migrate(db: Database.Database): void {
       db.prepare(
         'UPDATE tasks SET lease_boot_id = ?, lease_pid_ns = ? WHERE lease_pid IS NOT NULL AND lease_host = ?',
       ).run(scope.bootId ?? null, scope.pidNamespace ?? null, hostname());
+    }
+    if (version < 3) {
+      // tracker issues `troupe watch` holds (core/event-store.ts IssueClaim): one row an issue
+      db.exec(`CREATE TABLE IF NOT EXISTS issue_claims (
+        source TEXT NOT NULL,
+        issue_id TEXT NOT NULL,
+        task_id TEXT,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        retry_at TEXT,
+        comment_id TEXT,
+        claimed_at TEXT NOT NULL,
+        PRIMARY KEY (source, issue_id)
+      )`);
     }
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();

@@ -1,0 +1,204 @@
+import { messageOf } from '../../core/errors.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { TaskState } from '../../engine/fold/task-state.js';
+import { retryDelayMs } from '../../scheduler/issue-queue.js';
+import type { WatchContext } from './watch-poll.js';
+
+/** The text of an issue's one progress comment, from its task's state (swappable: app/issue-progress.ts). */
+export type ProgressText = (state: TaskState) => string;
+
+export const plainProgress: ProgressText = (state) => {
+  const stage = state.stages.at(-1);
+  const where = stage ? `, stage ${stage.n} (${stage.agent})` : '';
+  const waiting = state.stages.find((s) => s.gateWaiting);
+  return [
+    `troupe: task ${state.id} is ${state.status.replace(/_/g, ' ')}${where}`,
+    ...(waiting ? [`Waiting for a person at ${waiting.agent}'s gate: troupe approve ${state.id}`] : []),
+  ].join('\n');
+};
+
+/** Events after which the progress comment is written again. */
+const PROGRESS_EVENTS = new Set([
+  'stage_started',
+  'stage_completed',
+  'stage_failed',
+  'gate_waiting',
+  'human_input_requested',
+]);
+
+interface Run {
+  taskId: string;
+  identifier: string;
+  stop: AbortController;
+  lastActivity: number;
+  why: 'stalled' | 'cancelled' | 'shutdown' | null;
+  done: Promise<void>;
+}
+
+/**
+ * The tasks one watcher runs in its process, one per issue: each is carried on until it ends or
+ * waits for a person, its progress comment kept up to date, and its end settled with the tracker
+ * (hand-off, retry with backoff, give up), as Symphony's orchestrator does with its agents.
+ */
+export class IssueRuns {
+  readonly #runs = new Map<string, Run>();
+  /** Writes of an issue's progress comment, one after another. */
+  readonly #comments = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly ctx: WatchContext,
+    private readonly progressText: ProgressText = plainProgress,
+  ) {}
+
+  get size(): number {
+    return this.#runs.size;
+  }
+
+  has(issueId: string): boolean {
+    return this.#runs.has(issueId);
+  }
+
+  taskOf(issueId: string): string | null {
+    return this.#runs.get(issueId)?.taskId ?? null;
+  }
+
+  run(issueId: string, identifier: string, taskId: string): void {
+    if (this.#runs.has(issueId)) return;
+    const run: Run = {
+      taskId,
+      identifier,
+      stop: new AbortController(),
+      lastActivity: Date.now(),
+      why: null,
+      done: Promise.resolve(),
+    };
+    const observer = {
+      onEvent: (event: StoredEvent, state: TaskState) => {
+        run.lastActivity = Date.now();
+        if (PROGRESS_EVENTS.has(event.type)) void this.progress(issueId, state);
+      },
+      onText: () => {
+        run.lastActivity = Date.now();
+      },
+    };
+    run.done = this.ctx.tasks
+      .continue(taskId, observer, run.stop.signal)
+      .then(
+        (state) => this.#settle(issueId, run, state),
+        (error) => this.ctx.warn(`${identifier}: task ${taskId} stopped: ${messageOf(error)}`),
+      )
+      .finally(() => this.#runs.delete(issueId));
+    this.#runs.set(issueId, run);
+  }
+
+  /** The issue left the active states: its task is cancelled and stopped here. */
+  cancel(issueId: string, taskId: string, reason: string): void {
+    const run = this.#runs.get(issueId);
+    if (run) run.why = 'cancelled';
+    try {
+      this.ctx.tasks.cancel(taskId, reason);
+    } catch {
+      // it had ended meanwhile
+    }
+    run?.stop.abort();
+  }
+
+  /** Ends runs with no output for the stall timeout; they are retried as failures are. */
+  checkStalls(stallMs: number): void {
+    if (stallMs <= 0) return;
+    const now = Date.now();
+    for (const run of this.#runs.values()) {
+      if (run.why === null && now - run.lastActivity > stallMs) {
+        run.why = 'stalled';
+        this.ctx.warn(
+          `${run.identifier}: task ${run.taskId} stalled (no output for ${Math.round(stallMs / 1000)} s): ended, to be retried`,
+        );
+        run.stop.abort();
+      }
+    }
+  }
+
+  /** Stops every run (SIGINT/SIGTERM): each is interrupted as `troupe run` is, and resumed by the next watcher. */
+  async stopAll(): Promise<void> {
+    for (const run of this.#runs.values()) {
+      run.why ??= 'shutdown';
+      run.stop.abort();
+    }
+    await this.idle();
+  }
+
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.#runs.values()].map((r) => r.done));
+    await Promise.allSettled([...this.#comments.values()]);
+  }
+
+  async #settle(issueId: string, run: Run, state: TaskState): Promise<void> {
+    const { ctx } = this;
+    const { tracker, handoffState } = ctx.opened;
+    if (run.why === 'shutdown' || run.why === 'cancelled') return;
+    // awaited before the next write: two writes of one backlog file at once can lose one
+    await this.progress(issueId, state);
+    if (state.status === 'completed') {
+      if (handoffState)
+        await this.#tracker(run, `moved to ${handoffState}`, () => tracker.moveTo(issueId, handoffState));
+      return;
+    }
+    if (state.status !== 'failed' && run.why !== 'stalled') return; // waiting for a person: it holds its claim
+    const source = tracker.source;
+    const claim = ctx.store.issueClaims(source).find((c) => c.issueId === issueId);
+    if (!claim) return;
+    const attempts = claim.attempts + 1;
+    if (attempts <= ctx.setup.config.max_retries) {
+      const delay = retryDelayMs(
+        attempts,
+        ctx.setup.config.retry_backoff_ms,
+        ctx.setup.config.max_retry_backoff_ms,
+      );
+      const retryAt = new Date(ctx.now().getTime() + delay).toISOString();
+      ctx.store.updateIssueClaim(source, issueId, { attempts, retryAt });
+      ctx.warn(
+        `${run.identifier}: task ${run.taskId} ${run.why ?? state.status}; retry ${attempts} of ${ctx.setup.config.max_retries} in ${Math.round(delay / 1000)} s`,
+      );
+      return;
+    }
+    ctx.store.updateIssueClaim(source, issueId, { attempts, retryAt: null });
+    ctx.warn(`${run.identifier}: task ${run.taskId} ${run.why ?? state.status} ${attempts} times; given up`);
+    await this.#tracker(run, 'released', () => tracker.release(issueId, ctx.by));
+    await this.#comment(
+      issueId,
+      `troupe gave up on this issue after ${attempts} tries (task ${run.taskId}: ${state.failure?.reason ?? run.why ?? 'failed'}). Move it out of the active states and back to try again.`,
+    );
+  }
+
+  /** Writes the issue's progress comment for `state`, after the writes before it. */
+  progress(issueId: string, state: TaskState): Promise<void> {
+    return this.#comment(issueId, this.progressText(state));
+  }
+
+  /** Posts or edits the issue's one comment, after the writes before it; a failure is one line. */
+  #comment(issueId: string, body: string): Promise<void> {
+    const { ctx } = this;
+    const source = ctx.opened.tracker.source;
+    const write = async () => {
+      const claim = ctx.store.issueClaims(source).find((c) => c.issueId === issueId);
+      if (!claim) return;
+      try {
+        const id = await ctx.opened.tracker.upsertComment(issueId, body, claim.commentId);
+        if (id !== claim.commentId) ctx.store.updateIssueClaim(source, issueId, { commentId: id });
+      } catch (error) {
+        ctx.failed(`progress comment on ${issueId} not written`, error);
+      }
+    };
+    const next = (this.#comments.get(issueId) ?? Promise.resolve()).then(write);
+    this.#comments.set(issueId, next);
+    return next;
+  }
+
+  async #tracker(run: Run, what: string, call: () => Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      this.ctx.failed(`${run.identifier} not ${what}`, error);
+    }
+  }
+}
