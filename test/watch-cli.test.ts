@@ -165,7 +165,7 @@ ${extra}`,
       expect(issue.state).toBe('closed');
       expect(issue.labels).toContain('troupe');
       expect(issue.comments).toHaveLength(1);
-      expect(issue.comments[0]!.body).toMatch(/^troupe: task T-[0-9A-F]{6} is completed/);
+      expect(issue.comments[0]!.body).toMatch(/^<!-- troupe:progress T-[0-9A-F]{6} -->\n\*\*troupe\*\* task `T-[0-9A-F]{6}`: \*\*completed\*\*/);
     }
   });
 
@@ -198,12 +198,12 @@ describe('troupe watch and a gate that waits for a person', { timeout: 90_000 },
     const [task] = await tasksOf(dir);
     expect(task!.status).toBe('awaiting_gate');
     const note = () => readFileSync(join(dir, 'backlog', 'tasks', 'task-1 - Title.md'), 'utf8');
-    expect(note()).toContain(`Waiting for a person at builder's gate: troupe approve ${task!.id}`);
+    expect(note()).toContain(`Waiting for approval of builder's output: \`troupe approve ${task!.id}\``);
     expect(statusOf(dir, 'task-1')).toBe('In Progress');
     expect((await troupe(dir, ['approve', task!.id, '-r', 'fine'])).code).toBe(0);
     await troupe(dir, ['watch', '--once', '--script', 'script.yaml']);
     expect((await tasksOf(dir)).map((t) => [t.id, t.status])).toEqual([[task!.id, 'completed']]);
     expect(statusOf(dir, 'task-1')).toBe('Done');
-    expect(note()).toContain(`troupe: task ${task!.id} is completed`);
+    expect(note()).toContain(`task \`${task!.id}\`: **completed**`);
   });
 });

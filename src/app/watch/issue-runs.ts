@@ -2,20 +2,12 @@ import { messageOf } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { TaskState } from '../../engine/fold/task-state.js';
 import { retryDelayMs } from '../../scheduler/issue-queue.js';
+import { issueProgress } from '../issue-progress.js';
+import { markdownInline } from '../markdown-text.js';
 import type { WatchContext } from './watch-poll.js';
 
-/** The text of an issue's one progress comment, from its task's state (swappable: app/issue-progress.ts). */
+/** The text of an issue's one progress comment, from its task's state. */
 export type ProgressText = (state: TaskState) => string;
-
-export const plainProgress: ProgressText = (state) => {
-  const stage = state.stages.at(-1);
-  const where = stage ? `, stage ${stage.n} (${stage.agent})` : '';
-  const waiting = state.stages.find((s) => s.gateWaiting);
-  return [
-    `troupe: task ${state.id} is ${state.status.replace(/_/g, ' ')}${where}`,
-    ...(waiting ? [`Waiting for a person at ${waiting.agent}'s gate: troupe approve ${state.id}`] : []),
-  ].join('\n');
-};
 
 /** Events after which the progress comment is written again. */
 const PROGRESS_EVENTS = new Set([
@@ -47,7 +39,7 @@ export class IssueRuns {
 
   constructor(
     private readonly ctx: WatchContext,
-    private readonly progressText: ProgressText = plainProgress,
+    private readonly progressText: ProgressText = (state) => issueProgress(state),
   ) {}
 
   get size(): number {
@@ -166,7 +158,7 @@ export class IssueRuns {
     await this.#tracker(run, 'released', () => tracker.release(issueId, ctx.by));
     await this.#comment(
       issueId,
-      `troupe gave up on this issue after ${attempts} tries (task ${run.taskId}: ${state.failure?.reason ?? run.why ?? 'failed'}). Move it out of the active states and back to try again.`,
+      `troupe gave up on this issue after ${attempts} tries (task ${run.taskId}: ${markdownInline(state.failure?.reason ?? run.why ?? 'failed')}). Move it out of the active states and back to try again.`,
     );
   }
 
