@@ -13,7 +13,7 @@ import { Tmux } from '../../live/tmux.js';
 import { runWake } from '../../live/wake.js';
 import { type CommandIo, writeJson } from '../command-io.js';
 import { Exit } from '../exit-codes.js';
-import { troupeCommand } from '../self-command.js';
+import { troupeCommandAnywhere } from '../self-command.js';
 
 /** The flags of `launch`, `session` and `wake` (commander camel-cases them). */
 export interface LiveFlags {
@@ -43,7 +43,7 @@ export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<nu
     ...(flags.session ? { session: flags.session } : {}),
     launcher: launcher as Launcher,
     tmux: new Tmux(),
-    troupe: troupeCommand(),
+    troupe: troupeCommandAnywhere(),
     env: process.env,
     startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
   });
@@ -72,7 +72,7 @@ function launchPlanCommand(flags: LiveFlags, launcher: Launcher, io: CommandIo):
   const result = applyLaunch(typeof flags.apply === 'string' ? flags.apply : undefined, {
     cwd: io.cwd,
     tmux,
-    troupe: troupeCommand(),
+    troupe: troupeCommandAnywhere(),
     env: process.env,
     startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
   });
@@ -170,7 +170,7 @@ export async function wakeCommand(flags: LiveFlags, io: CommandIo): Promise<numb
     me,
     ...(pane ? { pane } : {}),
     tmux: new Tmux(),
-    troupe: troupeCommand(),
+    troupe: troupeCommandAnywhere(),
     doorbell: { firstRetryMs },
     ...(flags.poll ? { poll: true } : {}),
     ...(flags.replace ? { replace: true } : {}),
