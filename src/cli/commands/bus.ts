@@ -293,8 +293,10 @@ export function registerBus(program: Command): void {
       action(async () => (await shell()).trace(id, flags, processIo()))(),
     );
 
-  verb('cleanup', 'remove leftover temp files')
-    .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')
+  verb('cleanup', "remove leftover temp files, AMQ's quarantined wake files, a session's launch journal")
+    .option('--tmp-older-than <duration>', 'temp files older than this (e.g. 1h)')
+    .option('--wake-quarantine-older-than <duration>', 'quarantined wake files older than this (e.g. 24h)')
+    .option('--launch-journal', 'the launch recovery journal of the session (--root <session root>)')
     .option('--dry-run', 'only list them')
     .option('--yes', 'do not ask')
     .action(run('cleanup'));

@@ -2,12 +2,13 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { openBus } from '../../../bus/bus.js';
-import { cleanupTmp } from '../../../bus/cleanup.js';
+import { cleanupTmp, cleanupWakeQuarantine } from '../../../bus/cleanup.js';
 import { isTruncated } from '../../../bus/dlq.js';
 import { type DoctorReport, doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
 import { DEFAULT_DIR, gitTop, type ResolvedRoot, resolveRoot } from '../../../bus/root.js';
 import { UsageError } from '../../../core/errors.js';
+import { clearLaunchJournal } from '../../../live/launch-plan.js';
 import { checkWake } from '../../../live/wake-ops.js';
 import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
@@ -231,16 +232,59 @@ function doctorV2(report: DoctorReport, resolved: ResolvedRoot) {
 }
 
 export async function cleanup(flags: BusFlags, io: CommandIo): Promise<number> {
-  const { bus } = openFromFlags(flags, io);
-  const olderThanMs = parseDuration(flags.tmpOlderThan!, '--tmp-older-than');
-  const found = cleanupTmp(bus.root, olderThanMs, true);
-  const go =
-    found.length > 0 && !flags.dryRun && (await confirm(`remove ${found.length} temp file(s)?`, flags));
-  if (go) cleanupTmp(bus.root, olderThanMs, false);
-  if (flags.json) printJson(io, { files: found, removed: go, dry_run: flags.dryRun === true });
-  else
-    io.out(
-      `${go ? 'removed' : 'found'} ${found.length} temp file(s)\n${found.join('\n')}${found.length ? '\n' : ''}`,
+  if (!flags.tmpOlderThan && !flags.wakeQuarantineOlderThan && !flags.launchJournal)
+    throw new UsageError(
+      'nothing to clean: pass --tmp-older-than, --wake-quarantine-older-than or --launch-journal',
     );
+  const opened = openFromFlags(flags, io);
+  const root = opened.bus.root;
+  if (flags.launchJournal && root === opened.resolved.baseRoot)
+    throw new UsageError(`--launch-journal clears a session's journal: ${root} is a base root`, {
+      hint: 'pass --root <base root>/<session>',
+    });
+  const tmpMs = flags.tmpOlderThan ? parseDuration(flags.tmpOlderThan, '--tmp-older-than') : undefined;
+  const quarantineMs = flags.wakeQuarantineOlderThan
+    ? parseDuration(flags.wakeQuarantineOlderThan, '--wake-quarantine-older-than')
+    : undefined;
+  const find = (dryRun: boolean) => ({
+    tmp: tmpMs === undefined ? [] : cleanupTmp(root, tmpMs, dryRun),
+    wake_quarantine: quarantineMs === undefined ? [] : cleanupWakeQuarantine(root, quarantineMs, dryRun),
+    launch_journal: flags.launchJournal ? clearLaunchJournal(root, dryRun) : undefined,
+  });
+  const found = find(true);
+  const files = [
+    ...found.tmp,
+    ...found.wake_quarantine,
+    ...(found.launch_journal ? [found.launch_journal.path] : []),
+  ];
+  const go = files.length > 0 && !flags.dryRun && (await confirm(`remove ${files.length} file(s)?`, flags));
+  if (go) find(false);
+  if (flags.json) printJson(io, { files, ...found, removed: go, dry_run: flags.dryRun === true });
+  else {
+    const lines = [
+      ...(tmpMs !== undefined
+        ? [`${go ? 'removed' : 'found'} ${found.tmp.length} temp file(s)`, ...found.tmp]
+        : []),
+      ...(quarantineMs !== undefined
+        ? [
+            `${go ? 'removed' : 'found'} ${found.wake_quarantine.length} quarantined wake file(s)`,
+            ...found.wake_quarantine,
+          ]
+        : []),
+      ...(flags.launchJournal
+        ? [
+            found.launch_journal
+              ? `${go ? 'removed' : 'found'} the launch journal ${found.launch_journal.path} (${journalLine(found.launch_journal.agents)})`
+              : `no launch journal in ${root}`,
+          ]
+        : []),
+    ];
+    io.out(`${lines.join('\n')}\n`);
+  }
   return Exit.ok;
+}
+
+function journalLine(agents: Record<string, string>): string {
+  const entries = Object.entries(agents);
+  return entries.length ? entries.map(([h, state]) => `${h} ${state}`).join(', ') : 'empty';
 }
