@@ -12,6 +12,7 @@ const setup = () => import('../handlers/bus/setup.js');
 const swarm = () => import('../handlers/bus/swarm.js');
 const integration = () => import('../handlers/bus/integration.js');
 const shell = () => import('../handlers/bus/shell.js');
+const coop = () => import('../handlers/bus/coop.js');
 
 /**
  * Each verb's handler (handlers/bus/), loaded when the verb runs, so `troupe --version` does not
@@ -39,6 +40,7 @@ export const BUS_HANDLERS = {
   doctor: async () => (await operations()).doctor,
   setup: async () => (await setup()).setup,
   cleanup: async () => (await operations()).cleanup,
+  coopInit: async () => (await coop()).coopInit,
   swarmList: async () => (await swarm()).swarmList,
   swarmTasks: async () => (await swarm()).swarmTasks,
   swarmJoin: async () => (await swarm()).swarmJoin,
@@ -197,6 +199,14 @@ export function registerBus(program: Command): void {
     .option('--dry-run', 'only list what would go')
     .option('--yes', 'do not ask')
     .action(run('dlqPurge'));
+
+  const coopGroup = bus
+    .command('coop')
+    .description("AMQ's co-op bootstrap (`troupe session exec` is coop exec)");
+  verb('init', 'mailboxes and an .amqrc at the Git top, kept out of git (AMQ coop init)', coopGroup)
+    .option('--agents <list>', 'comma-separated agent handles', 'claude,codex')
+    .option('--force', 'overwrite an existing .amqrc and meta/config.json')
+    .action(run('coopInit'));
 
   const presence = bus.command('presence').description("who is around: an agent's status");
   me(verb('set', 'set your status', presence))

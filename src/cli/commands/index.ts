@@ -26,6 +26,7 @@ import { registerSchema } from './schema.js';
 import { registerServe } from './serve.js';
 import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
+import { registerUpgrade } from './upgrade.js';
 import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
 import { registerWorker, registerWorkers } from './worker.js';
@@ -65,6 +66,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['workers'], registerWorkers],
   [['queue'], registerQueue],
   [['db'], registerDb],
+  [['upgrade'], registerUpgrade],
 ];
 
 /**

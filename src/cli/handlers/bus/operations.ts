@@ -37,14 +37,15 @@ export async function init(flags: BusFlags, io: CommandIo): Promise<number> {
   return Exit.ok;
 }
 
-/** A relative root lives in the worktree: keep it (and .amqrc) out of commits. */
-function ignoreInGit(top: string, rootRel: string): void {
+/** A relative root lives in the worktree: keep it (and .amqrc) out of commits. True when it added a line. */
+export function ignoreInGit(top: string, rootRel: string): boolean {
   const file = join(top, '.gitignore');
   const have = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const lines = new Set(have.split('\n').map((l) => l.trim()));
   const add = [`${rootRel}/`, '.amqrc'].filter((l) => !lines.has(l));
-  if (add.length === 0) return;
+  if (add.length === 0) return false;
   appendFileSync(file, `${have && !have.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`);
+  return true;
 }
 
 export async function receiptsList(flags: BusFlags, io: CommandIo): Promise<number> {
