@@ -6,7 +6,9 @@ import { cleanupTmp, cleanupWakeQuarantine } from '../../../bus/cleanup.js';
 import { isTruncated } from '../../../bus/dlq.js';
 import { type DoctorReport, doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
+import { mailbox } from '../../../bus/layout.js';
 import { DEFAULT_DIR, gitTop, type ResolvedRoot, resolveRoot } from '../../../bus/root.js';
+import { wakeLockPath } from '../../../bus/wake-lock.js';
 import { UsageError } from '../../../core/errors.js';
 import { clearLaunchJournal } from '../../../live/launch-plan.js';
 import { checkWake } from '../../../live/wake-ops.js';
@@ -215,21 +217,56 @@ export async function doctor(flags: BusFlags, io: CommandIo): Promise<number> {
 }
 
 /**
- * `--json-schema 2`: the same report with, for every wake lock, `wake check`'s closed
- * action/actor/reason contract (AMQ: doctor --ops reports the same fields for every lock).
+ * `--json-schema 2`: AMQ's closed doctor contract. checks, mailboxes and summary as schema 1;
+ * `ops` is {root: {path, source}, agents, operator_gate, wake_locks, hints}, and every wake lock
+ * (and every lock `--fix-wake-locks` removed, `removed: true`) carries `wake_check`: the very
+ * schema-2 envelope `wake check --json-schema 2` prints for that agent (checkV2). Schema 1's
+ * `wakes` tally and `fixed_wake_locks` list are in the rows.
  */
 function doctorV2(report: DoctorReport, resolved: ResolvedRoot) {
+  const { checks, mailboxes, summary } = report;
+  if (!report.ops) return { schema: 2, checks, mailboxes, summary };
   const self = selfArgv();
-  const wakeLocks = (report.ops?.agents ?? [])
+  const rootOf = (session?: string) => (session ? join(resolved.baseRoot, session) : resolved.root);
+  const row = (handle: string, session: string | undefined, lock: Record<string, unknown>) => {
+    const root = rootOf(session);
+    return {
+      agent: handle,
+      ...(session ? { session } : {}),
+      root,
+      lock: wakeLockPath(mailbox(root, handle)),
+      ...lock,
+      wake_check: checkV2(checkWake({ root, me: handle, self, env: process.env })),
+    };
+  };
+  const held = report.ops.agents
     .filter((a) => a.wake)
-    .map((a) => {
-      const root = a.session ? join(resolved.baseRoot, a.session) : resolved.root;
-      return {
-        ...(a.session ? { session: a.session } : {}),
-        ...checkV2(checkWake({ root, me: a.handle, self, env: process.env })),
-      };
-    });
-  return { schema: 2, ...report, ...(report.ops ? { ops: { ...report.ops, wake_locks: wakeLocks } } : {}) };
+    .map((a) =>
+      row(a.handle, a.session, {
+        status: a.wake!.state,
+        pid: a.wake!.pid,
+        started: a.wake!.started,
+        ...(a.wake!.pane ? { pane: a.wake!.pane } : {}),
+      }),
+    );
+  const removed = (report.ops.fixed_wake_locks ?? []).map((who) => {
+    const [session, handle] = who.includes('/') ? who.split('/', 2) : [undefined, who];
+    return row(handle!, session, { status: 'stale', removed: true });
+  });
+  const { agents, operator_gate, hints } = report.ops;
+  return {
+    schema: 2,
+    checks,
+    mailboxes,
+    summary,
+    ops: {
+      root: { path: resolved.root, source: resolved.source },
+      agents,
+      operator_gate,
+      wake_locks: [...held, ...removed],
+      hints,
+    },
+  };
 }
 
 export async function cleanup(flags: BusFlags, io: CommandIo): Promise<number> {
