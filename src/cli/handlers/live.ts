@@ -7,6 +7,7 @@ import { NotFoundError, UsageError } from '../../core/errors.js';
 import { type Launcher, type LaunchResult, launch, projectSession, shellQuote } from '../../live/launch.js';
 import { applyLaunch, type PreparedLaunch, planLaunch, prepareLaunch } from '../../live/launch-plan.js';
 import { isTroupeLauncher, LAUNCHERS } from '../../live/launcher-preference.js';
+import { emulatorSink } from '../../live/notice-sink.js';
 import { createSession, listSessions } from '../../live/session-record.js';
 import { spawnWake } from '../../live/spawn-wake.js';
 import { Tmux } from '../../live/tmux.js';
@@ -152,9 +153,13 @@ export async function wakeCommand(flags: LiveFlags, io: CommandIo): Promise<numb
   const root = flags.root ? resolve(flags.root) : resolveRoot().root;
   const pane = flags.pane ?? process.env.TMUX_PANE;
   const firstRetryMs = parseDuration(flags.retry ?? '5s', '--retry');
+  // outside tmux, a cmux surface or Ghostty terminal that troupe launched the agent in
+  const sink = pane ? undefined : emulatorSink(process.env);
   if (flags.detach) {
-    if (!pane) {
-      io.err('troupe: wake: not in tmux, so no notices; check mail with `troupe bus list`\n');
+    if (!pane && !sink) {
+      io.err(
+        'troupe: wake: not in tmux, cmux or a Ghostty terminal troupe opened, so no notices; check mail with `troupe bus list`\n',
+      );
       return Exit.ok;
     }
     const extra = [...(flags.retry ? ['--retry', flags.retry] : []), ...(flags.poll ? ['--poll'] : [])];
@@ -169,6 +174,7 @@ export async function wakeCommand(flags: LiveFlags, io: CommandIo): Promise<numb
     root,
     me,
     ...(pane ? { pane } : {}),
+    ...(sink ? { sink } : {}),
     tmux: new Tmux(),
     troupe: troupeCommandAnywhere(),
     doorbell: { firstRetryMs },
