@@ -96,7 +96,7 @@ export async function pullFromRegistry(
   if (name === undefined) {
     if (flags.registry !== undefined || flags.repo !== undefined) {
       throw new UsageError(
-        '--registry/--repo go with a NAME: pipelines.lock says where each locked pipeline is from',
+        '--registry (or --repo) goes with a NAME: pipelines.lock says where each locked pipeline is from',
       );
     }
     results = await pullLocked(options);
