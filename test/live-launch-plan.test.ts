@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LiveProject, liveProject } from './support/live.js';
+import { type LiveProject, liveProject, until } from './support/live.js';
 import { bin } from './support/troupe.js';
 
 // `troupe launch --plan | --prepare | --apply` through the CLI, on a private tmux server with
@@ -120,6 +120,8 @@ describe('troupe launch --plan / --prepare / --apply', () => {
       prepared.journal!,
       `${JSON.stringify({ schema: 1, digest: prepared.digest, agents: { claude: 'launched', codex: 'pending' } })}\n`,
     );
+    // the CLIs start in their panes after apply returns: wait for claude's before counting
+    await until('claude started', () => started(p).includes('claude'));
     p.tmux(['kill-pane', '-t', (JSON.parse(first.stdout) as Applied).applied[1]!.pane!]);
     const before = started(p);
     expect(before.filter((c) => c === 'claude')).toHaveLength(1);
