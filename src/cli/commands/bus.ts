@@ -203,7 +203,11 @@ export function registerBus(program: Command): void {
   const coopGroup = bus
     .command('coop')
     .description("AMQ's co-op bootstrap (`troupe session exec` is coop exec)");
-  verb('init', 'mailboxes and an .amqrc at the Git top, kept out of git (AMQ coop init)', coopGroup)
+  coopGroup
+    .command('init')
+    .description('mailboxes and an .amqrc at the Git top, kept out of git (AMQ coop init)')
+    .option('--root <dir>', 'the root, relative to the Git top (default .agent-mail)')
+    .option('--json', 'print JSON: {root, agents, amqrc_written, config_written, gitignore_updated}')
     .option('--agents <list>', 'comma-separated agent handles', 'claude,codex')
     .option('--force', 'overwrite an existing .amqrc and meta/config.json')
     .action(run('coopInit'));
