@@ -70,8 +70,7 @@ amq doctor --ops --fix-wake-locks --json | jq -c '.ops.fixed_wake_locks'`,
   it('AMQ commands troupe lacks, and words that are not AMQ commands, are one line and exit 2', async () => {
     project = await liveProject();
     for (const [words, pattern] of [
-      [['coop', 'init'], /^troupe: amq coop is not in troupe: `troupe bus setup` makes the project/],
-      [['upgrade'], /^troupe: amq upgrade is not in troupe/],
+      [['coop', 'join'], /^troupe: amq coop is not in troupe: `amq coop init` is `troupe bus coop init`/],
       [['frobnicate'], /^troupe: 'frobnicate' is not an AMQ command troupe knows/],
     ] as const) {
       const r = spawnSync('node', [bin, 'amq', ...words], { cwd: project.dir, encoding: 'utf8' });

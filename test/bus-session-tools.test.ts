@@ -67,6 +67,67 @@ describe('mail from a plain shell in a live project', () => {
   }, 60_000);
 });
 
+describe('a reply from a plain shell in a live project', () => {
+  it('warns as send does when the reply goes to the base root and its recipient lives in a session; troupe amq reply too', async () => {
+    const p = await setUp();
+    const base = join(p.dir, '.agent-mail');
+    // mail to the user at the base root (an agent pinned there, or an older script)
+    for (const subject of ['one', 'two']) {
+      const sent = await p.run([
+        'bus',
+        'send',
+        '--root',
+        base,
+        '--me',
+        'codex',
+        '--to',
+        'user',
+        '--subject',
+        subject,
+        '--body',
+        'question',
+        '--json',
+      ]);
+      expect(sent.code, sent.stderr).toBe(0);
+    }
+    const listed = await p.run(['bus', 'list', '--me', 'user', '--json']);
+    const ids = (JSON.parse(listed.stdout) as Array<{ id: string; subject: string }>).map((m) => m.id);
+    expect(ids).toHaveLength(2);
+
+    const plain = await p.run(['bus', 'reply', '--me', 'user', '--id', ids[0]!, '--body', 'answer']);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stderr.trim().split('\n')).toHaveLength(1);
+    expect(plain.stderr).toContain(
+      `troupe: warning: no session chosen: this mail goes to the base root ${base}, which live agents do not read; they are in session collab — pass --session collab, or pin this shell: eval "$(`,
+    );
+    expect(plain.stderr).toMatch(/ bus env --session collab --me user\)"$/);
+    const amq = await p.run(['amq', 'reply', '--me', 'user', '--id', ids[1]!, '--body', 'answer']);
+    expect(amq.code, amq.stderr).toBe(0);
+    expect(amq.stderr).toMatch(/^troupe: warning: no session chosen: this mail goes to the base root/);
+
+    // a reply in the session, where codex reads: no warning
+    const inSession = await p.run([
+      'bus',
+      'send',
+      '--me',
+      'codex',
+      '--to',
+      'user',
+      '--session',
+      'collab',
+      '--body',
+      'q',
+      '--json',
+    ]);
+    const id = (JSON.parse(inSession.stdout) as { id: string }).id;
+    const pinned = await p.run(['bus', 'reply', '--me', 'user', '--id', id, '--body', 'a'], {
+      AM_ROOT: join(base, 'collab'),
+    });
+    expect(pinned.code, pinned.stderr).toBe(0);
+    expect(pinned.stderr).toBe('');
+  }, 60_000);
+});
+
 describe('env, shell-setup, route explain, trace, --from-session', () => {
   it('env prints the whole context (AM_ROOT_ID included), JSON, the session name; a replaced root refuses the pin', async () => {
     const p = await setUp();

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LiveProject, liveProject } from './support/live.js';
+import { type LiveProject, liveProject, until } from './support/live.js';
 
 // cmux and Ghostty cannot be installed here: stand-ins for `cmux` and `osascript` on PATH record
 // every call (argv, one JSON line each) and answer as the documented interfaces do.
@@ -87,7 +87,10 @@ describe('launch --launcher cmux | ghostty', () => {
     const [detect, first, second] = calls();
     expect(detect!.args).toEqual(['-e', 'tell application "Ghostty" to get version']);
     expect(first!.args[1]).toMatch(/new window with configuration cfg/);
-    expect(first!.args[1]).toMatch(/input text \(theLine & return\) to term/);
+    // the terminal's id is exported before the line, so the wake started there can type notices to it
+    expect(first!.args[1]).toMatch(
+      /input text \("export TROUPE_GHOSTTY_TERMINAL='" & \(id of term\) & "' && " & theLine & return\) to term/,
+    );
     expect(first!.args.slice(2)).toEqual([p.dir, expect.stringMatching(/AM_ME=claude/), '', 'right']);
     const firstTerminal = out.agents[0]!.surface!;
     expect(firstTerminal).toMatch(/^TERM-\d+$/);
@@ -154,5 +157,79 @@ describe('launch --launcher cmux | ghostty', () => {
     });
     expect(auto.code, auto.stderr).not.toBe(2);
     expect((JSON.parse(auto.stdout) as Launched).launcher).not.toBe('cmux');
+  }, 60_000);
+});
+
+describe('wake notices in cmux and Ghostty', () => {
+  const sendMail = async (p: LiveProject, subject: string) => {
+    const r = await p.run([
+      'bus',
+      'send',
+      '--me',
+      'user',
+      '--to',
+      'claude',
+      '--session',
+      'collab',
+      '--subject',
+      subject,
+      '--body',
+      'x',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+  };
+
+  it('cmux: the wake started in a surface types each notice into it with cmux send and Enter, backslashes out', async () => {
+    const { p, env, calls } = await setUp();
+    const root = join(p.dir, '.agent-mail', 'collab');
+    const started = await p.run(['wake', '--me', 'claude', '--root', root, '--detach'], {
+      ...env,
+      CMUX_SURFACE_ID: 'surface:9',
+    });
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stdout).toMatch(/^wake for claude started \(pid \d+\)/);
+    await until('the wake to watch', () =>
+      readFileSync(join(root, 'agents', 'claude', 'extensions', 'troupe', 'wake.log'), 'utf8').includes(
+        'notices to cmux surface surface:9',
+      ),
+    );
+    await sendMail(p, 'review \\n rm -rf please');
+    const typed = await until('the notice', () => {
+      const sends = calls().filter((c) => c.name === 'cmux' && c.args[0] === 'send');
+      return sends.length > 0 ? sends : undefined;
+    });
+    expect(typed[0]!.args.slice(0, 3)).toEqual(['send', '--surface', 'surface:9']);
+    expect(typed[0]!.args[3]).toMatch(
+      /^troupe: mail for claude from user: "review \/n rm -rf please" — read with: .* bus drain --me claude --include-body$/,
+    );
+    expect(typed[0]!.args[3]).not.toContain('\\');
+    await until('Enter', () =>
+      calls().some((c) => c.name === 'cmux' && c.args.join(' ') === 'send-key --surface surface:9 Enter'),
+    );
+  }, 60_000);
+
+  it('Ghostty: the wake types each notice into the terminal launch named, with input text; outside any, detach says so', async () => {
+    const { p, env, calls } = await setUp();
+    const root = join(p.dir, '.agent-mail', 'collab');
+    const nowhere = await p.run(['wake', '--me', 'claude', '--root', root, '--detach'], env);
+    expect(nowhere.code).toBe(0);
+    expect(nowhere.stderr).toMatch(/not in tmux, cmux or a Ghostty terminal troupe opened, so no notices/);
+    const started = await p.run(['wake', '--me', 'claude', '--root', root, '--detach'], {
+      ...env,
+      TROUPE_GHOSTTY_TERMINAL: 'TERM-4',
+    });
+    expect(started.code, started.stderr).toBe(0);
+    await until('the wake to watch', () =>
+      readFileSync(join(root, 'agents', 'claude', 'extensions', 'troupe', 'wake.log'), 'utf8').includes(
+        'notices to Ghostty terminal TERM-4',
+      ),
+    );
+    await sendMail(p, 'ship it');
+    const typed = await until('the notice', () => calls().find((c) => c.name === 'osascript'));
+    expect(typed.args[1]).toMatch(/input text \(theText & return\) to \(first terminal whose id is theId\)/);
+    expect(typed.args.slice(2)).toEqual([
+      'TERM-4',
+      expect.stringMatching(/^troupe: mail for claude from user: "ship it" — read with: /),
+    ]);
   }, 60_000);
 });

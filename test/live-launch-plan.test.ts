@@ -1,7 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LiveProject, liveProject } from './support/live.js';
+import { type LiveProject, liveProject, until } from './support/live.js';
+import { bin } from './support/troupe.js';
 
 // `troupe launch --plan | --prepare | --apply` through the CLI, on a private tmux server with
 // the fake agent CLIs (test/support/live.ts).
@@ -118,6 +120,8 @@ describe('troupe launch --plan / --prepare / --apply', () => {
       prepared.journal!,
       `${JSON.stringify({ schema: 1, digest: prepared.digest, agents: { claude: 'launched', codex: 'pending' } })}\n`,
     );
+    // the CLIs start in their panes after apply returns: wait for claude's before counting
+    await until('claude started', () => started(p).includes('claude'));
     p.tmux(['kill-pane', '-t', (JSON.parse(first.stdout) as Applied).applied[1]!.pane!]);
     const before = started(p);
     expect(before.filter((c) => c === 'claude')).toHaveLength(1);
@@ -131,4 +135,62 @@ describe('troupe launch --plan / --prepare / --apply', () => {
     // claude was not started a second time
     expect(started(p).filter((c) => c === 'claude')).toHaveLength(1);
   }, 60_000);
+});
+
+describe('troupe launch on a terminal: the trust prompt', () => {
+  const hasScript = existsSync('/usr/bin/script');
+
+  it.skipIf(!hasScript)(
+    'asks once per plan: no launches nothing (exit 6), yes launches and is kept outside the worktree; a changed plan asks again',
+    async () => {
+      const p = await setUp();
+      const config = join(p.dir, '..', 'config');
+      const env = { ...p.env, XDG_CONFIG_HOME: config, NO_COLOR: '1' };
+      // util-linux `script` gives the command a terminal and types the answer into it
+      const onTerminal = (answer: string) =>
+        execa('script', ['-qec', `node ${bin} launch --launcher tmux`, '/dev/null'], {
+          cwd: p.dir,
+          env,
+          input: answer,
+          reject: false,
+        });
+      const no = await onTerminal('n\n');
+      expect(String(no.stdout)).toMatch(/launch plan sha256:[0-9a-f]{64}\r?\n/);
+      expect(String(no.stdout)).toMatch(
+        /launch this plan \(sha256:[0-9a-f]{64}\) and trust it for .*\? \[y\/N\]/,
+      );
+      expect(String(no.stdout)).toContain('launch plan not trusted: nothing launched');
+      expect(no.exitCode).toBe(6);
+      expect(panes(p)).toBe(0);
+      expect(existsSync(join(config, 'troupe', 'launch-trust.json'))).toBe(false);
+
+      const yes = await onTerminal('y\n');
+      expect(yes.exitCode, String(yes.stdout)).toBe(0);
+      expect(panes(p)).toBe(2);
+      const trusted = JSON.parse(readFileSync(join(config, 'troupe', 'launch-trust.json'), 'utf8'));
+      expect(Object.values(trusted)[0]).toMatch(/^sha256:/);
+      expect(existsSync(join(p.dir, '.amq', 'launch-trust.json'))).toBe(false);
+
+      // trusted: launches again without asking (an empty answer would be a no)
+      const again = await onTerminal('');
+      expect(again.exitCode, String(again.stdout)).toBe(0);
+      expect(String(again.stdout)).not.toMatch(/\[y\/N\]/);
+
+      // another plan (the launcher is part of it): asked again
+      const other = await execa('script', ['-qec', `node ${bin} launch --launcher commands`, '/dev/null'], {
+        cwd: p.dir,
+        env,
+        input: 'n\n',
+        reject: false,
+      });
+      expect(String(other.stdout)).toMatch(/\[y\/N\]/);
+      expect(other.exitCode).toBe(6);
+
+      // not on a terminal: never asked, as before
+      const script = await p.run(['launch', '--launcher', 'commands', '--json'], { XDG_CONFIG_HOME: config });
+      expect(script.code).toBe(6);
+      expect(script.stderr).toBe('');
+    },
+    90_000,
+  );
 });

@@ -1,9 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openBus } from '../src/bus/bus.js';
 import { type LiveProject, liveProject, until } from './support/live.js';
+import { repoRoot, troupe } from './support/troupe.js';
 
 // Real tmux (a private server per test), the real CLI binary, and fake interactive CLIs that
 // echo what is typed into them. Waits poll with deadlines; nothing asserts how fast anything is.
@@ -278,6 +281,46 @@ describe('troupe launch and wake, in tmux', () => {
         .sort(),
     ).toEqual([claudeId, codexId, geminiId].sort());
   }, 90_000);
+
+  it('prints commands that work pasted anywhere when launched from a subdirectory of the project', async () => {
+    const p = await setUp('claude');
+    // a project near this clone, so the way to bin/troupe.js from its subdirectory is shorter
+    // relative than absolute: the path that once went into the commands, and broke after their `cd`
+    const cache = join(repoRoot, 'node_modules', '.cache');
+    mkdirSync(cache, { recursive: true });
+    const near = mkdtempSync(join(cache, 'p-'));
+    try {
+      execFileSync('git', ['init', '--quiet', near]);
+      mkdirSync(join(near, 'src', 'deep'), { recursive: true });
+      const setup = await troupe(near, ['bus', 'setup', '--agents', 'claude', '--yes'], p.env);
+      expect(setup.code, setup.stderr).toBe(0);
+      const r = await troupe(
+        join(near, 'src', 'deep'),
+        ['launch', '--launcher', 'commands', '--json'],
+        p.env,
+      );
+      expect(r.code, r.stderr).toBe(6);
+      const line = (JSON.parse(r.stdout) as Launched).agents[0]!.command!;
+      const run = /&& node (\S+) wake --me claude/.exec(line);
+      expect(run, line).not.toBeNull();
+      expect(isAbsolute(run![1]!), line).toBe(true);
+      expect(existsSync(run![1]!)).toBe(true);
+      // and the line, pasted in another directory, starts the wake (the fake CLI stands in for claude)
+      // (outside tmux the wake says so and steps aside), then starts the agent's CLI
+      execFileSync('sh', ['-c', line], {
+        cwd: tmpdir(),
+        env: { ...process.env, ...p.env },
+        stdio: 'ignore',
+        timeout: 30_000,
+      });
+      const started = p.events().find((e) => e.event === 'start' && e.cli === 'claude') as
+        | { env?: Record<string, string> }
+        | undefined;
+      expect(started?.env?.AM_ROOT).toContain(near);
+    } finally {
+      rmSync(near, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('prints the commands to paste and exits 6 with --launcher commands; sessions are created and resumed by name', async () => {
     const p = await setUp('claude');

@@ -714,3 +714,42 @@ agents:
     expect(Object.keys(lockOf(dir).pipelines)).toEqual(['legacy', 'security-audit']);
   });
 });
+
+describe("aqm's --repo owner/name", () => {
+  it('search, pipeline versions and pull take a GitHub repository by name; a bad name or both flags is exit 2', async () => {
+    const env = userDirs();
+    const bare = await bareRegistry({ ...versions('review', ['1.0.0', '1.2.0']) });
+    // a stand-in GitHub: TROUPE_GITHUB_URL/<owner>/<name>.git
+    const github = mkdtempSync(join(tmpdir(), 'troupe-github-'));
+    mkdirSync(join(github, 'acme'));
+    await sh(tmpdir(), 'clone', '--quiet', '--bare', bare, join(github, 'acme', 'pipelines.git'));
+    const withGithub = { ...env, TROUPE_GITHUB_URL: `file://${github}/` };
+    const url = `file://${github}/acme/pipelines.git`;
+    const dir = project();
+
+    const found = await json<{ registry: string; pipelines: Array<{ name: string; latest: string }> }>(
+      dir,
+      ['search', '--repo', 'acme/pipelines'],
+      withGithub,
+    );
+    expect(found.registry).toBe(url);
+    expect(found.pipelines.map((p) => `${p.name}@${p.latest}`)).toEqual(['review@1.2.0']);
+    expect(
+      await json(dir, ['pipeline', 'versions', 'review', '--repo', 'acme/pipelines'], withGithub),
+    ).toMatchObject({ registry: url, versions: ['1.0.0', '1.2.0'] });
+    const pulled = await run(dir, ['pull', 'review@1.0.0', '--repo', 'acme/pipelines'], withGithub);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(lockOf(dir).pipelines.review).toMatchObject({ version: '1.0.0', registry: url });
+
+    for (const bad of ['../etc', 'acme/../x', 'acme', 'acme/pipes;rm -rf', '-x/y', 'acme/x.git']) {
+      const r = await run(dir, ['search', '--repo', bad], withGithub);
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr.trim().split('\n')[0]).toBe(
+        `troupe: --repo must be owner/name (a GitHub repository), not '${bad}'`,
+      );
+    }
+    const both = await run(dir, ['search', '--repo', 'acme/pipelines', '--registry', bare], withGithub);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^troupe: --repo and --registry name the same thing/);
+  });
+});

@@ -17,7 +17,7 @@ describe('troupe session exec (AMQ coop exec)', () => {
     const first = await p.run(['session', 'exec', 'claude', '--', '--model', 'opus']);
     expect(first.code, first.stderr).toBe(0);
     // outside tmux the wake says it cannot notify, and the CLI still starts
-    expect(first.stderr).toMatch(/not in tmux, so no notices/);
+    expect(first.stderr).toMatch(/not in tmux, cmux or a Ghostty terminal troupe opened, so no notices/);
     const starts = () => p.events().filter((e) => e.event === 'start');
     const started = starts()[0] as unknown as { cli: string; argv: string[]; env: Record<string, string> };
     expect(started.cli).toBe('claude');

@@ -69,6 +69,24 @@ describe('wake check, repair, recover-owner, retire', () => {
       '--root',
       launched.root,
     ]);
+    // the whole doctor in AMQ's schema 2: every lock carries wake check's own envelope
+    const doctor2 = await p.run(['amq', 'doctor', '--ops', '--json', '--json-schema=2']);
+    expect(doctor2.code, doctor2.stderr).toBe(0);
+    const d2 = JSON.parse(doctor2.stdout) as {
+      ops: { root: { path: string; source: string }; wake_locks: Array<Record<string, unknown>> };
+    };
+    expect(Object.keys(d2)).toEqual(['schema', 'checks', 'mailboxes', 'summary', 'ops']);
+    expect(Object.keys(d2.ops)).toEqual(['root', 'agents', 'operator_gate', 'wake_locks', 'hints']);
+    expect(d2.ops.root).toEqual({ path: join(p.dir, '.agent-mail'), source: 'amqrc' });
+    expect(d2.ops.wake_locks).toHaveLength(1);
+    expect(d2.ops.wake_locks[0]).toMatchObject({
+      agent: 'claude',
+      session: 'collab',
+      root: launched.root,
+      status: 'stale',
+      pane,
+    });
+    expect(d2.ops.wake_locks[0]!.wake_check).toEqual(dead);
     const text = await p.run(['wake', 'check', ...wakeArgs]);
     expect(text.stdout).toMatch(
       /: stale \(pid \d+, pane %\d+\)\nrestart_capability: agent_safe\nnext: .*wake repair --me claude --root /,

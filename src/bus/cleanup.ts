@@ -37,3 +37,37 @@ export function cleanupTmp(root: string, olderThanMs: number, dryRun = false): s
   if (!dryRun) for (const path of found) rmSync(path, { force: true });
   return found.sort();
 }
+
+/** AMQ's quarantined wake artifacts: `agents/<h>/.wake.<lock|target>.quarantined.<timestamp>`. */
+const QUARANTINED = /^\.wake\.(lock|target)\.quarantined\..+$/;
+
+/**
+ * Quarantined wake files older than `olderThanMs` (by mtime). troupe's wake quarantines nothing,
+ * but a root shared with AMQ may hold AMQ's; only files of exactly that name are touched.
+ * Returns the paths (removed unless `dryRun`).
+ */
+export function cleanupWakeQuarantine(root: string, olderThanMs: number, dryRun = false): string[] {
+  const cutoff = Date.now() - olderThanMs;
+  const found: string[] = [];
+  for (const handle of mailboxHandles(root)) {
+    const dir = join(root, 'agents', handle);
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (!QUARANTINED.test(name)) continue;
+      const path = join(dir, name);
+      try {
+        const stat = lstatSync(path);
+        if (stat.isFile() && stat.mtimeMs < cutoff) found.push(path);
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  if (!dryRun) for (const path of found) rmSync(path, { force: true });
+  return found.sort();
+}

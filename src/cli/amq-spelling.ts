@@ -32,12 +32,11 @@ const BUS_VERBS = new Set([
 ]);
 
 /** AMQ's verbs that are troupe's own top-level commands. */
-const TOP_VERBS = new Set(['launch', 'session', 'wake']);
+const TOP_VERBS = new Set(['launch', 'session', 'wake', 'upgrade']);
 
 /** AMQ's verbs troupe does not have, and what to use instead. */
 const ABSENT: Record<string, string> = {
-  coop: '`troupe bus setup` makes the project (there is no coop init); `amq coop exec` is `troupe session exec`',
-  upgrade: 'upgrade troupe with npm (`npm install -g troupe@latest`)',
+  coop: '`amq coop init` is `troupe bus coop init`, `amq coop exec` is `troupe session exec`',
 };
 
 export type AmqSpelling =
@@ -59,6 +58,8 @@ export function amqSpelling(args: string[]): AmqSpelling {
   if (TOP_VERBS.has(verb)) return { kind: 'run', argv: [verb, ...rest] };
   if (verb === 'coop' && rest[0] === 'exec')
     return { kind: 'run', argv: ['session', 'exec', ...rest.slice(1)] };
+  if (verb === 'coop' && rest[0] === 'init')
+    return { kind: 'run', argv: ['bus', 'coop', 'init', ...rest.slice(1)] };
   const instead = ABSENT[verb];
   if (instead) return { kind: 'refused', message: `amq ${verb} is not in troupe: ${instead}` };
   return { kind: 'refused', message: `'${verb}' is not an AMQ command troupe knows (troupe amq --help)` };
@@ -78,8 +79,9 @@ const HELP = `Usage: troupe amq <amq command> [flags]
 Runs AMQ's documented commands as AMQ spells them, on troupe's bus (the same files):
   amq ${[...BUS_VERBS].join('|')} …  →  troupe bus <verb> …
   amq ${[...TOP_VERBS].join('|')} …  →  troupe <verb> …
+  amq coop init [--agents L] [--root R] [--force]  →  troupe bus coop init …
   amq coop exec [--session S] <agent> [-- args]  →  troupe session exec …
   amq --version  →  troupe --version
-Not in troupe: coop init, upgrade (exit 2). Every flag, output and exit code is the
+Every flag, output and exit code is the
 troupe command's; where they differ from AMQ's, docs/parity.md says how.
 `;

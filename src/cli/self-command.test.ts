@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../package-root.js';
-import { troupeCommand } from './self-command.js';
+import { troupeCommand, troupeCommandAnywhere } from './self-command.js';
 
 describe('troupeCommand: what to tell the user to run next', () => {
   const bin = join(packageRoot(), 'bin', 'troupe.js');
@@ -35,5 +35,11 @@ describe('troupeCommand: what to tell the user to run next', () => {
     const far = join(dirs().root, ...Array.from({ length: 24 }, (_, i) => `d${i}`));
     mkdirSync(far, { recursive: true });
     expect(troupeCommand({ env: {}, cwd: far })).toBe(`node ${bin}`);
+  });
+
+  it('for lines run elsewhere (launch): never relative, even where the relative path is shorter', () => {
+    expect(troupeCommand({ env: {}, cwd: packageRoot() })).toBe('node bin/troupe.js');
+    expect(troupeCommandAnywhere({})).toBe(`node ${bin}`);
+    expect(troupeCommandAnywhere({ PATH: '', npm_command: 'exec' })).toBe('npx troupe');
   });
 });

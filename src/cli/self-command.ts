@@ -19,6 +19,17 @@ export function troupeCommand(at: Invocation = { env: process.env, cwd: process.
   return `node ${shellWord(shorter(relative(at.cwd, bin), bin))}`;
 }
 
+/**
+ * The same, for lines that run somewhere else than here (`launch`'s commands to paste, which
+ * `cd` into the project first, and the agents' standing instruction): never a relative path.
+ */
+export function troupeCommandAnywhere(env: NodeJS.ProcessEnv = process.env): string {
+  const bin = join(packageRoot(), 'bin', 'troupe.js');
+  if (onPath(bin, env.PATH ?? '')) return 'troupe';
+  if (env.npm_command === 'exec') return 'npx troupe';
+  return `node ${shellWord(bin)}`;
+}
+
 function onPath(bin: string, path: string): boolean {
   const self = realpathSync(bin);
   for (const dir of path.split(delimiter)) {

@@ -19,6 +19,13 @@ import { execFileSync } from 'node:child_process';
  *            `new surface configuration` (initial working directory), `new window with
  *            configuration` for the first agent, `split <terminal> direction right|down` for the
  *            others, then `input text` of the line and a return, and prints the terminal's id.
+ *            The line is prefixed with `export TROUPE_GHOSTTY_TERMINAL=<id>`: Ghostty exports no
+ *            terminal id of its own, and the wake started in it needs one to type notices to.
+ *
+ * Wake notices (notice-sink.ts) reach an agent the same way:
+ *   cmux     `cmux send --surface <CMUX_SURFACE_ID> <text>`, then `cmux send-key --surface <id> Enter`
+ *            (cmux sets CMUX_SURFACE_ID in every terminal it opens)
+ *   ghostty  `osascript -e <GHOSTTY_INPUT> <terminal id> <text>`: `input text` and a return
  */
 export type EmulatorName = 'cmux' | 'ghostty';
 
@@ -55,10 +62,33 @@ const GHOSTTY_SCRIPT = `on run argv
     else
       set term to split (first terminal whose id is besideId) direction right
     end if
-    input text (theLine & return) to term
+    input text ("export TROUPE_GHOSTTY_TERMINAL='" & (id of term) & "' && " & theLine & return) to term
     return id of term
   end tell
 end run`;
+
+const GHOSTTY_INPUT = `on run argv
+  set theId to item 1 of argv
+  set theText to item 2 of argv
+  tell application "Ghostty"
+    input text (theText & return) to (first terminal whose id is theId)
+  end tell
+end run`;
+
+/**
+ * Types one notice line into the agent's cmux surface. cmux's `send` reads backslash escapes
+ * (`\n` is Enter), so the text goes without any: a mail subject could otherwise submit a line
+ * of its own to the agent.
+ */
+export function cmuxType(surface: string, text: string, env: NodeJS.ProcessEnv = process.env): void {
+  run('cmux', ['send', '--surface', surface, text.replaceAll('\\', '/')], env);
+  run('cmux', ['send-key', '--surface', surface, 'Enter'], env);
+}
+
+/** Types one notice line, and a return, into the agent's Ghostty terminal (`input text` is literal). */
+export function ghosttyType(terminal: string, text: string, env: NodeJS.ProcessEnv = process.env): void {
+  run('osascript', ['-e', GHOSTTY_INPUT, terminal, text], env);
+}
 
 function run(bin: string, args: string[], env: NodeJS.ProcessEnv): string {
   return execFileSync(bin, args, { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] }).trim();

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from '../bus/durable.js';
 import { ActionRequiredError } from '../bus/errors.js';
@@ -190,6 +190,27 @@ export function applyLaunch(
     writeJournal(plan.root, journal);
   }
   return result;
+}
+
+/**
+ * `cleanup --launch-journal`: the session's recovery journal, removed unless `dryRun`, so the next
+ * apply starts afresh (the operator has checked what a `launching` agent left). The prepared plan
+ * stays. Returns the journal's path and what it recorded, or undefined when there is none.
+ */
+export function clearLaunchJournal(
+  root: string,
+  dryRun = false,
+): { path: string; agents: Record<string, string> } | undefined {
+  const file = journalPath(root);
+  if (!existsSync(file)) return undefined;
+  let agents: Record<string, string> = {};
+  try {
+    agents = readJournal(file)?.agents ?? {};
+  } catch {
+    // a torn journal is still cleared: that is what this is for
+  }
+  if (!dryRun) rmSync(file, { force: true });
+  return { path: file, agents };
 }
 
 function readPrepared(file: string): PreparedLaunch {

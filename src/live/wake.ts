@@ -11,6 +11,7 @@ import {
 } from '../bus/wake-lock.js';
 import { watchChanges } from '../bus/watch.js';
 import { DEFAULT_DOORBELL, type DoorbellConfig, noticeText, ring, startDoorbell } from './doorbell.js';
+import { type NoticeSink, tmuxSink } from './notice-sink.js';
 import type { Tmux } from './tmux.js';
 
 export interface WakeOptions {
@@ -19,6 +20,8 @@ export interface WakeOptions {
   /** The tmux pane the agent runs in; without one, notices only go to this process's output. */
   pane?: string;
   tmux: Tmux;
+  /** Without a pane: the cmux surface or Ghostty terminal to type notices to (notice-sink.ts). */
+  sink?: NoticeSink;
   /** How the agent runs troupe (`troupe`, `npx troupe`, …), for the command in the notice. */
   troupe: string;
   doorbell?: Partial<DoorbellConfig>;
@@ -60,7 +63,7 @@ export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; own
   if (!taken.acquired) return { end: 'already_running', owner: taken.owner };
   const config = { ...DEFAULT_DOORBELL, ...options.doorbell };
   const readCommand = `${options.troupe} bus drain --me ${me} --include-body`;
-  const serverPid = pane ? tmux.serverPid() : undefined;
+  const sink = pane ? tmuxSink(tmux, pane) : options.sink;
   let end: WakeEnd = 'stopped';
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve) => {
@@ -85,9 +88,9 @@ export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; own
     if (items.length === 0) return;
     const text = noticeText(me, items, readCommand);
     options.log(text);
-    if (!pane) return;
+    if (!sink) return;
     try {
-      tmux.type(pane, text);
+      sink.type(text);
     } catch {
       stop('pane_gone');
     }
@@ -99,12 +102,12 @@ export async function runWake(options: WakeOptions): Promise<{ end: WakeEnd; own
   state = startDoorbell(previousDied ? [] : unreadNames(box.inboxNew));
   armed = true;
   options.log(
-    `wake for ${me}: watching ${box.inboxNew} (${changes.mode})${pane ? `, notices to tmux pane ${pane}` : ''}`,
+    `wake for ${me}: watching ${box.inboxNew} (${changes.mode})${sink ? `, notices to ${sink.describe}` : ''}`,
   );
   // the doorbell's retries, and the pane's health, need a clock as well as fs events
   const tick = setInterval(() => {
     look();
-    if (pane && !tmux.paneAlive(pane, serverPid)) stop('pane_gone');
+    if (sink && !sink.alive()) stop('pane_gone');
   }, 1000);
   const onAbort = () => stop('stopped');
   options.signal.addEventListener('abort', onAbort);

@@ -23,6 +23,21 @@ export type RegistryLocation =
  */
 export const DEFAULT_REGISTRY = 'https://github.com/aqm-framework/registry.git';
 
+/** GitHub's rules for an owner, and a repository name git can take (no `..`, no leading dot). */
+const GITHUB_REPO = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9_-][A-Za-z0-9._-]{0,99})$/;
+
+/**
+ * aqm's `--repo owner/name`: a registry on GitHub, as the git URL troupe clones (with the user's
+ * git credentials). `TROUPE_GITHUB_URL` replaces `https://github.com` (GitHub Enterprise, a mirror).
+ */
+export function githubRepoUrl(repo: string): string {
+  const m = GITHUB_REPO.exec(repo.trim());
+  if (!m || m[2]!.endsWith('.git') || m[2]!.includes('..'))
+    throw new UsageError(`--repo must be owner/name (a GitHub repository), not '${repo}'`);
+  const base = (process.env.TROUPE_GITHUB_URL || 'https://github.com').replace(/\/+$/, '');
+  return `${base}/${m[1]}/${m[2]}.git`;
+}
+
 /** `scheme://…` or scp-like `user@host:path`. */
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\/|^[\w.-]+@[\w.-]+:/i;
 

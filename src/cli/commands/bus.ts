@@ -12,6 +12,7 @@ const setup = () => import('../handlers/bus/setup.js');
 const swarm = () => import('../handlers/bus/swarm.js');
 const integration = () => import('../handlers/bus/integration.js');
 const shell = () => import('../handlers/bus/shell.js');
+const coop = () => import('../handlers/bus/coop.js');
 
 /**
  * Each verb's handler (handlers/bus/), loaded when the verb runs, so `troupe --version` does not
@@ -39,6 +40,7 @@ export const BUS_HANDLERS = {
   doctor: async () => (await operations()).doctor,
   setup: async () => (await setup()).setup,
   cleanup: async () => (await operations()).cleanup,
+  coopInit: async () => (await coop()).coopInit,
   swarmList: async () => (await swarm()).swarmList,
   swarmTasks: async () => (await swarm()).swarmTasks,
   swarmJoin: async () => (await swarm()).swarmJoin,
@@ -198,6 +200,18 @@ export function registerBus(program: Command): void {
     .option('--yes', 'do not ask')
     .action(run('dlqPurge'));
 
+  const coopGroup = bus
+    .command('coop')
+    .description("AMQ's co-op bootstrap (`troupe session exec` is coop exec)");
+  coopGroup
+    .command('init')
+    .description('mailboxes and an .amqrc at the Git top, kept out of git (AMQ coop init)')
+    .option('--root <dir>', 'the root, relative to the Git top (default .agent-mail)')
+    .option('--json', 'print JSON: {root, agents, amqrc_written, config_written, gitignore_updated}')
+    .option('--agents <list>', 'comma-separated agent handles', 'claude,codex')
+    .option('--force', 'overwrite an existing .amqrc and meta/config.json')
+    .action(run('coopInit'));
+
   const presence = bus.command('presence').description("who is around: an agent's status");
   me(verb('set', 'set your status', presence))
     .requiredOption('--status <status>', 'free text, e.g. busy, reviewing')
@@ -293,8 +307,10 @@ export function registerBus(program: Command): void {
       action(async () => (await shell()).trace(id, flags, processIo()))(),
     );
 
-  verb('cleanup', 'remove leftover temp files')
-    .requiredOption('--tmp-older-than <duration>', 'only files older than this (e.g. 1h)')
+  verb('cleanup', "remove leftover temp files, AMQ's quarantined wake files, a session's launch journal")
+    .option('--tmp-older-than <duration>', 'temp files older than this (e.g. 1h)')
+    .option('--wake-quarantine-older-than <duration>', 'quarantined wake files older than this (e.g. 24h)')
+    .option('--launch-journal', 'the launch recovery journal of the session (--root <session root>)')
     .option('--dry-run', 'only list them')
     .option('--yes', 'do not ask')
     .action(run('cleanup'));

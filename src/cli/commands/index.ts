@@ -26,6 +26,7 @@ import { registerSchema } from './schema.js';
 import { registerServe } from './serve.js';
 import { registerStatus } from './status.js';
 import { registerTest } from './test.js';
+import { registerUpgrade } from './upgrade.js';
 import { registerUsage } from './usage.js';
 import { registerValidate } from './validate.js';
 import { registerWatch } from './watch.js';
@@ -67,6 +68,7 @@ export const COMMANDS: Array<[names: string[], register: (program: Command) => v
   [['queue'], registerQueue],
   [['db'], registerDb],
   [['watch'], registerWatch],
+  [['upgrade'], registerUpgrade],
 ];
 
 /**

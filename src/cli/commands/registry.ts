@@ -8,6 +8,8 @@ const OFFLINE_FLAG = [
   "the registry as last fetched on this machine, without the network (aqm's --offline)",
 ] as const;
 
+const REPO_FLAG = ['--repo <owner/name>', "aqm's form: the registry is this GitHub repository"] as const;
+
 const REGISTRY_FLAG = [
   '--registry <git url|path>',
   "the registry (default: `registry:` in .troupe/config.yaml or ~/.config/troupe/config.yaml, else aqm's community registry)",
@@ -20,6 +22,7 @@ export function registerRegistry(program: Command): void {
     .description('find pipelines in the registry by name, description or tag')
     .argument('[query]', 'words that must all occur (default: list everything)')
     .option(...REGISTRY_FLAG)
+    .option(...REPO_FLAG)
     .option(...OFFLINE_FLAG)
     .option('--json', 'print JSON: {registry, pipelines: [{name, description, tags, latest, versions}]}')
     .action(
@@ -35,6 +38,7 @@ export function registerRegistry(program: Command): void {
     )
     .argument('[name]', 'NAME, NAME@1.2.3, NAME@^1.2 or NAME@~1.2.3 (default: the latest)')
     .option(...REGISTRY_FLAG)
+    .option(...REPO_FLAG)
     .option(...OFFLINE_FLAG)
     .option('--force', 'overwrite an installed pipeline that has local changes')
     .option('--json', 'print JSON: [{name, version, registry, hash, status}]')
@@ -54,6 +58,7 @@ export function registerRegistry(program: Command): void {
     .option('--description <text>', 'one line for search (default: the previous version’s)')
     .option('--tags <list>', 'comma-separated tags for search (default: the previous version’s)')
     .option(...REGISTRY_FLAG)
+    .option(...REPO_FLAG)
     .option('--json', 'print JSON: {name, pipeline, version, registry, hash, commit, branch?, url?}')
     .action(
       action(async (name: string | undefined, flags: PublishFlags) => {
@@ -83,6 +88,7 @@ export function registerPipelineVersions(pipeline: Command): void {
     .description("a registry pipeline's versions, oldest first (by semver)")
     .argument('<name>', 'pipeline name in the registry')
     .option(...REGISTRY_FLAG)
+    .option(...REPO_FLAG)
     .option(...OFFLINE_FLAG)
     .option('--json', 'print JSON: {name, registry, versions, latest}')
     .action(

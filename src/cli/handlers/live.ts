@@ -1,19 +1,23 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
 import { parseDuration } from '../../bus/duration.js';
 import { parseHandle } from '../../bus/handle.js';
 import { resolveRoot } from '../../bus/root.js';
 import { NotFoundError, UsageError } from '../../core/errors.js';
+import { printableLines } from '../../core/printable.js';
 import { type Launcher, type LaunchResult, launch, projectSession, shellQuote } from '../../live/launch.js';
 import { applyLaunch, type PreparedLaunch, planLaunch, prepareLaunch } from '../../live/launch-plan.js';
+import { isLaunchTrusted, trustLaunch } from '../../live/launch-trust.js';
 import { isTroupeLauncher, LAUNCHERS } from '../../live/launcher-preference.js';
+import { emulatorSink } from '../../live/notice-sink.js';
 import { createSession, listSessions } from '../../live/session-record.js';
 import { spawnWake } from '../../live/spawn-wake.js';
 import { Tmux } from '../../live/tmux.js';
 import { runWake } from '../../live/wake.js';
 import { type CommandIo, writeJson } from '../command-io.js';
 import { Exit } from '../exit-codes.js';
-import { troupeCommand } from '../self-command.js';
+import { troupeCommandAnywhere } from '../self-command.js';
 
 /** The flags of `launch`, `session` and `wake` (commander camel-cases them). */
 export interface LiveFlags {
@@ -38,12 +42,16 @@ export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<nu
     throw new UsageError(`--launcher must be auto, ${LAUNCHERS.join(' or ')}, not '${launcher}'`);
   if (flags.plan || flags.prepare || flags.apply !== undefined)
     return launchPlanCommand(flags, launcher as Launcher, io);
+  if (!flags.json && process.stdin.isTTY && process.stderr.isTTY) {
+    const trusted = await confirmLaunchPlan(flags, launcher as Launcher, io);
+    if (!trusted) return Exit.actionRequired;
+  }
   const result = launch({
     cwd: io.cwd,
     ...(flags.session ? { session: flags.session } : {}),
     launcher: launcher as Launcher,
     tmux: new Tmux(),
-    troupe: troupeCommand(),
+    troupe: troupeCommandAnywhere(),
     env: process.env,
     startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
   });
@@ -51,6 +59,38 @@ export async function launchCommand(flags: LiveFlags, io: CommandIo): Promise<nu
   else io.out(describeLaunch(result));
   // the printed commands are the operator's to run (AMQ: exit 6)
   return result.launcher === 'commands' ? Exit.actionRequired : Exit.ok;
+}
+
+/**
+ * AMQ's launch trust, for a person at a terminal: a plan (roster, commands, session, launcher)
+ * not confirmed before is shown with its digest, and launches only on yes; the answer is kept
+ * outside the worktree (launch-trust.ts). Scripts and `--json` are not asked: they review a plan
+ * with `--prepare` and launch it with `--apply`, whose digest check refuses a changed one (exit 6).
+ */
+async function confirmLaunchPlan(flags: LiveFlags, launcher: Launcher, io: CommandIo): Promise<boolean> {
+  const planned = planLaunch({
+    cwd: io.cwd,
+    ...(flags.session ? { session: flags.session } : {}),
+    launcher,
+    tmux: new Tmux(),
+  });
+  const dir = planned.plan.project_dir;
+  if (isLaunchTrusted(dir, planned.digest)) return true;
+  // the roster's commands are committed text: shown without the escapes that would drive the terminal
+  io.err(printableLines(describePlan(planned)));
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  let answer: string;
+  try {
+    answer = await rl.question(`launch this plan (${planned.digest}) and trust it for ${dir}? [y/N] `);
+  } finally {
+    rl.close();
+  }
+  if (!/^y(es)?$/i.test(answer.trim())) {
+    io.err('troupe: launch plan not trusted: nothing launched\n');
+    return false;
+  }
+  trustLaunch(dir, planned.digest);
+  return true;
 }
 
 /** `launch --plan | --prepare | --apply [file]`: AMQ's prepared launch, with its digest and journal. */
@@ -72,7 +112,7 @@ function launchPlanCommand(flags: LiveFlags, launcher: Launcher, io: CommandIo):
   const result = applyLaunch(typeof flags.apply === 'string' ? flags.apply : undefined, {
     cwd: io.cwd,
     tmux,
-    troupe: troupeCommand(),
+    troupe: troupeCommandAnywhere(),
     env: process.env,
     startWake: ({ root, me, pane }) => spawnWake({ root, me, pane, replace: true }),
   });
@@ -152,9 +192,13 @@ export async function wakeCommand(flags: LiveFlags, io: CommandIo): Promise<numb
   const root = flags.root ? resolve(flags.root) : resolveRoot().root;
   const pane = flags.pane ?? process.env.TMUX_PANE;
   const firstRetryMs = parseDuration(flags.retry ?? '5s', '--retry');
+  // outside tmux, a cmux surface or Ghostty terminal that troupe launched the agent in
+  const sink = pane ? undefined : emulatorSink(process.env);
   if (flags.detach) {
-    if (!pane) {
-      io.err('troupe: wake: not in tmux, so no notices; check mail with `troupe bus list`\n');
+    if (!pane && !sink) {
+      io.err(
+        'troupe: wake: not in tmux, cmux or a Ghostty terminal troupe opened, so no notices; check mail with `troupe bus list`\n',
+      );
       return Exit.ok;
     }
     const extra = [...(flags.retry ? ['--retry', flags.retry] : []), ...(flags.poll ? ['--poll'] : [])];
@@ -169,8 +213,9 @@ export async function wakeCommand(flags: LiveFlags, io: CommandIo): Promise<numb
     root,
     me,
     ...(pane ? { pane } : {}),
+    ...(sink ? { sink } : {}),
     tmux: new Tmux(),
-    troupe: troupeCommand(),
+    troupe: troupeCommandAnywhere(),
     doorbell: { firstRetryMs },
     ...(flags.poll ? { poll: true } : {}),
     ...(flags.replace ? { replace: true } : {}),

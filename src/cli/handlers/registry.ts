@@ -7,7 +7,12 @@ import { findProjectRoot } from '../../pipeline/discover.js';
 import { matches, readCatalog, versionFolders } from '../../registry/catalog.js';
 import { openRegistry } from '../../registry/checkout.js';
 import { initRegistry } from '../../registry/init.js';
-import { chooseRegistry, locationText, type RegistryLocation } from '../../registry/location.js';
+import {
+  chooseRegistry,
+  githubRepoUrl,
+  locationText,
+  type RegistryLocation,
+} from '../../registry/location.js';
 import { publishPipeline } from '../../registry/publish.js';
 import { pullLocked, pullNamed } from '../../registry/pull.js';
 import { assertPipelineName, parsePipelineRef, resolveVersion } from '../../registry/reference.js';
@@ -17,7 +22,17 @@ import { type CommandIo, writeJson } from '../command-io.js';
 
 export interface RegistryFlags {
   registry?: string;
+  /** aqm's form: a GitHub repository, owner/name. */
+  repo?: string;
   json?: boolean;
+}
+
+/** `--registry`, or aqm's `--repo owner/name` (not both). */
+function registryFlag(flags: RegistryFlags): string | undefined {
+  if (flags.repo === undefined) return flags.registry;
+  if (flags.registry !== undefined)
+    throw new UsageError('--repo and --registry name the same thing: give one');
+  return githubRepoUrl(flags.repo);
 }
 
 /** The reading commands also take aqm's `--offline`: the registry as last fetched here. */
@@ -40,7 +55,7 @@ export async function searchRegistry(
   flags: ReadFlags,
   io: CommandIo,
 ): Promise<number> {
-  const { location } = registryContext(flags.registry, io.cwd);
+  const { location } = registryContext(registryFlag(flags), io.cwd);
   const registry = await openRegistry(location, { offline: flags.offline === true });
   const skipped = (s: { what: string; reason: string }) =>
     io.err(`troupe: skipped ${printable(s.what)}: ${printable(s.reason)}\n`);
@@ -69,7 +84,7 @@ export async function pullFromRegistry(
   flags: ReadFlags & { force?: boolean },
   io: CommandIo,
 ): Promise<number> {
-  const context = registryContext(flags.registry, io.cwd);
+  const context = registryContext(registryFlag(flags), io.cwd);
   const options = {
     root: context.root,
     config: context.config,
@@ -79,9 +94,9 @@ export async function pullFromRegistry(
   };
   let results: Awaited<ReturnType<typeof pullLocked>>;
   if (name === undefined) {
-    if (flags.registry !== undefined) {
+    if (flags.registry !== undefined || flags.repo !== undefined) {
       throw new UsageError(
-        '--registry goes with a NAME: pipelines.lock says where each locked pipeline is from',
+        '--registry (or --repo) goes with a NAME: pipelines.lock says where each locked pipeline is from',
       );
     }
     results = await pullLocked(options);
@@ -117,7 +132,7 @@ export async function publishToRegistry(
   if (flags.bump !== undefined && !['patch', 'minor', 'major'].includes(flags.bump)) {
     throw new UsageError(`--bump ${flags.bump}: expected patch, minor or major`);
   }
-  const context = registryContext(flags.registry, io.cwd);
+  const context = registryContext(registryFlag(flags), io.cwd);
   const result = await publishPipeline({
     root: context.root,
     config: context.config,
@@ -145,7 +160,7 @@ export async function publishToRegistry(
 /** `troupe pipeline versions <name>`: a registry pipeline's versions, oldest first. */
 export async function pipelineVersions(name: string, flags: ReadFlags, io: CommandIo): Promise<number> {
   assertPipelineName(name);
-  const { location } = registryContext(flags.registry, io.cwd);
+  const { location } = registryContext(registryFlag(flags), io.cwd);
   const registry = await openRegistry(location, { offline: flags.offline === true });
   const versions = versionFolders(registry.dir, name).map((v) => v.version);
   const latest = resolveVersion(name, versions, null);

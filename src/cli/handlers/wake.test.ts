@@ -76,16 +76,30 @@ describe('wake check and the lock operations without tmux', () => {
     expect(JSON.parse(v2.stdout())).toMatchObject({
       schema: 2,
       ops: {
-        wake_locks: [{ agent: 'codex', wake: { status: 'stale' }, action: { kind: 'fix_wake_locks' } }],
+        root: { path: root, source: 'flag' },
+        wake_locks: [
+          {
+            agent: 'codex',
+            status: 'stale',
+            lock: wakeLockPath(mailbox(root, 'codex')),
+            wake_check: { schema: 2, wake: { status: 'stale' }, action: { kind: 'fix_wake_locks' } },
+          },
+        ],
       },
     });
+    expect(JSON.parse(v2.stdout()).ops).not.toHaveProperty('wakes');
     await expect(doctor({ root, ops: true, jsonSchema: '2' }, capturedIo(root))).rejects.toThrow(
       '--json-schema requires --json',
     );
 
     const fixed = capturedIo(root);
-    expect(await doctor({ root, ops: true, fixWakeLocks: true, json: true }, fixed)).toBe(Exit.ok);
-    expect(JSON.parse(fixed.stdout()).ops.fixed_wake_locks).toEqual(['codex']);
+    expect(await doctor({ root, ops: true, fixWakeLocks: true, json: true, jsonSchema: '2' }, fixed)).toBe(
+      Exit.ok,
+    );
+    // schema 2: the removed lock is a row of its own, and wake check now finds none
+    expect(JSON.parse(fixed.stdout()).ops.wake_locks).toMatchObject([
+      { agent: 'codex', status: 'stale', removed: true, wake_check: { wake: { status: 'missing' } } },
+    ]);
     expect(existsSync(wakeLockPath(mailbox(root, 'codex')))).toBe(false);
 
     const again = rootWithLock({ pid: deadPid(), host: hostname() });

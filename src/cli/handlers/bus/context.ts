@@ -53,6 +53,8 @@ export interface BusFlags {
   fixWakeLocks?: boolean;
   jsonSchema?: string;
   tmpOlderThan?: string;
+  wakeQuarantineOlderThan?: string;
+  launchJournal?: boolean;
   preview?: boolean;
   apply?: string;
   defaultSession?: string;

@@ -102,7 +102,12 @@ export async function reply(flags: BusFlags, io: CommandIo): Promise<number> {
   const opened = openFromFlags(flags, io);
   const stage = waitStage(flags, 1);
   const fields = messageFields(flags);
-  const result = opened.bus.reply(me(flags), flags.id!, fields);
+  const from = me(flags);
+  const result = opened.bus.reply(from, flags.id!, fields);
+  // a reply routed to a session or a peer project (reply_to, reply_project) went where it should
+  const unchosen =
+    result.root === opened.resolved.baseRoot ? unchosenSession(opened, from, result.to) : undefined;
+  if (unchosen) warn(io, unchosen);
   return finishSend(flags, io, opened, result, stage);
 }
 

@@ -2,12 +2,15 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { openBus } from '../../../bus/bus.js';
-import { cleanupTmp } from '../../../bus/cleanup.js';
+import { cleanupTmp, cleanupWakeQuarantine } from '../../../bus/cleanup.js';
 import { isTruncated } from '../../../bus/dlq.js';
 import { type DoctorReport, doctor as runDoctor } from '../../../bus/doctor.js';
 import { parseDuration } from '../../../bus/duration.js';
+import { mailbox } from '../../../bus/layout.js';
 import { DEFAULT_DIR, gitTop, type ResolvedRoot, resolveRoot } from '../../../bus/root.js';
+import { wakeLockPath } from '../../../bus/wake-lock.js';
 import { UsageError } from '../../../core/errors.js';
+import { clearLaunchJournal } from '../../../live/launch-plan.js';
 import { checkWake } from '../../../live/wake-ops.js';
 import type { CommandIo } from '../../command-io.js';
 import { Exit } from '../../exit-codes.js';
@@ -36,14 +39,15 @@ export async function init(flags: BusFlags, io: CommandIo): Promise<number> {
   return Exit.ok;
 }
 
-/** A relative root lives in the worktree: keep it (and .amqrc) out of commits. */
-function ignoreInGit(top: string, rootRel: string): void {
+/** A relative root lives in the worktree: keep it (and .amqrc) out of commits. True when it added a line. */
+export function ignoreInGit(top: string, rootRel: string): boolean {
   const file = join(top, '.gitignore');
   const have = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const lines = new Set(have.split('\n').map((l) => l.trim()));
   const add = [`${rootRel}/`, '.amqrc'].filter((l) => !lines.has(l));
-  if (add.length === 0) return;
+  if (add.length === 0) return false;
   appendFileSync(file, `${have && !have.endsWith('\n') ? '\n' : ''}${add.join('\n')}\n`);
+  return true;
 }
 
 export async function receiptsList(flags: BusFlags, io: CommandIo): Promise<number> {
@@ -213,34 +217,112 @@ export async function doctor(flags: BusFlags, io: CommandIo): Promise<number> {
 }
 
 /**
- * `--json-schema 2`: the same report with, for every wake lock, `wake check`'s closed
- * action/actor/reason contract (AMQ: doctor --ops reports the same fields for every lock).
+ * `--json-schema 2`: AMQ's closed doctor contract. checks, mailboxes and summary as schema 1;
+ * `ops` is {root: {path, source}, agents, operator_gate, wake_locks, hints}, and every wake lock
+ * (and every lock `--fix-wake-locks` removed, `removed: true`) carries `wake_check`: the very
+ * schema-2 envelope `wake check --json-schema 2` prints for that agent (checkV2). Schema 1's
+ * `wakes` tally and `fixed_wake_locks` list are in the rows.
  */
 function doctorV2(report: DoctorReport, resolved: ResolvedRoot) {
+  const { checks, mailboxes, summary } = report;
+  if (!report.ops) return { schema: 2, checks, mailboxes, summary };
   const self = selfArgv();
-  const wakeLocks = (report.ops?.agents ?? [])
+  const rootOf = (session?: string) => (session ? join(resolved.baseRoot, session) : resolved.root);
+  const row = (handle: string, session: string | undefined, lock: Record<string, unknown>) => {
+    const root = rootOf(session);
+    return {
+      agent: handle,
+      ...(session ? { session } : {}),
+      root,
+      lock: wakeLockPath(mailbox(root, handle)),
+      ...lock,
+      wake_check: checkV2(checkWake({ root, me: handle, self, env: process.env })),
+    };
+  };
+  const held = report.ops.agents
     .filter((a) => a.wake)
-    .map((a) => {
-      const root = a.session ? join(resolved.baseRoot, a.session) : resolved.root;
-      return {
-        ...(a.session ? { session: a.session } : {}),
-        ...checkV2(checkWake({ root, me: a.handle, self, env: process.env })),
-      };
-    });
-  return { schema: 2, ...report, ...(report.ops ? { ops: { ...report.ops, wake_locks: wakeLocks } } : {}) };
+    .map((a) =>
+      row(a.handle, a.session, {
+        status: a.wake!.state,
+        pid: a.wake!.pid,
+        started: a.wake!.started,
+        ...(a.wake!.pane ? { pane: a.wake!.pane } : {}),
+      }),
+    );
+  const removed = (report.ops.fixed_wake_locks ?? []).map((who) => {
+    const [session, handle] = who.includes('/') ? who.split('/', 2) : [undefined, who];
+    return row(handle!, session, { status: 'stale', removed: true });
+  });
+  const { agents, operator_gate, hints } = report.ops;
+  return {
+    schema: 2,
+    checks,
+    mailboxes,
+    summary,
+    ops: {
+      root: { path: resolved.root, source: resolved.source },
+      agents,
+      operator_gate,
+      wake_locks: [...held, ...removed],
+      hints,
+    },
+  };
 }
 
 export async function cleanup(flags: BusFlags, io: CommandIo): Promise<number> {
-  const { bus } = openFromFlags(flags, io);
-  const olderThanMs = parseDuration(flags.tmpOlderThan!, '--tmp-older-than');
-  const found = cleanupTmp(bus.root, olderThanMs, true);
-  const go =
-    found.length > 0 && !flags.dryRun && (await confirm(`remove ${found.length} temp file(s)?`, flags));
-  if (go) cleanupTmp(bus.root, olderThanMs, false);
-  if (flags.json) printJson(io, { files: found, removed: go, dry_run: flags.dryRun === true });
-  else
-    io.out(
-      `${go ? 'removed' : 'found'} ${found.length} temp file(s)\n${found.join('\n')}${found.length ? '\n' : ''}`,
+  if (!flags.tmpOlderThan && !flags.wakeQuarantineOlderThan && !flags.launchJournal)
+    throw new UsageError(
+      'nothing to clean: pass --tmp-older-than, --wake-quarantine-older-than or --launch-journal',
     );
+  const opened = openFromFlags(flags, io);
+  const root = opened.bus.root;
+  if (flags.launchJournal && root === opened.resolved.baseRoot)
+    throw new UsageError(`--launch-journal clears a session's journal: ${root} is a base root`, {
+      hint: 'pass --root <base root>/<session>',
+    });
+  const tmpMs = flags.tmpOlderThan ? parseDuration(flags.tmpOlderThan, '--tmp-older-than') : undefined;
+  const quarantineMs = flags.wakeQuarantineOlderThan
+    ? parseDuration(flags.wakeQuarantineOlderThan, '--wake-quarantine-older-than')
+    : undefined;
+  const find = (dryRun: boolean) => ({
+    tmp: tmpMs === undefined ? [] : cleanupTmp(root, tmpMs, dryRun),
+    wake_quarantine: quarantineMs === undefined ? [] : cleanupWakeQuarantine(root, quarantineMs, dryRun),
+    launch_journal: flags.launchJournal ? clearLaunchJournal(root, dryRun) : undefined,
+  });
+  const found = find(true);
+  const files = [
+    ...found.tmp,
+    ...found.wake_quarantine,
+    ...(found.launch_journal ? [found.launch_journal.path] : []),
+  ];
+  const go = files.length > 0 && !flags.dryRun && (await confirm(`remove ${files.length} file(s)?`, flags));
+  if (go) find(false);
+  if (flags.json) printJson(io, { files, ...found, removed: go, dry_run: flags.dryRun === true });
+  else {
+    const lines = [
+      ...(tmpMs !== undefined
+        ? [`${go ? 'removed' : 'found'} ${found.tmp.length} temp file(s)`, ...found.tmp]
+        : []),
+      ...(quarantineMs !== undefined
+        ? [
+            `${go ? 'removed' : 'found'} ${found.wake_quarantine.length} quarantined wake file(s)`,
+            ...found.wake_quarantine,
+          ]
+        : []),
+      ...(flags.launchJournal
+        ? [
+            found.launch_journal
+              ? `${go ? 'removed' : 'found'} the launch journal ${found.launch_journal.path} (${journalLine(found.launch_journal.agents)})`
+              : `no launch journal in ${root}`,
+          ]
+        : []),
+    ];
+    io.out(`${lines.join('\n')}\n`);
+  }
   return Exit.ok;
+}
+
+function journalLine(agents: Record<string, string>): string {
+  const entries = Object.entries(agents);
+  return entries.length ? entries.map(([h, state]) => `${h} ${state}`).join(', ') : 'empty';
 }
