@@ -165,7 +165,9 @@ ${extra}`,
       expect(issue.state).toBe('closed');
       expect(issue.labels).toContain('troupe');
       expect(issue.comments).toHaveLength(1);
-      expect(issue.comments[0]!.body).toMatch(/^<!-- troupe:progress T-[0-9A-F]{6} -->\n\*\*troupe\*\* task `T-[0-9A-F]{6}`: \*\*completed\*\*/);
+      expect(issue.comments[0]!.body).toMatch(
+        /^<!-- troupe:progress T-[0-9A-F]{6} -->\n\*\*troupe\*\* task `T-[0-9A-F]{6}`: \*\*completed\*\*/,
+      );
     }
   });
 
