@@ -82,8 +82,13 @@ export class MemoryWorkspace implements TaskWorkspace {
     return { merged: 'fast-forward', sha: `sha-${this.commits}` };
   }
 
+  /** How long a branch's worktree takes to be ready, by agent (ms; none: at once). */
+  readonly branchDelayMs: Record<string, number> = {};
+
   async prepareBranch(repo: string, taskId: string, agent: string) {
     this.calls.push(`branch ${agent}`);
+    const delay = this.branchDelayMs[agent];
+    if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
     const branch = `troupe/${taskId}--${agent}`;
     return { path: `${repo}/.troupe/worktrees/${taskId}--${agent}`, branch, start: `sha-${this.commits}` };
   }

@@ -82,12 +82,13 @@ export async function finishMailboxStage(
 class StageRun {
   constructor(
     private readonly run: RunContext,
-    private readonly step: StepOf<'start_stage'>,
+    private step: StepOf<'start_stage'>,
     private readonly node: AgentNode,
   ) {}
 
   async perform(): Promise<void> {
-    const { run, step, node } = this;
+    const { run, node } = this;
+    let step = this.step;
     // the provider whose limit this stage waited out (the fold clears it once the stage starts)
     const limitedBy = run.state.activations.get(step.activation)!.waitingFor?.provider ?? null;
     const prompt = this.renderPrompt();
@@ -97,6 +98,7 @@ class StageRun {
     const pending = run.workspace.workplace(step.activation);
     const place = pending instanceof Promise ? await pending : pending;
     if (!place) return;
+    step = this.numbered();
     run.events.record([
       {
         type: 'stage_started',
@@ -156,6 +158,18 @@ class StageRun {
       run.events.failTask('template_error', error);
       return null;
     }
+  }
+
+  /**
+   * A new stage takes its number when it is recorded, not when it was planned: stages planned
+   * together may find their worktrees ready in another order, and the log's stages have no gaps
+   * (what reads them walks them in order). A stage run again, or a session's turn, keeps its number.
+   */
+  private numbered(): StepOf<'start_stage'> {
+    const { run, step } = this;
+    if (step.turn || run.state.activations.get(step.activation)?.stage !== null) return step;
+    this.step = { ...step, stage: run.state.stages.length + 1 };
+    return this.step;
   }
 
   /**

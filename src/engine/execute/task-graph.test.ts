@@ -75,6 +75,31 @@ describe('a plan in memory', () => {
     ]);
   });
 
+  it('pieces whose worktrees are ready in another order than planned number their stages as they start: the log has no gaps', async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    world.workspace.branchDelayMs['piece-a'] = 150;
+    const pieces = ['a', 'b', 'c'].map((id) => ({ id, goal: `do ${id}`, paths: [`${id}/`] }));
+    const script: Script = {
+      agents: {
+        planner: [plan(...pieces)],
+        builder: pieces.map((p) => ({ when: `Piece: ${p.id}\\n`, reply: `${p.id} built` })),
+        reviewer: ['fine'],
+      },
+      gates: { builder: ['approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: planned({ concurrency: 3 }), input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    // each new stage is the next number when it is recorded, whatever order it was planned in
+    const started = types([...world.store.events(id)], 'stage_started').map(
+      (e) => (e as { stage: number }).stage,
+    );
+    expect(started).toEqual(started.map((_, i) => i + 1));
+    const builds = done.stages.filter((s) => s.agent === 'builder').map((s) => s.output);
+    expect(builds.at(-1)).toBe('a built');
+  });
+
   it('a piece is routed by its own size and labels, and the decision says so', async () => {
     const config = defaultConfig();
     config.routing = {
