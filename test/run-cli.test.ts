@@ -52,9 +52,16 @@ describe('troupe run (the real binary)', () => {
     ]);
     const status = await troupeJson(dir, ['status', run.json.id]);
     expect(status.json).toEqual(run.json);
-    const list = await troupeJson<Array<Record<string, string>>>(dir, ['list']);
+    const list = await troupeJson<Array<Record<string, string | null>>>(dir, ['list']);
     expect(list.json).toEqual([
-      { id: run.json.id, status: 'completed', pipeline: 'dev-team', input: 'x', created: expect.any(String) },
+      {
+        id: run.json.id,
+        status: 'completed',
+        pipeline: 'dev-team',
+        input: 'x',
+        created: expect.any(String),
+        issue: null,
+      },
     ]);
   });
 
