@@ -237,6 +237,21 @@ describe('backlog tracker on a Backlog.md folder', () => {
     expect(released.split('\n---\n')[1]!.split('\n## Troupe\n')[0]).toBe(before.split('\n---\n')[1]);
   });
 
+  it('loses no write when a note, a link and a move of one task run at once', async () => {
+    const { dir, task } = fixtureProject();
+    const tracker = new BacklogTracker(dir, { now: NOW });
+    await Promise.all([
+      tracker.upsertComment('BACK-355.01', 'troupe: completed', null),
+      tracker.linkPullRequest('BACK-355.01', 'https://example.test/pr/8'),
+      tracker.moveTo('BACK-355.01', 'done'),
+      tracker.claim('BACK-355.01', 'troupe'),
+    ]);
+    const text = readFileSync(task('back-355.01'), 'utf8');
+    expect(notesIn(text)).toEqual(['troupe: completed', '- Pull request: https://example.test/pr/8']);
+    expect(frontMatter(text)).toMatch(/^status: Done$/m);
+    expect(frontMatter(text)).toMatch(/^assignee:\n {2}- troupe$/m);
+  });
+
   it('adds a missing updated_date where Backlog.md writes it and keeps CRLF files CRLF', async () => {
     const { dir, task } = fixtureProject();
     const file = task('back-355.02');

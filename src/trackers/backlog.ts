@@ -107,6 +107,8 @@ export class BacklogTracker implements Tracker {
   readonly #shownAs: string;
   readonly #options: BacklogTrackerOptions;
   #problems: TrackerError[] = [];
+  /** The last edit of each task (by idKey), the next one's turn: see `#edit`. */
+  readonly #editing = new Map<string, Promise<void>>();
 
   /** `dir`: the backlog folder itself (see `findBacklog`). */
   constructor(dir: string, options: BacklogTrackerOptions = {}) {
@@ -334,10 +336,30 @@ export class BacklogTracker implements Tracker {
   }
 
   /**
+   * Edits of one task in this process take turns: two at once would both pass the check below
+   * before either file is replaced, and one edit would be lost.
+   */
+  async #edit(id: string, change: (text: string, file: TaskFile, where: string) => string): Promise<void> {
+    const key = idKey(id);
+    const next = (this.#editing.get(key) ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => this.#editOnce(id, change));
+    this.#editing.set(key, next);
+    try {
+      await next;
+    } finally {
+      if (this.#editing.get(key) === next) this.#editing.delete(key);
+    }
+  }
+
+  /**
    * Reads task `id`, applies `change` and replaces the file atomically, unless someone changed
    * it meanwhile: then it starts again from their version, so their edit is never lost.
    */
-  async #edit(id: string, change: (text: string, file: TaskFile, where: string) => string): Promise<void> {
+  async #editOnce(
+    id: string,
+    change: (text: string, file: TaskFile, where: string) => string,
+  ): Promise<void> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const entry = await this.#find(id);
       const where = this.#where(entry);
