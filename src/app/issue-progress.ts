@@ -1,3 +1,4 @@
+import { verdictCommands } from '../core/verdict-commands.js';
 import { type StageRecord, type TaskState, waitingFor } from '../engine/fold/task-state.js';
 import { markdownFence, markdownInline, markdownLink } from './markdown-text.js';
 import { formatCost, formatDuration } from './task-view.js';
@@ -79,10 +80,10 @@ function waitLines(state: TaskState): string[] {
   const waiting = waitingFor(state);
   if (!waiting) return [];
   const agent = markdownInline(waiting.agent, 40);
-  if (waiting.kind === 'gate')
-    return [
-      `Waiting for approval of ${agent}'s output: \`troupe approve ${state.id}\` or \`troupe reject ${state.id} -r "<reason>"\``,
-    ];
+  if (waiting.kind === 'gate') {
+    const { approve, reject } = verdictCommands(state.id);
+    return [`Waiting for approval of ${agent}'s output: \`${approve}\` or \`${reject}\``];
+  }
   return [
     `${agent} asks:`,
     ...waiting.questions.map((q) => `- ${markdownInline(q, 300)}`),

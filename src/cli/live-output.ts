@@ -1,5 +1,6 @@
 import { formatDuration, formatTokens } from '../app/task-view.js';
 import { eventTable, handleEvent } from '../core/event-table.js';
+import { verdictCommands } from '../core/verdict-commands.js';
 import { pieceOfActivation, type TaskState } from '../engine/fold/task-state.js';
 import type { RunObserver } from '../engine/ports.js';
 
@@ -128,13 +129,10 @@ const LIVE_LINES = eventTable<void, LiveScreen>()(
           `  gate (${event.by}): ${event.decision}${event.reason ? ` — ${firstLine(event.reason)}` : ''}`,
         ),
       ),
-    gate_waiting: (event, { line, paint }) =>
-      line(
-        paint(
-          35,
-          `⏸ [${event.stage}] ${event.agent} waits for approval: troupe approve ${event.taskId}  |  troupe reject ${event.taskId} -r "why"`,
-        ),
-      ),
+    gate_waiting: (event, { line, paint }) => {
+      const { approve, reject } = verdictCommands(event.taskId);
+      line(paint(35, `⏸ [${event.stage}] ${event.agent} waits for approval: ${approve}  |  ${reject}`));
+    },
     human_input_requested: (event, { line, paint }) =>
       line(
         paint(

@@ -1,4 +1,5 @@
 import { PERSON_MAILBOX } from '../../core/task-mail.js';
+import { verdictCommands } from '../../core/verdict-commands.js';
 import { parseVerdict } from '../../pipeline/lang/human-verdict.js';
 import type { StepOf } from '../plan/plan.js';
 import type { RunContext } from './run-context.js';
@@ -75,7 +76,8 @@ function nextAnswer(run: RunContext, agent: string): string | undefined {
 
 /** How the person can decide, as the gate's mail tells them. */
 function verdictHow(run: RunContext): string {
-  const cli = `\`troupe approve ${run.taskId}\` or \`troupe reject ${run.taskId} -r "<reason>"\`, or the dashboard`;
+  const { approve, reject } = verdictCommands(run.taskId);
+  const cli = `\`${approve}\` or \`${reject}\`, or the dashboard`;
   return run.state.gateConfig.mail_verdicts
     ? `Reply on this thread: \`approve\` (optionally with a reason), or \`reject: <reason>\`; or ${cli}.`
     : `Decide with ${cli}. A reply here does not decide (gate.mail_verdicts is off).`;
