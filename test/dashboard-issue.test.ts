@@ -33,13 +33,20 @@ let dir: string;
 let server: Served;
 let browser: Browser;
 let page: Page;
-const ids: Record<'github' | 'hostile' | 'plain', string> = { github: '', hostile: '', plain: '' };
+const ids: Record<'github' | 'hostile' | 'plain' | 'gated', string> = {
+  github: '',
+  hostile: '',
+  plain: '',
+  gated: '',
+};
 
 beforeAll(async () => {
   if (noBrowser) return;
   dir = await tmpRepo({
     'README.md': 'app\n',
     '.troupe/pipelines/p.yaml': 'agents:\n  - id: writer\n    runtime: scripted\n',
+    '.troupe/pipelines/gated.yaml':
+      'agents:\n  - id: writer\n    runtime: claude\n    gate: { type: human }\n',
   });
   // as `troupe watch` starts them: through the task service, each with its issue (left pending)
   const project = openProject(dir);
@@ -49,6 +56,15 @@ beforeAll(async () => {
   ids.plain = start('no issue');
   ids.github = start('fix the login', GITHUB);
   ids.hostile = start('from linear', HOSTILE);
+  // and one run to a gate that waits for a person
+  ids.gated = project.tasks.start({
+    pipeline: loadPipeline(path.join(dir, '.troupe/pipelines/gated.yaml')),
+    input: 'gated work',
+    cwd: dir,
+    issue: { ...GITHUB, id: '13', identifier: '#13' },
+    script: { agents: { writer: ['a draft'] }, gates: {}, human: {} },
+  });
+  expect((await project.tasks.continue(ids.gated)).status).toBe('awaiting_gate');
   project.store.close();
   [server, browser] = await Promise.all([serve(dir), launchBrowser()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -80,6 +96,14 @@ describe.skipIf(noBrowser)("the dashboard shows a task's tracker issue", () => {
     const [tab] = await Promise.all([page.waitForEvent('popup'), link.click()]);
     await tab.close();
     expect(new URL(page.url()).pathname).toBe('/');
+  });
+
+  it('on a "waiting for you" card: the issue as text, the card the one link', async () => {
+    await page.goto(server.url);
+    const card = page.getByTestId(`waiting-${ids.gated}`);
+    await expectText(card.getByTestId('issue'), '#13 open');
+    expect(await card.getByTestId('issue-identifier').textContent()).toBe('#13');
+    expect(await card.locator('a').count()).toBe(0);
   });
 
   it("on the task's page: the issue with its link and state", async () => {

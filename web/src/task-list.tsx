@@ -68,7 +68,9 @@ export function TaskListPage() {
                   <span className="mono">{t.id}</span>
                   <span className="muted">{ago(t.updated, now)}</span>
                 </div>
-                <div className="waiting-input">{t.input}</div>
+                <div className="waiting-input">
+                  {t.issue && <IssueChip issue={t.issue} linked={false} />} {t.input}
+                </div>
                 <div className="waiting-ask">
                   <strong>{t.waiting?.agent}</strong>{' '}
                   {t.waiting?.kind === 'gate'
