@@ -33,10 +33,10 @@ Do ${id}.
 `;
 }
 
-function backlogProject(ids: string[], intervalMs: number): string {
+function backlogProject(ids: string[], intervalMs: number, concurrency = 10): string {
   return project({
     '.troupe/pipelines/default.yaml': PIPELINE,
-    '.troupe/config.yaml': `tracker:\n  kind: backlog\n  polling: {interval_ms: ${intervalMs}}\n`,
+    '.troupe/config.yaml': `tracker:\n  kind: backlog\n  polling: {interval_ms: ${intervalMs}}\n  concurrency: {max: ${concurrency}}\n`,
     'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Done"]\ndefault_status: "To Do"\n',
     ...Object.fromEntries(ids.map((id) => [`backlog/tasks/${id} - Title.md`, backlogTask(id)])),
   });
@@ -120,7 +120,8 @@ describe('worker --watch', { timeout: 120_000 }, () => {
   it('two workers on one SQLite store start one task per issue, and run them in their own process', async () => {
     await using db = await testDatabase();
     const ids = ['task-1', 'task-2', 'task-3', 'task-4', 'task-5', 'task-6'];
-    const dir = backlogProject(ids, 200);
+    // two at a time across both: the workers race for every free slot
+    const dir = backlogProject(ids, 200, 2);
     const args = ['--watch', '--runtimes', 'claude'];
     const workers = await Promise.all([
       startWorker(dir, db.url, args, fakeClaude),
