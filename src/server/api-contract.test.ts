@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,6 +61,8 @@ const keyless =
 
 let root: string;
 let served: TroupeApp;
+const WEBHOOK_SECRET = 'contract-webhook-secret';
+let wakes = 0;
 const answered = new Set<Route>();
 
 beforeAll(() => {
@@ -76,7 +79,11 @@ beforeAll(() => {
     'design-script.yaml': readFileSync(example('design-session', 'script.yaml'), 'utf8'),
   });
   const store = openSqliteStore(path.join(root, '.troupe', 'troupe.db'));
-  served = createApp({ project: { root, store, config: loadProjectConfig(root) }, pollMs: 10 });
+  served = createApp({
+    project: { root, store, config: loadProjectConfig(root) },
+    pollMs: 10,
+    webhooks: { secrets: { github: WEBHOOK_SECRET, linear: WEBHOOK_SECRET }, wake: () => wakes++ },
+  });
   served.start();
 });
 afterAll(async () => {
@@ -100,10 +107,11 @@ async function call<T = Record<string, unknown>>(
   method: string,
   url: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; data: T }> {
   const response = await served.app.request(url, {
     method,
-    headers: { Host: '127.0.0.1:8000', 'Content-Type': 'application/json' },
+    headers: { Host: '127.0.0.1:8000', 'Content-Type': 'application/json', ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const route = routeOf(method, url);
@@ -504,6 +512,29 @@ describe('every route answers what it declares', () => {
     } finally {
       vi.unstubAllEnvs();
     }
+  });
+
+  it('tracker webhooks: signed, the watch is woken; unsigned, tampered or stale, 401', async () => {
+    const sign = (text: string) => createHmac('sha256', WEBHOOK_SECRET).update(text).digest('hex');
+    const push = { action: 'opened', issue: { number: 1 } };
+    const github = '/api/trackers/webhook/github';
+    const signed = { 'X-Hub-Signature-256': `sha256=${sign(JSON.stringify(push))}` };
+    expect((await call('POST', github, push, signed)).data).toEqual({ poll: 'soon' });
+    expect(wakes).toBe(1);
+    const other = { ...push, action: 'closed' };
+    expect((await call('POST', github, other, signed)).status).toBe(401);
+    expect((await call('POST', github, push)).status).toBe(401);
+    const linear = '/api/trackers/webhook/linear';
+    const fresh = { action: 'create', type: 'Issue', webhookTimestamp: Date.now() };
+    const linearSigned = (body: unknown) => ({ 'Linear-Signature': sign(JSON.stringify(body)) });
+    expect((await call('POST', linear, fresh, linearSigned(fresh))).status).toBe(202);
+    const stale = { ...fresh, webhookTimestamp: Date.now() - 120_000 };
+    const replay = await call<{ error: { message: string } }>('POST', linear, stale, linearSigned(stale));
+    expect([replay.status, replay.data.error.message]).toEqual([
+      401,
+      expect.stringMatching(/webhookTimestamp/),
+    ]);
+    expect(wakes).toBe(2);
   });
 
   it('and every declared route was driven to a success', async () => {

@@ -26,6 +26,7 @@ import { queueRoutes } from './routes/queue.js';
 import { registryRoutes } from './routes/registry.js';
 import { runRoutes } from './routes/run.js';
 import { taskRoutes } from './routes/tasks.js';
+import { trackerWebhookRoutes, type WebhookOptions } from './routes/trackers.js';
 import { usageRoutes } from './routes/usage.js';
 import { workerRoutes } from './routes/workers.js';
 import { Runner } from './runner.js';
@@ -44,6 +45,8 @@ export interface AppOptions {
   log?: (line: string) => void;
   /** The project's work queue: tasks that can go on are handed to its workers, never run here. */
   queue?: WorkQueue | null;
+  /** The tracker webhooks' secrets and the watch loop they wake (`serve --watch`); default: off (404). */
+  webhooks?: WebhookOptions;
 }
 
 export interface TroupeApp {
@@ -102,6 +105,8 @@ export function createApp(options: AppOptions): TroupeApp {
 
   const app = new Hono();
   app.onError((error, c) => errorResponse(c, error));
+  // before the token check, which a tracker cannot pass: a webhook is let in by its signature
+  app.route('/', trackerWebhookRoutes(options.webhooks ?? { secrets: {}, wake: null }));
   app.use(
     '*',
     guard({ token: options.token ?? null, ...(options.logins ? { logins: options.logins } : {}) }),

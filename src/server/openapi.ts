@@ -23,6 +23,7 @@ type JsonSchema = Record<string, unknown> & {
 
 const ERROR_TEXT: Record<ErrorStatus, string> = {
   400: 'bad request (a missing or malformed field, parameter or body)',
+  401: 'not signed by the sender (a tracker webhook whose signature does not match its secret)',
   404: 'no such task, pipeline or agent',
   409: 'the task is not in a state that allows this (or: an agent with that id exists)',
   413: 'the body, or a text in it, is over its limit',

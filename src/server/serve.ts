@@ -2,10 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Project } from '../app/project.js';
 import { checkSeconds, openQueue, queueUrl } from '../app/queue-config.js';
+import { type RunningWatch, startWatchAlongside } from '../app/watch/watch-alongside.js';
 import { StateError } from '../core/errors.js';
 import { redactStoreUrl } from '../store/store-url.js';
 import { createApp } from './app.js';
 import type { LoginLinks } from './auth.js';
+import type { WebhookSecrets } from './webhook-signature.js';
 
 export interface ServeOptions {
   project: Project;
@@ -23,6 +25,12 @@ export interface ServeOptions {
    * workers, in their lanes; false (`--no-queue`): run them in this process all the same.
    */
   queue?: boolean;
+  /**
+   * Run `troupe watch`'s loop in this process (`--watch`): the tasks it starts run here, even with
+   * a work queue. Its tracker's webhooks (signed with `webhookSecrets`) make it poll at once.
+   */
+  watch?: boolean;
+  webhookSecrets?: WebhookSecrets;
 }
 
 export interface RunningServer {
@@ -32,6 +40,8 @@ export interface RunningServer {
   resumed: string[];
   /** Where tasks run: this process, or the work queue (its URL without the password). */
   runsOn: 'here' | { queue: string };
+  /** What `--watch` watches (its start-up line); null without it. */
+  watching: string | null;
   /** Stops taking requests and ends the live streams; waits up to `graceMs` for running tasks. */
   close(graceMs?: number): Promise<{ idle: boolean }>;
 }
@@ -52,13 +62,36 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ...(options.logins ? { logins: options.logins } : {}),
     ...(options.log ? { log: options.log } : {}),
     ...(options.webRoot ? { webRoot: options.webRoot } : {}),
+    webhooks: {
+      secrets: options.webhookSecrets ?? {},
+      wake: options.watch ? () => watch?.trigger.wake() : null,
+    },
   });
+  let watch: RunningWatch | null = null;
+  try {
+    // through the app's store and tasks, so what the watch starts is live on the dashboard
+    watch = options.watch
+      ? await startWatchAlongside(
+          {
+            root: options.project.root,
+            config: options.project.config,
+            store: troupe.ctx.store,
+            tasks: troupe.ctx.tasks,
+          },
+          (line) => options.log?.(line),
+        )
+      : null;
+  } catch (error) {
+    await queue?.close();
+    throw error;
+  }
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: troupe.app.fetch, port: options.port, hostname: options.host }, () =>
       resolve(s),
     );
     s.once('error', reject);
   }).catch(async (error: NodeJS.ErrnoException) => {
+    await watch?.stop();
     await queue?.close();
     if (error.code !== 'EADDRINUSE') throw error;
     throw new StateError(`port ${options.port} on ${options.host} is in use by another program`, {
@@ -77,7 +110,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     port,
     resumed,
     runsOn: url ? { queue: redactStoreUrl(url) } : 'here',
+    watching: watch?.describe ?? null,
     async close(graceMs = 2000) {
+      // its running tasks are interrupted where they are, as SIGTERM does to `troupe watch`
+      await watch?.stop();
       troupe.stop();
       stopWatchingMail();
       stopAdopting();

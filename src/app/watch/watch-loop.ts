@@ -1,6 +1,7 @@
 import { isTerminal } from '../../core/events.js';
 import { TrackerError } from '../../core/tracker.js';
 import { IssueRuns, type ProgressText } from './issue-runs.js';
+import type { PollTrigger } from './poll-trigger.js';
 import { isActiveState, type PollResult, pollOnce, retakeOrWhyNot, type WatchContext } from './watch-poll.js';
 
 export interface WatchLoopOptions {
@@ -11,6 +12,8 @@ export interface WatchLoopOptions {
   progressText?: ProgressText;
   /** Told of each poll's decision. */
   onPoll?: (result: PollResult) => void;
+  /** "Poll now" (a tracker's webhook): ends the wait between polls, not a failure's back-off. */
+  wake?: PollTrigger;
 }
 
 /** The longest pause between polls after failures. */
@@ -45,7 +48,8 @@ export async function watchLoop(ctx: WatchContext, options: WatchLoopOptions): P
     }
     if (options.once) break;
     runs.checkStalls(ctx.setup.config.stall_timeout_ms);
-    await sleep(Math.max(pause, 0), options.signal, stallCheck(runs, ctx));
+    const wake = failures === 0 ? options.wake : undefined;
+    await sleep(Math.max(pause, 0), options.signal, stallCheck(runs, ctx), wake);
   }
   if (options.signal.aborted) await runs.stopAll();
   else await runs.idle();
@@ -124,13 +128,15 @@ function stallCheck(runs: IssueRuns, ctx: WatchContext): () => void {
   return () => runs.checkStalls(ctx.setup.config.stall_timeout_ms);
 }
 
-function sleep(ms: number, signal: AbortSignal, every: () => void): Promise<void> {
+function sleep(ms: number, signal: AbortSignal, every: () => void, wake?: PollTrigger): Promise<void> {
   return new Promise((resolve) => {
     const end = setTimeout(done, ms);
     const tick = setInterval(every, 1000);
+    const unwake = wake?.listen(done);
     function done() {
       clearTimeout(end);
       clearInterval(tick);
+      unwake?.();
       signal.removeEventListener('abort', done);
       resolve();
     }

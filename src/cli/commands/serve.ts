@@ -23,6 +23,10 @@ export function registerServe(program: Command): void {
       '--no-queue',
       "run tasks in this process even when the project has a work queue (by default they go to the queue's workers)",
     )
+    .option(
+      '--watch',
+      "also run `troupe watch` here: take work from the project's tracker; its signed webhooks poll at once (docs/trackers.md)",
+    )
     .action(
       action(async (flags: ServeFlags) => {
         const { serve } = await import('../handlers/serve.js');

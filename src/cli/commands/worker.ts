@@ -32,6 +32,10 @@ export function registerWorker(program: Command): void {
       "serve this worker's counters at http://<metrics-host>:<n>/metrics (Prometheus text; 0: any free port)",
     )
     .option('--metrics-host <address>', 'the address of --metrics-port', '127.0.0.1')
+    .option(
+      '--watch',
+      "also run `troupe watch` here: take work from the project's tracker and run those tasks in this worker (docs/trackers.md)",
+    )
     .action(
       action(async (options: WorkerOptions) => {
         const { runWorker } = await import('../handlers/worker.js');

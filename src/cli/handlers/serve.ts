@@ -5,6 +5,7 @@ import { UsageError } from '../../core/errors.js';
 import { isLoopback, LoginLinks } from '../../server/auth.js';
 import { startServer } from '../../server/serve.js';
 import { projectToken } from '../../server/token-file.js';
+import { WEBHOOK_SECRET_ENV, webhookSecrets } from '../../server/webhook-signature.js';
 import { describeStore } from '../../store/store-url.js';
 import type { CommandIo } from '../command-io.js';
 
@@ -16,6 +17,7 @@ export interface ServeFlags {
   token?: string | boolean;
   adopt: boolean;
   queue: boolean;
+  watch?: boolean;
 }
 
 export interface ServeSettings {
@@ -71,6 +73,8 @@ export async function serve(flags: ServeFlags, io: CommandIo): Promise<number> {
     log,
     adopt: settings.adopt,
     queue: settings.queue,
+    watch: flags.watch === true,
+    webhookSecrets: webhookSecrets(process.env),
   });
   // the token itself is never printed: a link that opens the dashboard once, and where the token is
   const link = token ? `${server.url}?login=${logins.issue()}` : server.url;
@@ -87,6 +91,15 @@ export async function serve(flags: ServeFlags, io: CommandIo): Promise<number> {
       log(
         'no worker is running: tasks wait in the queue until one starts (`troupe worker`), or serve with --no-queue',
       );
+  }
+  if (server.watching) {
+    io.out(`watch: ${server.watching}; its tasks run in this process\n`);
+    const on = Object.keys(webhookSecrets(process.env));
+    io.out(
+      on.length
+        ? `webhooks: ${on.map((s) => `${server.url}api/trackers/webhook/${s}`).join(', ')}\n`
+        : `webhooks: off (set ${Object.values(WEBHOOK_SECRET_ENV).join(' or ')})\n`,
+    );
   }
   if (kept) io.out(`token: in ${kept.file} (Authorization: Bearer, or ?token=)\n`);
   if (!token) log('no token: any user of this machine can drive this server (--no-token)');

@@ -3,6 +3,7 @@ import { meteredStore } from '../../app/metered-store.js';
 import { serveMetrics, WorkerTally, workerMetrics } from '../../app/metrics.js';
 import { openProject, projectTaskService } from '../../app/project.js';
 import { checkSeconds, openQueue, queueUrl } from '../../app/queue-config.js';
+import { startWatchAlongside } from '../../app/watch/watch-alongside.js';
 import { newWorkerId, Worker } from '../../app/worker.js';
 import { UsageError } from '../../core/errors.js';
 import { WORKER_LABEL } from '../../core/pipeline.js';
@@ -22,6 +23,7 @@ export interface WorkerOptions {
   grace: string;
   metricsPort?: string;
   metricsHost: string;
+  watch?: boolean;
 }
 
 export interface WorkerSettings {
@@ -115,6 +117,15 @@ export async function runWorker(options: WorkerOptions, io: CommandIo): Promise<
     levers,
     onLever: (pulled) => asked?.(pulled),
   });
+  // the watch's tasks run in this process, as under `troupe watch`; its claims keep one task an issue
+  const watching = options.watch
+    ? await startWatchAlongside(project, log).catch(async (error: unknown) => {
+        await queue.close();
+        await limits?.close();
+        throw error;
+      })
+    : null;
+  if (watching) log(`watch: ${watching.describe}`);
   await running.start();
   const metricsServer = settings.metrics
     ? await serveMetrics(await workerMetrics(id, tally), settings.metrics.port, settings.metrics.host)
@@ -132,6 +143,7 @@ export async function runWorker(options: WorkerOptions, io: CommandIo): Promise<
       ? 'stopping (asked by `troupe worker stop`): no new work; running stages are handed back now'
       : `stopping${why === 'drain' ? ' (asked by `troupe worker drain`)' : ''}: no new work; running stages finish or are handed back`,
   );
+  await watching?.stop();
   await running.drain(why === 'stop' ? 0 : settings.grace);
   metricsServer?.close();
   if (why !== 'signal') await levers.obeyed(id).catch(() => {});

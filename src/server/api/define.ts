@@ -37,7 +37,7 @@ export interface StreamResponse {
   names: readonly string[];
 }
 
-export type ErrorStatus = 400 | 404 | 409 | 413 | 422;
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 422;
 
 export interface Route {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';

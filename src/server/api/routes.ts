@@ -9,6 +9,7 @@ import { registryApi } from './registry.js';
 import { runApi } from './run.js';
 import { serverApi } from './server.js';
 import { taskApi } from './tasks.js';
+import { trackerApi } from './trackers.js';
 import { usageApi } from './usage.js';
 import { workerApi } from './workers.js';
 
@@ -38,4 +39,5 @@ export const apiRoutes: readonly Route[] = [
   ...Object.values(registryApi),
   ...Object.values(liveApi),
   ...Object.values(serverApi),
+  ...Object.values(trackerApi),
 ];
