@@ -2,6 +2,7 @@ import { type Tracker, TrackerError, type TrackerIssue } from '../core/tracker.j
 import { type LinearConnection, linearRequest } from './linear-graphql.js';
 import { normalState, parseLinearIssue, toTrackerIssue } from './linear-issue.js';
 import {
+  ASSIGNED_CANDIDATES,
   CANDIDATES,
   COMMENT_CREATE,
   COMMENT_UPDATE,
@@ -29,6 +30,12 @@ export interface LinearTrackerOptions {
   activeStates?: string[];
   /** Default `Closed`, `Cancelled`, `Canceled`, `Duplicate`, `Done`. */
   terminalStates?: string[];
+  /**
+   * Symphony's `tracker.assignee`: only issues assigned to this Linear user id (`me`: the key's
+   * own user) are candidates. The assignment is then the person's routing, which troupe leaves
+   * as it is: a claim checks it and writes nothing, a release writes nothing.
+   */
+  assignee?: string;
   /** Per request (default 30 s). */
   timeoutMs?: number;
 }
@@ -85,15 +92,19 @@ class LinearTracker implements Tracker {
   async candidates(): Promise<TrackerIssue[]> {
     const wanted = new Set(this.active.map(normalState));
     const issues: TrackerIssue[] = [];
+    const assigneeId = await this.routedAssignee();
     let after: string | null = null;
     for (let page = 1; ; page++) {
-      const data = await this.request(CANDIDATES, 'list the issues', {
+      const variables = {
         projectSlug: this.options.projectSlug,
         stateNames: this.active,
         first: PAGE_SIZE,
         relationFirst: RELATION_PAGE_SIZE,
         after,
-      });
+      };
+      const data = assigneeId
+        ? await this.request(ASSIGNED_CANDIDATES, 'list the issues', { ...variables, assigneeId })
+        : await this.request(CANDIDATES, 'list the issues', variables);
       const connection = record(data.issues, 'issues');
       for (const node of list(connection.nodes, 'issues.nodes')) {
         const issue = toTrackerIssue(parseLinearIssue(node));
@@ -141,6 +152,17 @@ class LinearTracker implements Tracker {
 
   /** Assigns the issue to the key's own user; refused when someone else has it. */
   async claim(id: string): Promise<void> {
+    const routed = await this.routedAssignee();
+    if (routed !== null) {
+      if ((await this.assignee(id)) === routed) return;
+      throw new TrackerError(
+        'invalid',
+        `linear: issue ${id} is no longer assigned to ${this.options.assignee}`,
+        {
+          hint: 'tracker.assignee routes issues by their assignee: assign it back for troupe to take it',
+        },
+      );
+    }
     const viewer = await this.viewer();
     const assignee = await this.assignee(id);
     if (assignee === viewer) return;
@@ -153,6 +175,8 @@ class LinearTracker implements Tracker {
   }
 
   async release(id: string): Promise<void> {
+    // routed by assignee: the assignment is the person's, not troupe's claim
+    if (this.options.assignee?.trim()) return;
     const viewer = await this.viewer();
     // someone else took it over meanwhile: theirs to keep
     if ((await this.assignee(id)) !== viewer) return;
@@ -213,6 +237,13 @@ class LinearTracker implements Tracker {
       );
     }
     await this.update(id, { stateId: match.id }, `move issue ${id} to ${match.name}`);
+  }
+
+  /** The user id `tracker.assignee` names (`me`: the key's viewer); null: no routing by assignee. */
+  private async routedAssignee(): Promise<string | null> {
+    const assignee = this.options.assignee?.trim() ?? '';
+    if (assignee === '') return null;
+    return assignee.toLowerCase() === 'me' ? this.viewer() : assignee;
   }
 
   private async viewer(): Promise<string> {

@@ -5,6 +5,7 @@ import { openWatchTracker } from '../../app/watch/open-tracker.js';
 import { resolveWatchSetup } from '../../app/watch/watch-config.js';
 import { watchLoop } from '../../app/watch/watch-loop.js';
 import { type PollResult, pollOnce, trackerFailures, type WatchContext } from '../../app/watch/watch-poll.js';
+import { WorkflowHooks } from '../../app/watch/workflow-hooks.js';
 import { UsageError } from '../../core/errors.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import { printable } from '../../core/printable.js';
@@ -39,6 +40,13 @@ export async function watch(options: WatchOptions, io: CommandIo): Promise<numbe
       requiredLabels: setup.workflow?.workflow.settings.tracker.required_labels ?? [],
     },
     pipeline: pipelineLoader(project),
+    hooks: setup.workflow
+      ? new WorkflowHooks(setup.workflow.workflow.settings.hooks, {
+          root: project.root,
+          env: process.env,
+          log: (line) => io.err(`${line}\n`),
+        })
+      : null,
     script: options.script ? loadScript(resolve(io.cwd, options.script)) : null,
     by: 'troupe',
     now: () => new Date(),
