@@ -85,7 +85,7 @@ export function workflowPipelineYaml(workflow: Workflow): { yaml: string; mappin
     'tracker (assignee too: only its issues are candidates), polling, agent.max_concurrent_agents(_by_state): kept as they are for `troupe watch` (secrets stay $VAR)',
   );
   differs(
-    `hooks: run by \`troupe watch\` with sh -lc (timeout_ms ${workflow.settings.hooks.timeout_ms}) in the issue's task worktree: after_create when it is made, before_run and after_run around each attempt, before_remove when a terminal issue's worktree is removed (its branch stays)`,
+    `hooks: run by \`troupe watch\` with sh -lc (timeout_ms ${workflow.settings.hooks.timeout_ms}) in the issue's task worktree: after_create when it is made, before_run and after_run around each attempt, before_remove when a terminal issue's worktree is removed (its branch stays)${workflow.settings.hooks.after_create ? '; the worktree exists before after_create runs, so a part of it that makes its own checkout at $PWD (git clone, git worktree add) fails: drop it' : ''}`,
   );
   differs(
     `workspace.root \`${workflow.settings.workspace.root}\`: each issue works in a git worktree of its own (.troupe/worktrees/<task>) rather than a directory under it`,
