@@ -25,6 +25,8 @@ interface Run {
   identifier: string;
   stop: AbortController;
   lastActivity: number;
+  /** A hook runs: it has its own timeout (hooks.timeout_ms), so it is not a stall. */
+  inHook: boolean;
   why: 'stalled' | 'cancelled' | 'shutdown' | 'hook' | null;
   /** Why a hook (after_create, before_run) failed the attempt before the task ran. */
   hookFailure: string | null;
@@ -65,6 +67,7 @@ export class IssueRuns {
       identifier,
       stop: new AbortController(),
       lastActivity: Date.now(),
+      inHook: false,
       why: null,
       hookFailure: null,
       done: Promise.resolve(),
@@ -101,7 +104,10 @@ export class IssueRuns {
     const hooks = ctx.hooks;
     if (!hooks?.active) return ctx.tasks.continue(run.taskId, observer, run.stop.signal);
     const issue = { issueId, identifier: run.identifier, taskId: run.taskId };
-    const why = await hooks.beforeAttempt(issue, run.stop.signal);
+    run.inHook = true;
+    const why = await hooks.beforeAttempt(issue, run.stop.signal).finally(() => {
+      run.inHook = false;
+    });
     if (why !== null) {
       ctx.store.releaseLease(run.taskId, currentHolder());
       if (run.why === null) {
@@ -115,6 +121,7 @@ export class IssueRuns {
       return await ctx.tasks.continue(run.taskId, observer, run.stop.signal);
     } finally {
       // however the attempt ended, stopped runs too: bounded by the hook timeout
+      run.inHook = true;
       await hooks.afterAttempt(issue);
     }
   }
@@ -136,7 +143,7 @@ export class IssueRuns {
     if (stallMs <= 0) return;
     const now = Date.now();
     for (const run of this.#runs.values()) {
-      if (run.why === null && now - run.lastActivity > stallMs) {
+      if (run.why === null && !run.inHook && now - run.lastActivity > stallMs) {
         run.why = 'stalled';
         this.ctx.warn(
           `${run.identifier}: task ${run.taskId} stalled (no output for ${Math.round(stallMs / 1000)} s): ended, to be retried`,
