@@ -136,6 +136,33 @@ describe('troupe watch --workflow: hooks and assignee (Linear mock)', { timeout:
     expect(task.status).toBe('pending');
   });
 
+  it('a before_run that always fails: retried, then given up; the task is cancelled, not run again by a later poll', async () => {
+    mock = await startLinearMock();
+    const issue = mock.addIssue({ title: 'Never ready' });
+    const marks = mkdtempSync(join(tmpdir(), 'troupe-hook-marks-'));
+    const dir = await tmpRepo({
+      'WORKFLOW.md': workflow(mock, { before_run: 'echo x >> "$MARKS/before_run"\nexit 1' }),
+      'script.yaml': SCRIPT,
+    });
+    const env = { MY_LINEAR_KEY: mock.apiKey, MARKS: marks };
+    const watch = () =>
+      troupe(dir, ['watch', '--workflow', 'WORKFLOW.md', '--once', '--script', 'script.yaml'], env);
+    let last = await watch();
+    for (let retry = 1; retry <= 3; retry++) {
+      expect(last.stderr).toContain(`retry ${retry} of 3`);
+      await pause(300);
+      last = await watch();
+    }
+    expect(last.stderr).toMatch(/task T-[0-9A-F]{6} hook before_run failed \(exit 1\) 4 times; given up$/m);
+    expect(lines(join(marks, 'before_run'))).toHaveLength(4);
+    const [task] = JSON.parse((await troupe(dir, ['list', '--json'])).stdout);
+    expect(task.status).toBe('cancelled');
+    expect(issue.comments.at(-1)?.body).toContain('troupe gave up on this issue after 4 tries');
+    await watch();
+    expect(lines(join(marks, 'before_run'))).toHaveLength(4);
+    expect(JSON.parse((await troupe(dir, ['list', '--json'])).stdout)).toHaveLength(1);
+  });
+
   it('tracker.assignee: only the issues assigned to that user are candidates (me: the key’s user), from WORKFLOW.md and from config.yaml', async () => {
     mock = await startLinearMock();
     mock.addIssue({ title: 'Mine', assigneeId: mock.viewerId });
