@@ -50,7 +50,7 @@ export const ASSIGNED_CANDIDATES = `query TroupeLinearAssignedCandidates($projec
 
 export const STATES = `query TroupeLinearStates($ids: [ID!]!, $first: Int!) {
   issues(filter: {id: {in: $ids}}, first: $first) {
-    nodes { id state { name } }
+    nodes { id state { name } assignee { id } }
   }
 }`;
 

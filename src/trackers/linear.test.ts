@@ -152,6 +152,10 @@ describe('the Linear tracker', () => {
     await tracker.release(first.id, 'troupe');
     expect(mock.issues.get(first.id)!.assigneeId).toBe(mock.viewerId);
     expect(mock.requests.filter((r) => r.operation === 'TroupeLinearIssueUpdate')).toEqual([]);
+    // given to someone else: out of reach, so the watcher stops its task (Symphony: not routable)
+    mock.issues.get(first.id)!.assigneeId = 'user-3';
+    const states = await tracker.states([first.id, mine[1]!.id]);
+    expect([states.get(first.id), states.get(mine[1]!.id)]).toEqual([null, 'Todo']);
 
     const routed = openLinearTracker(
       { projectSlug: mock.projectSlug, endpoint: mock.url, assignee: 'user-2' },

@@ -136,12 +136,15 @@ class LinearTracker implements Tracker {
   async states(ids: readonly string[]): Promise<Map<string, string | null>> {
     const found = new Map<string, string | null>(ids.map((id) => [id, null]));
     const asked = [...new Set(ids.filter((id) => UUID.test(id)))];
+    // routed by assignee, an issue given to someone else is out of reach, as Symphony stops it
+    const routed = asked.length > 0 ? await this.routedAssignee() : null;
     for (let start = 0; start < asked.length; start += PAGE_SIZE) {
       const batch = asked.slice(start, start + PAGE_SIZE);
       const data = await this.request(STATES, 'read issue states', { ids: batch, first: batch.length });
       for (const node of list(record(data.issues, 'issues').nodes, 'issues.nodes')) {
         const issue = record(node, 'issues.nodes[]');
         const state = issue.state === null ? null : record(issue.state, 'state').name;
+        if (routed !== null && assigneeIdOf(issue) !== routed) continue;
         if (typeof issue.id === 'string' && found.has(issue.id)) {
           found.set(issue.id, typeof state === 'string' ? state : null);
         }
@@ -259,10 +262,7 @@ class LinearTracker implements Tracker {
   private async assignee(id: string): Promise<string | null> {
     checkId(id, 'issue');
     const data = await this.request(ISSUE_ASSIGNEE, `read issue ${id}`, { id });
-    const assignee = record(data.issue, 'issue').assignee;
-    if (assignee === null || assignee === undefined) return null;
-    const assigneeId = record(assignee, 'issue.assignee').id;
-    return typeof assigneeId === 'string' ? assigneeId : null;
+    return assigneeIdOf(record(data.issue, 'issue'));
   }
 
   private async update(id: string, input: Record<string, unknown>, what: string): Promise<void> {
@@ -275,6 +275,12 @@ class LinearTracker implements Tracker {
   private request(document: string, what: string, variables: Record<string, unknown>) {
     return linearRequest(this.connection, document, variables, what);
   }
+}
+
+function assigneeIdOf(issue: Record<string, unknown>): string | null {
+  if (issue.assignee === null || issue.assignee === undefined) return null;
+  const id = record(issue.assignee, 'issue.assignee').id;
+  return typeof id === 'string' ? id : null;
 }
 
 function names(given: string[] | undefined, fallback: string[]): string[] {

@@ -81,8 +81,12 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
     const state = states.get(claim.issueId) ?? null;
     if (!isActiveState(ctx, state)) {
       if (status && !isTerminal(status)) {
-        runs.cancel(claim.issueId, taskId, `issue is ${state ?? 'gone'} in ${tracker.source}`);
-        ctx.warn(`${claim.issueId}: issue is ${state ?? 'gone'}: task ${taskId} cancelled`);
+        runs.cancel(
+          claim.issueId,
+          taskId,
+          `issue is ${state ?? 'gone or out of reach'} in ${tracker.source}`,
+        );
+        ctx.warn(`${claim.issueId}: issue is ${state ?? 'gone or out of reach'}: task ${taskId} cancelled`);
       }
       ctx.store.releaseIssue(tracker.source, claim.issueId);
       if (ctx.hooks && isTerminalState(ctx, state)) {
