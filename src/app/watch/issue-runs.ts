@@ -104,23 +104,29 @@ export class IssueRuns {
     const hooks = ctx.hooks;
     if (!hooks?.active) return ctx.tasks.continue(run.taskId, observer, run.stop.signal);
     const issue = { issueId, identifier: run.identifier, taskId: run.taskId };
-    run.inHook = true;
-    const why = await hooks.beforeAttempt(issue, run.stop.signal).finally(() => {
-      run.inHook = false;
-    });
-    if (why !== null) {
+    const inHook = <T>(work: Promise<T>) => {
+      run.inHook = true;
+      return work.finally(() => {
+        run.inHook = false;
+      });
+    };
+    const failed = (why: string) => {
       ctx.store.releaseLease(run.taskId, currentHolder());
       if (run.why === null) {
         run.why = 'hook';
         run.hookFailure = why;
       }
       return ctx.tasks.state(run.taskId);
-    }
-    run.lastActivity = Date.now();
+    };
+    const prepared = await inHook(hooks.prepare(issue, run.stop.signal));
+    if ('why' in prepared) return failed(prepared.why);
     try {
+      const why = await inHook(hooks.beforeRun(issue, prepared.path, run.stop.signal));
+      if (why !== null) return failed(why);
+      run.lastActivity = Date.now();
       return await ctx.tasks.continue(run.taskId, observer, run.stop.signal);
     } finally {
-      // however the attempt ended, stopped runs too: bounded by the hook timeout
+      // however the attempt ended, stopped runs too (as Symphony's `after`): bounded by the hook timeout
       run.inHook = true;
       await hooks.afterAttempt(issue);
     }

@@ -14,7 +14,8 @@ import { runHookProcess } from './hook-process.js';
  * - after_create: when the worktree is made (not when a retry finds it); a failure fails the
  *   attempt and the worktree is removed again, so the next attempt makes it and runs it again.
  * - before_run: before each attempt, in the worktree; a failure fails the attempt.
- * - after_run: after each attempt however it ended; a failure is logged and ignored.
+ * - after_run: after each attempt however it ended (a failed before_run too), once the worktree
+ *   exists; a failure is logged and ignored.
  * - before_remove: before the watcher removes the worktree (its issue reached a terminal
  *   state); a failure is logged and ignored, the worktree is removed (its branch stays).
  *
@@ -52,10 +53,10 @@ export class WorkflowHooks {
   }
 
   /**
-   * Before an attempt: the worktree made (after_create when it is new), then before_run. Null
-   * when the attempt may run, else why it failed (one line, already logged).
+   * The issue's workspace before an attempt: the worktree made, and after_create run when it is
+   * new. Its path, or why the attempt fails (one line, already logged).
    */
-  async beforeAttempt(issue: HookIssue, signal?: AbortSignal): Promise<string | null> {
+  async prepare(issue: HookIssue, signal?: AbortSignal): Promise<{ path: string } | { why: string }> {
     let path: string;
     let created: boolean;
     try {
@@ -63,15 +64,20 @@ export class WorkflowHooks {
     } catch (error) {
       const why = `workspace not made: ${messageOf(error)}`;
       this.world.log(`${issue.identifier}: ${why}`);
-      return why;
+      return { why };
     }
     if (created) {
       const why = await this.run('after_create', issue, path, signal);
       if (why !== null) {
         await this.removeQuietly(issue);
-        return why;
+        return { why };
       }
     }
+    return { path };
+  }
+
+  /** before_run in the prepared workspace: null when the attempt may run, else why it fails. */
+  beforeRun(issue: HookIssue, path: string, signal?: AbortSignal): Promise<string | null> {
     return this.run('before_run', issue, path, signal);
   }
 
