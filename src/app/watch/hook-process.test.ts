@@ -35,4 +35,9 @@ describe('a hook process (sh -lc in the workspace)', () => {
     const outcome = await run('sleep 30 & sleep 30', 300);
     expect(outcome).toMatchObject({ ok: false, why: 'timed out after 300 ms: killed' });
   });
+
+  it('a process that left its group and holds the output does not hold the watcher past the timeout', async () => {
+    const outcome = await run('setsid sleep 8 & sleep 30', 300);
+    expect(outcome).toMatchObject({ ok: false, why: 'timed out after 300 ms: killed' });
+  });
 });

@@ -53,6 +53,9 @@ export function runHookProcess(hook: HookProcess): Promise<HookOutcome> {
       } catch {
         // it had ended
       }
+      // a process that left the group (setsid) may still hold the pipes: stop waiting for them
+      child.stdout.destroy();
+      child.stderr.destroy();
     };
     const timer = setTimeout(() => killGroup('timeout'), hook.timeoutMs);
     const onAbort = () => killGroup('stopped');
