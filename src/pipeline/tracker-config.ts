@@ -17,7 +17,7 @@ export type TrackerChoice =
       assignee?: string;
       claim_label?: string;
     }
-  | { kind: 'linear'; project_slug: string; endpoint?: string }
+  | { kind: 'linear'; project_slug: string; endpoint?: string; assignee?: string }
   | { kind: 'backlog'; path?: string; labels?: string[]; include_assigned?: boolean };
 
 export interface WatchConfig {
@@ -84,6 +84,8 @@ export const TrackerConfigSchema = z.discriminatedUnion('kind', [
     kind: z.literal('linear'),
     project_slug: z.string().min(1),
     endpoint: z.string().url().optional(),
+    /** Only issues assigned to this Linear user id, or `me` (the API key's user): Symphony's `tracker.assignee`. */
+    assignee: z.string().trim().min(1).max(200).optional(),
     ...common,
   }),
   z.strictObject({

@@ -36,9 +36,21 @@ export const CANDIDATES = `query TroupeLinearCandidates($projectSlug: String!, $
   }
 }`;
 
+/**
+ * The candidates of one assignee (WORKFLOW.md's `tracker.assignee`, `me` resolved to the key's
+ * viewer first): Linear filters them, so another person's issues never come back.
+ */
+export const ASSIGNED_CANDIDATES = `query TroupeLinearAssignedCandidates($projectSlug: String!, $stateNames: [String!]!, $assigneeId: ID!, $first: Int!, $relationFirst: Int!, $after: String) {
+  issues(filter: {project: {slugId: {eq: $projectSlug}}, state: {name: {in: $stateNames}}, assignee: {id: {eq: $assigneeId}}}, first: $first, after: $after) {
+    nodes {${ISSUE_FIELDS}
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
 export const STATES = `query TroupeLinearStates($ids: [ID!]!, $first: Int!) {
   issues(filter: {id: {in: $ids}}, first: $first) {
-    nodes { id state { name } }
+    nodes { id state { name } assignee { id } }
   }
 }`;
 

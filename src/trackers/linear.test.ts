@@ -139,6 +139,35 @@ describe('the Linear tracker', () => {
     expect(issue.assigneeId).toBe('another-user');
   });
 
+  it("assignee: only that user's issues (me: the key's), over every page; claim and release leave the assignment alone", async () => {
+    const { mock, tracker } = await open({ assignee: 'me' });
+    for (let i = 0; i < 60; i++) mock.addIssue({ title: `mine ${i}`, assigneeId: mock.viewerId });
+    mock.addIssue({ title: 'nobody' });
+    const theirs = mock.addIssue({ title: 'theirs', assigneeId: 'user-2' });
+    const mine = await tracker.candidates();
+    expect(mine).toHaveLength(60);
+    expect(new Set(mine.map((i) => i.title.split(' ')[0]))).toEqual(new Set(['mine']));
+    const first = mine[0]!;
+    await tracker.claim(first.id, 'troupe');
+    await tracker.release(first.id, 'troupe');
+    expect(mock.issues.get(first.id)!.assigneeId).toBe(mock.viewerId);
+    expect(mock.requests.filter((r) => r.operation === 'TroupeLinearIssueUpdate')).toEqual([]);
+    // given to someone else: out of reach, so the watcher stops its task (Symphony: not routable)
+    mock.issues.get(first.id)!.assigneeId = 'user-3';
+    const states = await tracker.states([first.id, mine[1]!.id]);
+    expect([states.get(first.id), states.get(mine[1]!.id)]).toEqual([null, 'Todo']);
+
+    const routed = openLinearTracker(
+      { projectSlug: mock.projectSlug, endpoint: mock.url, assignee: 'user-2' },
+      { env: { LINEAR_API_KEY: mock.apiKey } },
+    );
+    expect((await routed.candidates()).map((i) => i.id)).toEqual([theirs.id]);
+    await routed.claim(theirs.id, 'troupe');
+    // reassigned meanwhile: no longer troupe's to take
+    expect((await failure(routed.claim(first.id, 'troupe'))).kind).toBe('invalid');
+    expect(theirs.assigneeId).toBe('user-2');
+  });
+
   it('posts the progress comment again when someone deleted it', async () => {
     const { mock, tracker } = await open();
     const issue = mock.addIssue({ title: 'x' });

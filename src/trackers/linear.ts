@@ -2,6 +2,7 @@ import { type Tracker, TrackerError, type TrackerIssue } from '../core/tracker.j
 import { type LinearConnection, linearRequest } from './linear-graphql.js';
 import { normalState, parseLinearIssue, toTrackerIssue } from './linear-issue.js';
 import {
+  ASSIGNED_CANDIDATES,
   CANDIDATES,
   COMMENT_CREATE,
   COMMENT_UPDATE,
@@ -29,6 +30,12 @@ export interface LinearTrackerOptions {
   activeStates?: string[];
   /** Default `Closed`, `Cancelled`, `Canceled`, `Duplicate`, `Done`. */
   terminalStates?: string[];
+  /**
+   * Symphony's `tracker.assignee`: only issues assigned to this Linear user id (`me`: the key's
+   * own user) are candidates. The assignment is then the person's routing, which troupe leaves
+   * as it is: a claim checks it and writes nothing, a release writes nothing.
+   */
+  assignee?: string;
   /** Per request (default 30 s). */
   timeoutMs?: number;
 }
@@ -85,15 +92,19 @@ class LinearTracker implements Tracker {
   async candidates(): Promise<TrackerIssue[]> {
     const wanted = new Set(this.active.map(normalState));
     const issues: TrackerIssue[] = [];
+    const assigneeId = await this.routedAssignee();
     let after: string | null = null;
     for (let page = 1; ; page++) {
-      const data = await this.request(CANDIDATES, 'list the issues', {
+      const variables = {
         projectSlug: this.options.projectSlug,
         stateNames: this.active,
         first: PAGE_SIZE,
         relationFirst: RELATION_PAGE_SIZE,
         after,
-      });
+      };
+      const data = assigneeId
+        ? await this.request(ASSIGNED_CANDIDATES, 'list the issues', { ...variables, assigneeId })
+        : await this.request(CANDIDATES, 'list the issues', variables);
       const connection = record(data.issues, 'issues');
       for (const node of list(connection.nodes, 'issues.nodes')) {
         const issue = toTrackerIssue(parseLinearIssue(node));
@@ -125,12 +136,15 @@ class LinearTracker implements Tracker {
   async states(ids: readonly string[]): Promise<Map<string, string | null>> {
     const found = new Map<string, string | null>(ids.map((id) => [id, null]));
     const asked = [...new Set(ids.filter((id) => UUID.test(id)))];
+    // routed by assignee, an issue given to someone else is out of reach, as Symphony stops it
+    const routed = asked.length > 0 ? await this.routedAssignee() : null;
     for (let start = 0; start < asked.length; start += PAGE_SIZE) {
       const batch = asked.slice(start, start + PAGE_SIZE);
       const data = await this.request(STATES, 'read issue states', { ids: batch, first: batch.length });
       for (const node of list(record(data.issues, 'issues').nodes, 'issues.nodes')) {
         const issue = record(node, 'issues.nodes[]');
         const state = issue.state === null ? null : record(issue.state, 'state').name;
+        if (routed !== null && assigneeIdOf(issue) !== routed) continue;
         if (typeof issue.id === 'string' && found.has(issue.id)) {
           found.set(issue.id, typeof state === 'string' ? state : null);
         }
@@ -141,6 +155,17 @@ class LinearTracker implements Tracker {
 
   /** Assigns the issue to the key's own user; refused when someone else has it. */
   async claim(id: string): Promise<void> {
+    const routed = await this.routedAssignee();
+    if (routed !== null) {
+      if ((await this.assignee(id)) === routed) return;
+      throw new TrackerError(
+        'invalid',
+        `linear: issue ${id} is no longer assigned to ${this.options.assignee}`,
+        {
+          hint: 'tracker.assignee routes issues by their assignee: assign it back for troupe to take it',
+        },
+      );
+    }
     const viewer = await this.viewer();
     const assignee = await this.assignee(id);
     if (assignee === viewer) return;
@@ -153,6 +178,8 @@ class LinearTracker implements Tracker {
   }
 
   async release(id: string): Promise<void> {
+    // routed by assignee: the assignment is the person's, not troupe's claim
+    if (this.options.assignee?.trim()) return;
     const viewer = await this.viewer();
     // someone else took it over meanwhile: theirs to keep
     if ((await this.assignee(id)) !== viewer) return;
@@ -215,6 +242,13 @@ class LinearTracker implements Tracker {
     await this.update(id, { stateId: match.id }, `move issue ${id} to ${match.name}`);
   }
 
+  /** The user id `tracker.assignee` names (`me`: the key's viewer); null: no routing by assignee. */
+  private async routedAssignee(): Promise<string | null> {
+    const assignee = this.options.assignee?.trim() ?? '';
+    if (assignee === '') return null;
+    return assignee.toLowerCase() === 'me' ? this.viewer() : assignee;
+  }
+
   private async viewer(): Promise<string> {
     if (this.viewerId) return this.viewerId;
     const data = await this.request(VIEWER, 'read who the key belongs to', {});
@@ -228,10 +262,7 @@ class LinearTracker implements Tracker {
   private async assignee(id: string): Promise<string | null> {
     checkId(id, 'issue');
     const data = await this.request(ISSUE_ASSIGNEE, `read issue ${id}`, { id });
-    const assignee = record(data.issue, 'issue').assignee;
-    if (assignee === null || assignee === undefined) return null;
-    const assigneeId = record(assignee, 'issue.assignee').id;
-    return typeof assigneeId === 'string' ? assigneeId : null;
+    return assigneeIdOf(record(data.issue, 'issue'));
   }
 
   private async update(id: string, input: Record<string, unknown>, what: string): Promise<void> {
@@ -244,6 +275,12 @@ class LinearTracker implements Tracker {
   private request(document: string, what: string, variables: Record<string, unknown>) {
     return linearRequest(this.connection, document, variables, what);
   }
+}
+
+function assigneeIdOf(issue: Record<string, unknown>): string | null {
+  if (issue.assignee === null || issue.assignee === undefined) return null;
+  const id = record(issue.assignee, 'issue.assignee').id;
+  return typeof id === 'string' ? id : null;
 }
 
 function names(given: string[] | undefined, fallback: string[]): string[] {

@@ -1,6 +1,8 @@
 import { messageOf } from '../../core/errors.js';
+import { currentHolder } from '../../core/event-store.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { TaskState } from '../../engine/fold/task-state.js';
+import type { RunObserver } from '../../engine/ports.js';
 import { retryDelayMs } from '../../scheduler/issue-queue.js';
 import { issueProgress } from '../issue-progress.js';
 import { markdownInline } from '../markdown-text.js';
@@ -23,7 +25,11 @@ interface Run {
   identifier: string;
   stop: AbortController;
   lastActivity: number;
-  why: 'stalled' | 'cancelled' | 'shutdown' | null;
+  /** A hook runs: it has its own timeout (hooks.timeout_ms), so it is not a stall. */
+  inHook: boolean;
+  why: 'stalled' | 'cancelled' | 'shutdown' | 'hook' | null;
+  /** Why a hook (after_create, before_run) failed the attempt before the task ran. */
+  hookFailure: string | null;
   done: Promise<void>;
 }
 
@@ -61,10 +67,12 @@ export class IssueRuns {
       identifier,
       stop: new AbortController(),
       lastActivity: Date.now(),
+      inHook: false,
       why: null,
+      hookFailure: null,
       done: Promise.resolve(),
     };
-    const observer = {
+    const observer: RunObserver = {
       onEvent: (event: StoredEvent, state: TaskState) => {
         run.lastActivity = Date.now();
         if (PROGRESS_EVENTS.has(event.type)) void this.progress(issueId, state);
@@ -73,14 +81,55 @@ export class IssueRuns {
         run.lastActivity = Date.now();
       },
     };
-    run.done = this.ctx.tasks
-      .continue(taskId, observer, run.stop.signal)
+    run.done = this.#attempt(issueId, run, observer)
       .then(
         (state) => this.#settle(issueId, run, state),
         (error) => this.ctx.warn(`${identifier}: task ${taskId} stopped: ${messageOf(error)}`),
       )
       .finally(() => this.#runs.delete(issueId));
     this.#runs.set(issueId, run);
+  }
+
+  /** The end of the issue's run in this process, if it has one. */
+  async ended(issueId: string): Promise<void> {
+    await this.#runs.get(issueId)?.done;
+  }
+
+  /**
+   * One attempt: WORKFLOW.md's hooks around the task's run (workflow-hooks.ts). A hook that fails
+   * the attempt leaves the task as it was, its lease given back, to be retried as a failure is.
+   */
+  async #attempt(issueId: string, run: Run, observer: RunObserver): Promise<TaskState> {
+    const { ctx } = this;
+    const hooks = ctx.hooks;
+    if (!hooks?.active) return ctx.tasks.continue(run.taskId, observer, run.stop.signal);
+    const issue = { issueId, identifier: run.identifier, taskId: run.taskId };
+    const inHook = <T>(work: Promise<T>) => {
+      run.inHook = true;
+      return work.finally(() => {
+        run.inHook = false;
+      });
+    };
+    const failed = (why: string) => {
+      ctx.store.releaseLease(run.taskId, currentHolder());
+      if (run.why === null) {
+        run.why = 'hook';
+        run.hookFailure = why;
+      }
+      return ctx.tasks.state(run.taskId);
+    };
+    const prepared = await inHook(hooks.prepare(issue, run.stop.signal));
+    if ('why' in prepared) return failed(prepared.why);
+    try {
+      const why = await inHook(hooks.beforeRun(issue, prepared.path, run.stop.signal));
+      if (why !== null) return failed(why);
+      run.lastActivity = Date.now();
+      return await ctx.tasks.continue(run.taskId, observer, run.stop.signal);
+    } finally {
+      // however the attempt ended, stopped runs too (as Symphony's `after`): bounded by the hook timeout
+      run.inHook = true;
+      await hooks.afterAttempt(issue);
+    }
   }
 
   /** The issue left the active states: its task is cancelled and stopped here. */
@@ -100,7 +149,7 @@ export class IssueRuns {
     if (stallMs <= 0) return;
     const now = Date.now();
     for (const run of this.#runs.values()) {
-      if (run.why === null && now - run.lastActivity > stallMs) {
+      if (run.why === null && !run.inHook && now - run.lastActivity > stallMs) {
         run.why = 'stalled';
         this.ctx.warn(
           `${run.identifier}: task ${run.taskId} stalled (no output for ${Math.round(stallMs / 1000)} s): ended, to be retried`,
@@ -135,7 +184,9 @@ export class IssueRuns {
         await this.#tracker(run, `moved to ${handoffState}`, () => tracker.moveTo(issueId, handoffState));
       return;
     }
-    if (state.status !== 'failed' && run.why !== 'stalled') return; // waiting for a person: it holds its claim
+    // waiting for a person: it holds its claim
+    if (state.status !== 'failed' && run.why !== 'stalled' && run.why !== 'hook') return;
+    const ended = run.hookFailure ?? run.why ?? state.status;
     const source = tracker.source;
     const claim = ctx.store.issueClaims(source).find((c) => c.issueId === issueId);
     if (!claim) return;
@@ -149,16 +200,18 @@ export class IssueRuns {
       const retryAt = new Date(ctx.now().getTime() + delay).toISOString();
       ctx.store.updateIssueClaim(source, issueId, { attempts, retryAt });
       ctx.warn(
-        `${run.identifier}: task ${run.taskId} ${run.why ?? state.status}; retry ${attempts} of ${ctx.setup.config.max_retries} in ${Math.round(delay / 1000)} s`,
+        `${run.identifier}: task ${run.taskId} ${ended}; retry ${attempts} of ${ctx.setup.config.max_retries} in ${Math.round(delay / 1000)} s`,
       );
       return;
     }
     ctx.store.updateIssueClaim(source, issueId, { attempts, retryAt: null });
-    ctx.warn(`${run.identifier}: task ${run.taskId} ${run.why ?? state.status} ${attempts} times; given up`);
+    ctx.warn(`${run.identifier}: task ${run.taskId} ${ended} ${attempts} times; given up`);
+    // a task its hooks never let run would otherwise be resumed as one no process runs
+    if (run.hookFailure) ctx.tasks.cancel(run.taskId, `${run.hookFailure} ${attempts} times`);
     await this.#tracker(run, 'released', () => tracker.release(issueId, ctx.by));
     await this.#comment(
       issueId,
-      `troupe gave up on this issue after ${attempts} tries (task ${run.taskId}: ${markdownInline(state.failure?.reason ?? run.why ?? 'failed')}). Move it out of the active states and back to try again.`,
+      `troupe gave up on this issue after ${attempts} tries (task ${run.taskId}: ${markdownInline(state.failure?.reason ?? run.hookFailure ?? run.why ?? 'failed')}). Move it out of the active states and back to try again.`,
     );
   }
 

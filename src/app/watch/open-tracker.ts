@@ -56,6 +56,7 @@ export async function openWatchTracker(
         {
           projectSlug: choice.project_slug,
           ...(choice.endpoint ? { endpoint: choice.endpoint } : {}),
+          ...(choice.assignee ? { assignee: choice.assignee } : {}),
           activeStates,
           terminalStates,
         },

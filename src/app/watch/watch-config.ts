@@ -68,6 +68,7 @@ function fromWorkflow(workflow: Workflow): WatchConfig {
       kind: 'linear',
       project_slug: s.tracker.project_slug ?? '',
       ...(s.tracker.endpoint ? { endpoint: s.tracker.endpoint } : {}),
+      ...(s.tracker.assignee?.trim() ? { assignee: s.tracker.assignee.trim() } : {}),
     }),
     active_states: s.tracker.active_states,
     terminal_states: s.tracker.terminal_states,

@@ -7,6 +7,7 @@ import type { Project } from '../project.js';
 import { openWatchTracker } from './open-tracker.js';
 import { resolveWatchSetup } from './watch-config.js';
 import { trackerFailures, type WatchContext } from './watch-poll.js';
+import { WorkflowHooks } from './workflow-hooks.js';
 
 export interface WatchContextOptions {
   /** `--workflow WORKFLOW.md`; none: `tracker:` in config, else `backlog/`. */
@@ -39,6 +40,13 @@ export async function openWatchContext(
       requiredLabels: setup.workflow?.workflow.settings.tracker.required_labels ?? [],
     },
     pipeline: pipelineLoader(project),
+    hooks: setup.workflow
+      ? new WorkflowHooks(setup.workflow.workflow.settings.hooks, {
+          root: project.root,
+          env: options.env ?? process.env,
+          log: options.warn,
+        })
+      : null,
     script: options.script ?? null,
     by: 'troupe',
     now: () => new Date(),

@@ -2,7 +2,14 @@ import { isTerminal } from '../../core/events.js';
 import { TrackerError } from '../../core/tracker.js';
 import { IssueRuns, type ProgressText } from './issue-runs.js';
 import type { PollTrigger } from './poll-trigger.js';
-import { isActiveState, type PollResult, pollOnce, retakeOrWhyNot, type WatchContext } from './watch-poll.js';
+import {
+  isActiveState,
+  isTerminalState,
+  type PollResult,
+  pollOnce,
+  retakeOrWhyNot,
+  type WatchContext,
+} from './watch-poll.js';
 
 export interface WatchLoopOptions {
   /** One poll; the tasks it started run to their end (or a person), then it returns. */
@@ -78,10 +85,23 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
     const state = states.get(claim.issueId) ?? null;
     if (!isActiveState(ctx, state)) {
       if (status && !isTerminal(status)) {
-        runs.cancel(claim.issueId, taskId, `issue is ${state ?? 'gone'} in ${tracker.source}`);
-        ctx.warn(`${claim.issueId}: issue is ${state ?? 'gone'}: task ${taskId} cancelled`);
+        runs.cancel(
+          claim.issueId,
+          taskId,
+          `issue is ${state ?? 'gone or out of reach'} in ${tracker.source}`,
+        );
+        ctx.warn(`${claim.issueId}: issue is ${state ?? 'gone or out of reach'}: task ${taskId} cancelled`);
       }
       ctx.store.releaseIssue(tracker.source, claim.issueId);
+      if (ctx.hooks && isTerminalState(ctx, state)) {
+        // Symphony cleans a terminal issue's workspace: before_remove, then the worktree (not its branch)
+        await runs.ended(claim.issueId);
+        await ctx.hooks.removeWorkspace({
+          issueId: claim.issueId,
+          identifier: identifierOf(ctx, taskId, claim.issueId),
+          taskId,
+        });
+      }
       if (status !== 'completed' && state !== null) {
         await tracker
           .release(claim.issueId, ctx.by)

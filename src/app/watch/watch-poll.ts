@@ -15,6 +15,7 @@ import { BackoffLog } from '../backoff-log.js';
 import { issueInput, issueRef } from './issue-input.js';
 import type { OpenedTracker } from './open-tracker.js';
 import type { WatchSetup } from './watch-config.js';
+import type { WorkflowHooks } from './workflow-hooks.js';
 
 /** What one watcher works with: the project's tasks and store, the tracker, the rules. */
 export interface WatchContext {
@@ -24,6 +25,8 @@ export interface WatchContext {
   setup: WatchSetup;
   policy: IssuePolicy;
   pipeline: (name: string) => Pipeline;
+  /** WORKFLOW.md's hooks around each attempt of an issue's task; null without them. */
+  hooks?: WorkflowHooks | null;
   /** `--script`: every agent on the scripted runtime (offline). */
   script: Script | null;
   /** This watcher's name where the tracker shows a claim. */
@@ -153,4 +156,9 @@ export function isActiveState(ctx: WatchContext, state: string | null): boolean 
     ctx.policy.activeStates.some((a) => normalizeState(a) === s) &&
     !ctx.policy.terminalStates.some((t) => normalizeState(t) === s)
   );
+}
+
+/** Whether `state` is one of the terminal states (a workspace is cleaned, not only stopped). */
+export function isTerminalState(ctx: WatchContext, state: string | null): boolean {
+  return state !== null && ctx.policy.terminalStates.some((t) => normalizeState(t) === normalizeState(state));
 }

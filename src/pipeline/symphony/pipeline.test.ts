@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiagnosticSink } from '../diagnostics.js';
-import { codexRuntime, workflowPipeline } from './pipeline.js';
+import { codexRuntime, workflowPipeline, workflowPipelineYaml } from './pipeline.js';
 import { loadWorkflow } from './validate.js';
 import { readWorkflow } from './workflow.js';
 
@@ -47,5 +47,18 @@ describe('a WORKFLOW.md as a pipeline', () => {
     expect(() => loadWorkflow(join(dir, 'WORKFLOW.md'))).toThrow(
       /WORKFLOW.md:1:7: template_render_error: undefined variable: issue.titel/,
     );
+  });
+
+  it('says what troupe watch does with hooks, max_turns and assignee: max_turns is not applied', () => {
+    const text = '---\nhooks:\n  after_create: git clone x .\nagent:\n  max_turns: 7\n---\nDo it';
+    const { mapping } = workflowPipelineYaml(readWorkflow(text, '/repo/WORKFLOW.md', new DiagnosticSink())!);
+    const about = (word: string) => mapping.filter((m) => m.what.startsWith(word));
+    expect(about('agent.max_turns')).toEqual([
+      { kind: 'unsupported', what: expect.stringContaining('agent.max_turns 7: not applied') },
+    ]);
+    expect(about('hooks')).toEqual([
+      { kind: 'differs', what: expect.stringMatching(/in the issue's task worktree.*\$PWD/) },
+    ]);
+    expect(about('tracker (assignee too')).toHaveLength(1);
   });
 });

@@ -76,10 +76,16 @@ export function workflowPipelineYaml(workflow: Workflow): { yaml: string; mappin
     'codex.read_timeout_ms: troupe does not speak the app-server protocol, so there is no read timeout',
   );
   differs(
-    `codex.stall_timeout_ms ${codex.stall_timeout_ms}, agent.max_turns ${workflow.settings.agent.max_turns}, agent.max_retry_backoff_ms: kept for \`troupe watch\` (stalls, continuations and retries of an issue are the watcher's)`,
+    `codex.stall_timeout_ms ${codex.stall_timeout_ms}, agent.max_retry_backoff_ms: kept for \`troupe watch\` (stalls and retries of an issue are the watcher's)`,
+  );
+  unsupported(
+    `agent.max_turns ${workflow.settings.agent.max_turns}: not applied; each attempt is one agent turn (one \`codex exec\`), with no continuation turns on the same thread, and an issue still active when its task completes is handed off or held, not run again`,
   );
   same(
-    'tracker, polling, agent.max_concurrent_agents(_by_state), hooks: kept as they are for `troupe watch` (secrets stay $VAR)',
+    'tracker (assignee too: only its issues are candidates), polling, agent.max_concurrent_agents(_by_state): kept as they are for `troupe watch` (secrets stay $VAR)',
+  );
+  differs(
+    `hooks: run by \`troupe watch\` with sh -lc (timeout_ms ${workflow.settings.hooks.timeout_ms}) in the issue's task worktree: after_create when it is made, before_run and after_run around each attempt, before_remove when a terminal issue's worktree is removed (its branch stays)${workflow.settings.hooks.after_create ? '; the worktree exists before after_create runs, so a part of it that makes its own checkout at $PWD (git clone, git worktree add) fails: drop it' : ''}`,
   );
   differs(
     `workspace.root \`${workflow.settings.workspace.root}\`: each issue works in a git worktree of its own (.troupe/worktrees/<task>) rather than a directory under it`,
