@@ -4,6 +4,7 @@ import type { TaskState } from '../../engine/fold/task-state.js';
 import { retryDelayMs } from '../../scheduler/issue-queue.js';
 import { issueProgress } from '../issue-progress.js';
 import { markdownInline } from '../markdown-text.js';
+import { handOffIssue } from './issue-handoff.js';
 import type { WatchContext } from './watch-poll.js';
 
 /** The text of an issue's one progress comment, from its task's state. */
@@ -39,7 +40,8 @@ export class IssueRuns {
 
   constructor(
     private readonly ctx: WatchContext,
-    private readonly progressText: ProgressText = (state) => issueProgress(state),
+    private readonly progressText: ProgressText = (state) =>
+      issueProgress(state, { pullRequest: state.workspace?.pullRequest ?? null }),
   ) {}
 
   get size(): number {
@@ -126,13 +128,12 @@ export class IssueRuns {
 
   async #settle(issueId: string, run: Run, state: TaskState): Promise<void> {
     const { ctx } = this;
-    const { tracker, handoffState } = ctx.opened;
+    const { tracker } = ctx.opened;
     if (run.why === 'shutdown' || run.why === 'cancelled') return;
     // awaited before the next write: two writes of one backlog file at once can lose one
     await this.progress(issueId, state);
     if (state.status === 'completed') {
-      if (handoffState)
-        await this.#tracker(run, `moved to ${handoffState}`, () => tracker.moveTo(issueId, handoffState));
+      await handOffIssue(ctx, issueId, run.taskId, (s) => this.progress(issueId, s));
       return;
     }
     if (state.status !== 'failed' && run.why !== 'stalled') return; // waiting for a person: it holds its claim
