@@ -188,7 +188,6 @@ export function workspaceView(state: TaskState) {
         merged: w.merged,
         unmerged: w.notMerged ?? null,
         removed: w.removed ?? false,
-        pull_request: w.pullRequest ?? null,
       }
     : {
         isolation: 'none' as const,
@@ -199,7 +198,6 @@ export function workspaceView(state: TaskState) {
         merged: null,
         unmerged: null,
         removed: false,
-        pull_request: null,
       };
 }
 
@@ -214,7 +212,6 @@ export function workspaceLines(state: TaskState): string[] {
           `  merged into ${view.base} (${view.merged.slice(0, 12)})${view.removed ? '; worktree and branch removed' : ''}`,
         ]
       : []),
-    ...(view.pull_request ? [`  pull request: ${view.pull_request}`] : []),
     ...(view.unmerged
       ? [`  not merged into ${view.base}: ${view.unmerged}; merge it later with \`troupe merge ${state.id}\``]
       : []),

@@ -205,7 +205,6 @@ const LIVE_LINES = eventTable<void, LiveScreen>()(
     'decision',
     'verified',
     'task_sized',
-    'pull_request_opened',
     'spec_recorded',
     'output_rejected',
     'task_parked',

@@ -368,11 +368,6 @@ export type TaskEvent =
   | { type: 'piece_outside_paths'; piece: string; files: string[] }
   /** Failed pieces sent the rest of the plan back to its planner (`input`: what it is told). */
   | { type: 'plan_replanned'; round: number; failed: string[]; input: string }
-  /**
-   * `troupe watch`: a pull request from the task's branch was opened (or found open) and linked
-   * to its issue; a watcher that finds it opens none again.
-   */
-  | { type: 'pull_request_opened'; url: string; branch: string; base: string }
   /** The task's size (S, M, L, XL), from `--size`, the API, or an agent's `SIZE:` line (`by` its id). */
   | { type: 'task_sized'; size: TaskSize; by: string }
   /** A valid spec from an agent with `spec: required`; later templates read it as `{{ spec }}`. */
@@ -457,7 +452,6 @@ const EVENT_TYPE_SET = {
   piece_outside_paths: true,
   plan_replanned: true,
   task_sized: true,
-  pull_request_opened: true,
   spec_recorded: true,
   output_rejected: true,
   budget_warning: true,

@@ -120,7 +120,6 @@ const AQM_FRAMES = eventTable<AqmFrame | null>()(
     'piece_outside_paths',
     'plan_replanned',
     'task_sized',
-    'pull_request_opened',
     'spec_recorded',
     'output_rejected',
     'budget_warning',

@@ -112,7 +112,6 @@ const SESSION_EVENTS = eventTable<void, SessionsRead>()(
     'piece_outside_paths',
     'plan_replanned',
     'task_sized',
-    'pull_request_opened',
     'spec_recorded',
     'output_rejected',
     'budget_warning',

@@ -12,7 +12,8 @@ import type { WatchContext } from './watch-poll.js';
  * The end of a watched issue's completed task: a pull request from its branch (when the watch
  * opens them and the task has work on a branch of its own), linked to the issue, then the issue
  * moved to the hand-off state. Done again by each poll until it all succeeds; the pull request is
- * recorded on the task (`pull_request_opened`), so none is opened or linked twice.
+ * recorded on the issue's claim once linked, so no watcher opens or links it again (one whose link
+ * failed finds it again through gh, which answers with the one already open for the branch).
  */
 export async function handOffIssue(
   ctx: WatchContext,
@@ -24,7 +25,7 @@ export async function handOffIssue(
   const state = ctx.tasks.state(taskId);
   const identifier = state.issue?.identifier ?? issueId;
   const setting = ctx.setup.config.pull_request;
-  if (setting && proposesBranch(state)) {
+  if (setting && !pullRequestOf(ctx, issueId) && proposesBranch(state)) {
     try {
       const opened = await pullRequest({
         repo: state.workspace!.repo,
@@ -37,16 +38,12 @@ export async function handOffIssue(
         branchPrefix: workspaceSettings(state)?.branch_prefix,
       });
       await tracker.linkPullRequest(issueId, opened.url);
-      ctx.store.append(
-        taskId,
-        [{ type: 'pull_request_opened', url: opened.url, branch: opened.branch, base: opened.base }],
-        { status: state.status },
-      );
+      ctx.store.updateIssueClaim(tracker.source, issueId, { pullRequest: opened.url });
     } catch (error) {
       ctx.failed(`${identifier}: pull request not opened (retried at the next poll)`, error);
       return;
     }
-    await note(ctx.tasks.state(taskId));
+    await note(state);
   }
   if (!handoffState) return;
   try {
@@ -56,17 +53,24 @@ export async function handOffIssue(
   }
 }
 
-/** Whether the hand-off of a completed task is still to be done (its issue has not moved yet). */
-export function handOffPending(ctx: WatchContext, state: TaskState): boolean {
+/** Whether a completed task's hand-off is still to be done: an issue to move, or a pull request to open. */
+export function handOffPending(ctx: WatchContext, issueId: string, state: TaskState): boolean {
   return (
-    ctx.opened.handoffState !== null || (ctx.setup.config.pull_request !== null && proposesBranch(state))
+    ctx.opened.handoffState !== null ||
+    (ctx.setup.config.pull_request !== null && !pullRequestOf(ctx, issueId) && proposesBranch(state))
   );
 }
 
-/** Work on the task's own branch, not merged into base, and not yet proposed. */
+/** The pull request recorded on the issue's claim, once opened and linked. */
+export function pullRequestOf(ctx: WatchContext, issueId: string): string | null {
+  const source = ctx.opened.tracker.source;
+  return ctx.store.issueClaims(source).find((c) => c.issueId === issueId)?.pullRequest ?? null;
+}
+
+/** Work committed on the task's own branch and not merged into base: what a pull request proposes. */
 function proposesBranch(state: TaskState): boolean {
   const w = state.workspace;
-  return Boolean(w && !w.merged && !w.removed && w.head && !w.pullRequest);
+  return Boolean(w && !w.merged && !w.removed && w.head);
 }
 
 /**

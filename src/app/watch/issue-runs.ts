@@ -4,11 +4,11 @@ import type { TaskState } from '../../engine/fold/task-state.js';
 import { retryDelayMs } from '../../scheduler/issue-queue.js';
 import { issueProgress } from '../issue-progress.js';
 import { markdownInline } from '../markdown-text.js';
-import { handOffIssue } from './issue-handoff.js';
+import { handOffIssue, pullRequestOf } from './issue-handoff.js';
 import type { WatchContext } from './watch-poll.js';
 
-/** The text of an issue's one progress comment, from its task's state. */
-export type ProgressText = (state: TaskState) => string;
+/** The text of an issue's one progress comment, from its task's state and the pull request it ended at. */
+export type ProgressText = (state: TaskState, pullRequest: string | null) => string;
 
 /** Events after which the progress comment is written again. */
 const PROGRESS_EVENTS = new Set([
@@ -40,8 +40,8 @@ export class IssueRuns {
 
   constructor(
     private readonly ctx: WatchContext,
-    private readonly progressText: ProgressText = (state) =>
-      issueProgress(state, { pullRequest: state.workspace?.pullRequest ?? null }),
+    private readonly progressText: ProgressText = (state, pullRequest) =>
+      issueProgress(state, { pullRequest }),
   ) {}
 
   get size(): number {
@@ -165,7 +165,7 @@ export class IssueRuns {
 
   /** Writes the issue's progress comment for `state`, after the writes before it. */
   progress(issueId: string, state: TaskState): Promise<void> {
-    return this.#comment(issueId, this.progressText(state));
+    return this.#comment(issueId, this.progressText(state, pullRequestOf(this.ctx, issueId)));
   }
 
   /** Posts or edits the issue's one comment, after the writes before it; a failure is one line. */

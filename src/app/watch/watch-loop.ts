@@ -86,7 +86,11 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
       }
       continue;
     }
-    if (status === 'completed' && !runs.has(claim.issueId) && handOffPending(ctx, ctx.tasks.state(taskId))) {
+    if (
+      status === 'completed' &&
+      !runs.has(claim.issueId) &&
+      handOffPending(ctx, claim.issueId, ctx.tasks.state(taskId))
+    ) {
       // it ended elsewhere (a person's approval ran it on), or its hand-off failed when it ended
       // (the tracker or gh was away): the note, the pull request and the move are done again
       // until the issue moves

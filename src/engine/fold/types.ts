@@ -244,8 +244,6 @@ export interface TaskState {
     notMerged?: string | null;
     /** Its worktree and branch were removed once merged (`workspace_removed`). */
     removed?: boolean;
-    /** The pull request `troupe watch` opened from its branch (`pull_request_opened`). */
-    pullRequest?: string | null;
   } | null;
   /** The task's size, once someone set it (the latest wins). */
   size: SizeRecord | null;

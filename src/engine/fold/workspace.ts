@@ -32,10 +32,6 @@ export const workspaceReducers = {
     } else if (state.workspace) state.workspace.head = event.sha;
   },
 
-  pull_request_opened(state, event) {
-    if (state.workspace) state.workspace.pullRequest = event.url;
-  },
-
   workspace_removed(state, event) {
     const w = state.workspace;
     if (w && event.removed.includes(w.branch)) {

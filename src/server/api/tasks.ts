@@ -323,7 +323,6 @@ export const TaskDetail = named(
       merged: z.string().nullable(),
       unmerged: z.string().nullable(),
       removed: z.boolean().describe('its worktree and branch were removed once merged'),
-      pull_request: z.string().nullable().describe('the pull request troupe watch opened from its branch'),
     }),
     waiting: Waiting.nullable(),
     mailbox: z.array(MailboxWaiting),
