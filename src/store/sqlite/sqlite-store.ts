@@ -357,7 +357,7 @@ function migrate(db: Database.Database): void {
         PRIMARY KEY (source, issue_id)
       )`);
     }
-    if (version < 4) {
+    if (version < 4 && !hasColumn(db, 'issue_claims', 'pull_request')) {
       // the pull request a watched issue's task ended at, so no watcher opens or links it twice
       db.exec('ALTER TABLE issue_claims ADD COLUMN pull_request TEXT');
     }
