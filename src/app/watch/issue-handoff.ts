@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Pipeline } from '../../core/pipeline.js';
 import type { TaskIssueRef } from '../../core/tracker.js';
 import { type TaskState, workspaceSettings } from '../../engine/fold/task-state.js';
@@ -77,9 +79,14 @@ function proposesBranch(state: TaskState): boolean {
  * The pipeline a watched issue's task runs: with pull requests on, a task branch that would be
  * merged into base at completion is kept for its pull request instead (`merge: manual`; a
  * person's `troupe merge` still merges it). A pipeline without `workspace:` whose agents edit
- * code gets the worktree it would have had by default, so troupe must watch from a git repository.
+ * code gets the worktree it would have had by default in `cwd`'s git repository (outside one, it
+ * runs in place as it would have, with no branch to propose).
  */
-export function pipelineForWatch(pipeline: Pipeline, setting: PullRequestSetting | null): Pipeline {
+export function pipelineForWatch(
+  pipeline: Pipeline,
+  setting: PullRequestSetting | null,
+  cwd: string,
+): Pipeline {
   if (!setting) return pipeline;
   const written = pipeline.workspace;
   if (written) {
@@ -87,11 +94,18 @@ export function pipelineForWatch(pipeline: Pipeline, setting: PullRequestSetting
       ? { ...pipeline, workspace: { ...written, merge: 'manual' } }
       : pipeline;
   }
-  if (editingAgents(pipeline).length === 0) return pipeline;
+  if (editingAgents(pipeline).length === 0 || !insideGitRepo(cwd)) return pipeline;
   return {
     ...pipeline,
     workspace: { isolation: 'worktree', base: null, merge: 'manual', branch_prefix: 'troupe/', remote: null },
   };
+}
+
+function insideGitRepo(dir: string): boolean {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    if (existsSync(join(d, '.git'))) return true;
+    if (dirname(d) === d) return false;
+  }
 }
 
 function pullRequestTitle(state: TaskState, identifier: string): string {

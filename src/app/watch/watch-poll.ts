@@ -117,6 +117,7 @@ function startNew(ctx: WatchContext, issue: TrackerIssue, pipelineName: string):
       pipeline: pipelineForWatch(
         workflow ? workflow.pipeline : ctx.pipeline(pipelineName),
         ctx.setup.config.pull_request,
+        ctx.tasks.root,
       ),
       input: issueInput(issue, null, workflow?.workflow ?? null),
       issue: issueRef(source, issue),
