@@ -165,3 +165,41 @@ ${extra}`,
     expect(issue().state).toBe('closed');
   });
 });
+
+describe('troupe watch on a backlog/ folder with pull_request: true', { timeout: 90_000 }, () => {
+  it('opens one pull request, records it in the task file, and moves the task to its last status', async () => {
+    const repo = await tmpRepo();
+    writeFiles(repo, {
+      '.troupe/pipelines/default.yaml': PIPELINE,
+      '.troupe/config.yaml': 'tracker:\n  kind: backlog\n  pull_request: {draft: true}\n',
+      'script.yaml': SCRIPT,
+      'backlog/config.yml': 'statuses: ["To Do", "In Progress", "Done"]\n',
+      'backlog/tasks/task-1 - Health.md':
+        "---\nid: task-1\ntitle: Add a health check\nstatus: To Do\nassignee: []\ncreated_date: '2026-12-01 10:00'\nlabels: []\ndependencies: []\n---\n\n## Description\n\nAdd it.\n",
+    });
+    await sh(repo, 'add', '-A');
+    await sh(repo, 'commit', '-qm', 'backlog');
+    const origin = join(dirname(repo), 'origin.git');
+    await sh(dirname(repo), 'init', '--quiet', '--bare', origin);
+    await sh(repo, 'remote', 'add', 'origin', origin);
+    const ghLog = join(dirname(repo), 'gh-calls.jsonl');
+    const env = { FAKE_GH_LOG: ghLog, PATH: `${FAKE_GH}${delimiter}${PATH_WITHOUT_GH}` };
+    const run = await troupe(repo, ['watch', '--once', '--script', 'script.yaml'], env);
+    expect([run.code, run.stderr]).toEqual([0, '']);
+    const calls = readFileSync(ghLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
+    expect(calls).toHaveLength(1);
+    const arg = (name: string) => calls[0]![calls[0]!.indexOf(name) + 1];
+    expect(arg('--title')).toBe('task-1: Add a health check');
+    expect(arg('--body')).toMatch(/^Issue: task\\-1\n/);
+    expect(calls[0]).toContain('--draft');
+    const file = readFileSync(join(repo, 'backlog', 'tasks', 'task-1 - Health.md'), 'utf8');
+    expect(file).toContain('- Pull request: https://github.com/octo-org/octo-repo/pull/1');
+    expect(file).toMatch(/^status: Done$/m);
+    const again = await troupe(repo, ['watch', '--once', '--script', 'script.yaml'], env);
+    expect([again.code, again.stderr]).toEqual([0, '']);
+    expect(readFileSync(ghLog, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+});
