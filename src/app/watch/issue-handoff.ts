@@ -42,7 +42,7 @@ export async function handOffIssue(
       await tracker.linkPullRequest(issueId, opened.url);
       ctx.store.updateIssueClaim(tracker.source, issueId, { pullRequest: opened.url });
     } catch (error) {
-      ctx.failed(`${identifier}: pull request not opened (retried at the next poll)`, error);
+      ctx.failed(`${identifier}: pull request not opened or linked (retried at the next poll)`, error);
       return;
     }
     await note(state);
