@@ -69,6 +69,8 @@ export interface IssueClaim {
   retryAt: string | null;
   /** The issue's progress comment (Tracker.upsertComment), once posted. */
   commentId: string | null;
+  /** The pull request opened for its completed task and linked to the issue (`pull_request:`), once done. */
+  pullRequest: string | null;
   claimedAt: string;
 }
 
@@ -77,6 +79,7 @@ export interface IssueClaimChange {
   attempts?: number;
   retryAt?: string | null;
   commentId?: string | null;
+  pullRequest?: string | null;
 }
 
 export const PENDING_CLAIM_TTL_MS = 10 * 60_000;

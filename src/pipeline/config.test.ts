@@ -249,7 +249,34 @@ describe('tracker: (troupe watch)', () => {
       retry_backoff_ms: 10_000,
       max_retry_backoff_ms: 300_000,
       stall_timeout_ms: 300_000,
+      pull_request: { draft: false, base: null, remote: 'origin' },
     });
+  });
+
+  it('pull_request: on by default for GitHub and Linear, off for a backlog; true, false or its options', () => {
+    const read = (lines: string) =>
+      parseProjectConfig(`tracker:\n${lines}`, 'p/.troupe/config.yaml').tracker?.pull_request;
+    expect(read('  kind: linear\n  project_slug: abc\n')).toEqual({
+      draft: false,
+      base: null,
+      remote: 'origin',
+    });
+    expect(read('  kind: backlog\n')).toBeNull();
+    expect(read('  kind: backlog\n  pull_request: true\n')).toEqual({
+      draft: false,
+      base: null,
+      remote: 'origin',
+    });
+    expect(read('  kind: github\n  owner: a\n  repo: b\n  pull_request: false\n')).toBeNull();
+    expect(
+      read(
+        '  kind: github\n  owner: a\n  repo: b\n  pull_request: {draft: true, base: main, remote: upstream}\n',
+      ),
+    ).toEqual({ draft: true, base: 'main', remote: 'upstream' });
+    expect(() => read('  kind: backlog\n  pull_request: {remote: --upload-pack=x}\n')).toThrow(
+      /config\.yaml:3:\d+.*git remote/,
+    );
+    expect(() => read('  kind: backlog\n  pull_request: {title: x}\n')).toThrow(/config\.yaml:3:\d+/);
   });
 
   it('locates a mistake: an option of another tracker, a missing repo', () => {

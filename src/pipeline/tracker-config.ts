@@ -20,6 +20,14 @@ export type TrackerChoice =
   | { kind: 'linear'; project_slug: string; endpoint?: string; assignee?: string }
   | { kind: 'backlog'; path?: string; labels?: string[]; include_assigned?: boolean };
 
+/** How `troupe watch` opens a pull request from a completed task's branch (docs/trackers.md). */
+export interface PullRequestSetting {
+  draft: boolean;
+  /** null: the base the task's branch started from. */
+  base: string | null;
+  remote: string;
+}
+
 export interface WatchConfig {
   tracker: TrackerChoice;
   /** null: the tracker's own (GitHub `open`; Linear Symphony's; backlog every status but the last). */
@@ -38,6 +46,8 @@ export interface WatchConfig {
   max_retry_backoff_ms: number;
   /** ≤ 0: no stall detection. */
   stall_timeout_ms: number;
+  /** A pull request before the hand-off; null: none, the task merges as its pipeline says. */
+  pull_request: PullRequestSetting | null;
 }
 
 export const WATCH_DEFAULTS = {
@@ -66,6 +76,21 @@ const common = {
   retry_backoff_ms: ms.optional(),
   max_retry_backoff_ms: ms.optional(),
   stall_timeout_ms: z.number().int().optional(),
+  pull_request: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        draft: z.boolean().optional(),
+        base: z.string().trim().min(1).optional(),
+        remote: z
+          .string()
+          .regex(/^[^\s-][^\s]*$/, {
+            error: 'a git remote is a remote name (origin) or a URL, without spaces and not starting with -',
+          })
+          .optional(),
+      }),
+    ])
+    .optional(),
 };
 
 export const TrackerConfigSchema = z.discriminatedUnion('kind', [
@@ -113,6 +138,7 @@ export function watchConfigOf(raw: RawTrackerConfig): WatchConfig {
     retry_backoff_ms,
     max_retry_backoff_ms,
     stall_timeout_ms,
+    pull_request,
     ...choice
   } = raw;
   const tracker = (
@@ -136,5 +162,20 @@ export function watchConfigOf(raw: RawTrackerConfig): WatchConfig {
     retry_backoff_ms: retry_backoff_ms ?? WATCH_DEFAULTS.retry_backoff_ms,
     max_retry_backoff_ms: max_retry_backoff_ms ?? WATCH_DEFAULTS.max_retry_backoff_ms,
     stall_timeout_ms: stall_timeout_ms ?? WATCH_DEFAULTS.stall_timeout_ms,
+    pull_request: pullRequestSetting(tracker.kind, pull_request),
   };
+}
+
+/**
+ * `pull_request:` with its default: on for GitHub and Linear (their issues end at a pull request,
+ * as Symphony's do), off for a local backlog (its tasks merge into base as their pipeline says).
+ */
+export function pullRequestSetting(
+  kind: TrackerChoice['kind'],
+  raw?: RawTrackerConfig['pull_request'],
+): PullRequestSetting | null {
+  const on = raw ?? kind !== 'backlog';
+  if (on === false) return null;
+  const given = on === true ? {} : on;
+  return { draft: given.draft ?? false, base: given.base ?? null, remote: given.remote ?? 'origin' };
 }

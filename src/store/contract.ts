@@ -242,6 +242,7 @@ export function storeContract(name: string, open: () => EventStore) {
         attempts: 0,
         retryAt: null,
         commentId: null,
+        pullRequest: null,
         claimedAt: now.toISOString(),
       });
       expect(store.claimIssue('github:acme/app', '12', now)).toBeNull();
@@ -281,6 +282,9 @@ export function storeContract(name: string, open: () => EventStore) {
       expect(store.updateIssueClaim('s', 'missing', { attempts: 1 })).toBe(false);
       expect(store.updateIssueClaim('s', 'a', { commentId: 'c-7' })).toBe(true);
       expect(store.issueClaims('s')).toMatchObject([{ commentId: 'c-7', attempts: 2 }]);
+      const url = 'https://github.com/acme/app/pull/3';
+      expect(store.updateIssueClaim('s', 'a', { pullRequest: url })).toBe(true);
+      expect(store.issueClaims('s')).toMatchObject([{ pullRequest: url, commentId: 'c-7' }]);
     });
 
     it('leases a task to one live process at a time; a dead holder’s lease is free', () => {

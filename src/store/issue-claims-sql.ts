@@ -3,7 +3,8 @@ import { type EventStore, type IssueClaim, PENDING_CLAIM_TTL_MS } from '../core/
 /**
  * The issue claims of EventStore (core/event-store.ts IssueClaim) on an `issue_claims` table, one
  * statement each (atomic on its own), for both SQL stores: SQLite's migration step 3 and
- * PostgreSQL's migration 7 create the same table. `query` runs one statement with `?` parameters
+ * PostgreSQL's migration 7 create the same table (with `pull_request` from SQLite's step 4 and
+ * PostgreSQL's migration 8). `query` runs one statement with `?` parameters
  * and returns its rows (every statement here has RETURNING).
  */
 
@@ -16,6 +17,7 @@ export interface ClaimRow {
   attempts: number;
   retry_at: string | null;
   comment_id: string | null;
+  pull_request: string | null;
   claimed_at: string;
 }
 
@@ -31,6 +33,7 @@ const claimOf = (row: ClaimRow): IssueClaim => ({
   attempts: Number(row.attempts),
   retryAt: row.retry_at,
   commentId: row.comment_id,
+  pullRequest: row.pull_request,
   claimedAt: row.claimed_at,
 });
 
@@ -42,7 +45,7 @@ export function issueClaimsOn(query: ClaimQuery): IssueClaimStore {
       const [row] = query(
         `INSERT INTO issue_claims (source, issue_id, task_id, attempts, retry_at, claimed_at)
          VALUES (?, ?, NULL, 0, NULL, ?)
-         ON CONFLICT (source, issue_id) DO UPDATE SET claimed_at = excluded.claimed_at, attempts = 0, retry_at = NULL, comment_id = NULL
+         ON CONFLICT (source, issue_id) DO UPDATE SET claimed_at = excluded.claimed_at, attempts = 0, retry_at = NULL, comment_id = NULL, pull_request = NULL
          WHERE issue_claims.task_id IS NULL AND issue_claims.claimed_at <= ?
          RETURNING *`,
         [source, issueId, now.toISOString(), stale],
@@ -57,6 +60,7 @@ export function issueClaimsOn(query: ClaimQuery): IssueClaimStore {
         ['attempts', change.attempts],
         ['retry_at', change.retryAt],
         ['comment_id', change.commentId],
+        ['pull_request', change.pullRequest],
       ] as const) {
         if (value === undefined) continue;
         sets.push(`${column} = ?`);

@@ -211,6 +211,7 @@ export function openMemoryStore(): EventStore {
         attempts: 0,
         retryAt: null,
         commentId: null,
+        pullRequest: null,
         claimedAt: now.toISOString(),
       };
       claims.set(key, claim);

@@ -10,12 +10,22 @@ import type { Workflow } from '../../pipeline/symphony/workflow.js';
 export function issueInput(issue: TrackerIssue, attempt: number | null, workflow: Workflow | null): string {
   if (workflow) return renderPrompt(workflow, issue, attempt);
   return [
-    `Work on this issue (${issue.identifier}): ${issue.title}`,
+    `${WORK_ON} (${issue.identifier}): ${issue.title}`,
     ...(issue.url ? [`URL: ${issue.url}`] : []),
     ...(issue.labels.length ? [`Labels: ${issue.labels.join(', ')}`] : []),
     '',
     issue.description.trim() || '(no description)',
   ].join('\n');
+}
+
+const WORK_ON = 'Work on this issue';
+
+/** The issue's title in an input `issueInput` wrote without a workflow; null for any other input. */
+export function issueTitleIn(input: string): string | null {
+  const first = input.split('\n')[0]!;
+  if (!first.startsWith(`${WORK_ON} (`)) return null;
+  const title = first.slice(first.indexOf('): ') + 3).trim();
+  return first.includes('): ') && title ? title : null;
 }
 
 export function issueRef(source: string, issue: TrackerIssue): TaskIssueRef {

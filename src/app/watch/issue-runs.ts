@@ -6,10 +6,11 @@ import type { RunObserver } from '../../engine/ports.js';
 import { retryDelayMs } from '../../scheduler/issue-queue.js';
 import { issueProgress } from '../issue-progress.js';
 import { markdownInline } from '../markdown-text.js';
+import { handOffIssue, pullRequestOf } from './issue-handoff.js';
 import type { WatchContext } from './watch-poll.js';
 
-/** The text of an issue's one progress comment, from its task's state. */
-export type ProgressText = (state: TaskState) => string;
+/** The text of an issue's one progress comment, from its task's state and the pull request it ended at. */
+export type ProgressText = (state: TaskState, pullRequest: string | null) => string;
 
 /** Events after which the progress comment is written again. */
 const PROGRESS_EVENTS = new Set([
@@ -45,7 +46,8 @@ export class IssueRuns {
 
   constructor(
     private readonly ctx: WatchContext,
-    private readonly progressText: ProgressText = (state) => issueProgress(state),
+    private readonly progressText: ProgressText = (state, pullRequest) =>
+      issueProgress(state, { pullRequest }),
   ) {}
 
   get size(): number {
@@ -175,13 +177,12 @@ export class IssueRuns {
 
   async #settle(issueId: string, run: Run, state: TaskState): Promise<void> {
     const { ctx } = this;
-    const { tracker, handoffState } = ctx.opened;
+    const { tracker } = ctx.opened;
     if (run.why === 'shutdown' || run.why === 'cancelled') return;
     // awaited before the next write: two writes of one backlog file at once can lose one
     await this.progress(issueId, state);
     if (state.status === 'completed') {
-      if (handoffState)
-        await this.#tracker(run, `moved to ${handoffState}`, () => tracker.moveTo(issueId, handoffState));
+      await handOffIssue(ctx, issueId, run.taskId, (s) => this.progress(issueId, s));
       return;
     }
     // waiting for a person: it holds its claim
@@ -217,7 +218,7 @@ export class IssueRuns {
 
   /** Writes the issue's progress comment for `state`, after the writes before it. */
   progress(issueId: string, state: TaskState): Promise<void> {
-    return this.#comment(issueId, this.progressText(state));
+    return this.#comment(issueId, this.progressText(state, pullRequestOf(this.ctx, issueId)));
   }
 
   /** Posts or edits the issue's one comment, after the writes before it; a failure is one line. */

@@ -4,7 +4,7 @@ import type { Pipeline } from '../../core/pipeline.js';
 import type { ProjectConfig } from '../../pipeline/config.js';
 import { loadWorkflow } from '../../pipeline/symphony/validate.js';
 import type { Workflow } from '../../pipeline/symphony/workflow.js';
-import { WATCH_DEFAULTS, type WatchConfig } from '../../pipeline/tracker-config.js';
+import { pullRequestSetting, WATCH_DEFAULTS, type WatchConfig } from '../../pipeline/tracker-config.js';
 import { findBacklog } from '../../trackers/backlog.js';
 
 /**
@@ -49,6 +49,7 @@ function withDefaults(tracker: WatchConfig['tracker']): WatchConfig {
     retry_backoff_ms: WATCH_DEFAULTS.retry_backoff_ms,
     max_retry_backoff_ms: WATCH_DEFAULTS.max_retry_backoff_ms,
     stall_timeout_ms: WATCH_DEFAULTS.stall_timeout_ms,
+    pull_request: pullRequestSetting(tracker.kind),
   };
 }
 

@@ -1,5 +1,6 @@
 import { isTerminal } from '../../core/events.js';
 import { TrackerError } from '../../core/tracker.js';
+import { handOffIssue, handOffPending } from './issue-handoff.js';
 import { IssueRuns, type ProgressText } from './issue-runs.js';
 import type { PollTrigger } from './poll-trigger.js';
 import {
@@ -109,14 +110,16 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
       }
       continue;
     }
-    const handoff = ctx.opened.handoffState;
-    if (status === 'completed' && handoff && !runs.has(claim.issueId)) {
+    if (
+      status === 'completed' &&
+      !runs.has(claim.issueId) &&
+      handOffPending(ctx, claim.issueId, ctx.tasks.state(taskId))
+    ) {
       // it ended elsewhere (a person's approval ran it on), or its hand-off failed when it ended
-      // (the tracker was away): the note and the move are done again until the issue moves
+      // (the tracker or gh was away): the note, the pull request and the move are done again
+      // until the issue moves
       await runs.progress(claim.issueId, ctx.tasks.state(taskId));
-      await tracker
-        .moveTo(claim.issueId, handoff)
-        .catch((error: unknown) => ctx.failed(`${claim.issueId} not moved to ${handoff}`, error));
+      await handOffIssue(ctx, claim.issueId, taskId, (s) => runs.progress(claim.issueId, s));
       continue;
     }
     const due = claim.retryAt !== null && Date.parse(claim.retryAt) <= ctx.now().getTime();

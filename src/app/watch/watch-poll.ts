@@ -12,6 +12,7 @@ import {
   selectIssues,
 } from '../../scheduler/issue-queue.js';
 import { BackoffLog } from '../backoff-log.js';
+import { pipelineForWatch } from './issue-handoff.js';
 import { issueInput, issueRef } from './issue-input.js';
 import type { OpenedTracker } from './open-tracker.js';
 import type { WatchSetup } from './watch-config.js';
@@ -116,7 +117,11 @@ function startNew(ctx: WatchContext, issue: TrackerIssue, pipelineName: string):
   try {
     const workflow = ctx.setup.workflow;
     const taskId = ctx.tasks.start({
-      pipeline: workflow ? workflow.pipeline : ctx.pipeline(pipelineName),
+      pipeline: pipelineForWatch(
+        workflow ? workflow.pipeline : ctx.pipeline(pipelineName),
+        ctx.setup.config.pull_request,
+        ctx.tasks.root,
+      ),
       input: issueInput(issue, null, workflow?.workflow ?? null),
       issue: issueRef(source, issue),
       script: ctx.script,

@@ -381,6 +381,14 @@ CREATE TABLE issue_claims (
 );
 `,
   },
+  {
+    version: 8,
+    name: 'the pull request a watched issue ended at',
+    sql: `
+-- core/event-store.ts IssueClaim.pullRequest: opened and linked once, by one watcher
+ALTER TABLE issue_claims ADD COLUMN pull_request text;
+`,
+  },
 ];
 
 /** The last version this troupe knows: a schema with a later one was migrated by a newer troupe. */

@@ -161,3 +161,24 @@ describe('sqlite store: two troupes upgrading one store at once', () => {
     after.close();
   });
 });
+
+describe('sqlite store: a store from before issue claims recorded their pull request', () => {
+  it('gains the column on open and keeps its claims', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'troupe-store-')), 'troupe.db');
+    let store = openSqliteStore(file);
+    store.claimIssue('github:acme/app', '12', new Date());
+    store.close();
+    const old = new Database(file);
+    old.exec('ALTER TABLE issue_claims DROP COLUMN pull_request');
+    old.pragma('user_version = 3');
+    old.close();
+    store = openSqliteStore(file);
+    try {
+      const url = 'https://github.com/acme/app/pull/3';
+      expect(store.updateIssueClaim('github:acme/app', '12', { pullRequest: url })).toBe(true);
+      expect(store.issueClaims('github:acme/app')).toMatchObject([{ issueId: '12', pullRequest: url }]);
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -310,7 +310,7 @@ const holderOf = (row: LeaseRow): LeaseHolder => ({
 });
 
 /** The last step migrate() knows: a store past it was migrated by a newer troupe, and is refused. */
-export const SQLITE_SCHEMA_VERSION = 3;
+export const SQLITE_SCHEMA_VERSION = 4;
 
 /**
  * Brings a store written by an older troupe up to this schema (`user_version` counts the steps).
@@ -356,6 +356,10 @@ function migrate(db: Database.Database): void {
         claimed_at TEXT NOT NULL,
         PRIMARY KEY (source, issue_id)
       )`);
+    }
+    if (version < 4 && !hasColumn(db, 'issue_claims', 'pull_request')) {
+      // the pull request a watched issue's task ended at, so no watcher opens or links it twice
+      db.exec('ALTER TABLE issue_claims ADD COLUMN pull_request TEXT');
     }
     db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
   }).immediate();
