@@ -81,9 +81,22 @@ export const EXCLUDED = [
   '/.agent-mail/',
 ] as const;
 
+/** The repository's common git directory (`.git` of the main checkout, shared by its worktrees). */
+export function commonDir(repo: string): Promise<string> {
+  let dir = commonDirs.get(repo);
+  if (!dir) {
+    dir = gitOk(repo, ['rev-parse', '--git-common-dir']).then((out) => resolve(repo, out.trim()));
+    dir.catch(() => commonDirs.delete(repo));
+    commonDirs.set(repo, dir);
+  }
+  return dir;
+}
+
+/** Asked once per repository in a process: where its git directory is does not change under it. */
+const commonDirs = new Map<string, Promise<string>>();
+
 export async function ensureExcluded(repo: string): Promise<void> {
-  const common = resolve(repo, (await gitOk(repo, ['rev-parse', '--git-common-dir'])).trim());
-  const file = join(common, 'info', 'exclude');
+  const file = join(await commonDir(repo), 'info', 'exclude');
   const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const lines = new Set(text.split('\n').map((l) => l.trim()));
   const missing = EXCLUDED.filter((pattern) => !lines.has(pattern));

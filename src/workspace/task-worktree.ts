@@ -1,10 +1,11 @@
 import { existsSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError } from '../core/errors.js';
+import { appendBranchSection } from './config-file.js';
 import { GitError, NoCommitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
 import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';
-import { currentBranch, ensureExcluded, worktreesDir } from './repo.js';
+import { commonDir, currentBranch, ensureExcluded, worktreesDir } from './repo.js';
 import { takingTurns } from './turns.js';
 import { samePath, worktreeEntries } from './worktree-list.js';
 
@@ -164,9 +165,10 @@ interface BranchMeta {
  * Worktrees of one repository are registered one at a time in this process: `git worktree add`
  * run eight times at once in one repository fails now and then (exit 128 after "Preparing
  * worktree", with no reason given), and a task must not fail for starting beside another. Only
- * the registration takes turns: a new worktree's files are checked out after it, side by side
- * with others' (each worktree has its own index), while git keeps it locked as `initializing`
- * (a worktree found locked so, after a crash, is made again).
+ * what changes the registrations takes turns (what they read is read before, side by side); a new
+ * worktree's files are checked out after it, side by side with others' (each worktree has its own
+ * index), while git keeps it locked as `initializing` (a worktree found locked so, after a crash,
+ * is made again).
  */
 const worktreeTurns = takingTurns();
 const INITIALIZING = 'initializing';
@@ -177,11 +179,14 @@ async function ensureWorktree(
   branch: string,
   meta: BranchMeta,
 ): Promise<TaskWorktree> {
-  const worktree = await worktreeTurns(repo, () => makeWorktree(repo, name, branch, meta));
+  const worktree = await makeWorktree(repo, name, branch, meta);
   if (worktree.created) {
-    await gitOk(worktree.path, ['reset', '--hard', '--quiet']);
+    // the branch is new: its keys go in with one write, beside the checkout
+    await Promise.all([
+      gitOk(worktree.path, ['reset', '--hard', '--quiet']),
+      recordNewBranchMeta(repo, branch, meta),
+    ]);
     await gitOk(repo, ['worktree', 'unlock', worktree.path]);
-    await recordMeta(repo, branch, meta, new Map());
   }
   return worktree;
 }
@@ -194,14 +199,20 @@ async function makeWorktree(
 ): Promise<TaskWorktree> {
   const base = meta.base;
   const path = join(worktreesDir(repo), name);
-  await ensureExcluded(repo);
-  const entry = (await worktreeEntries(repo)).find((e) => samePath(e.path, path));
+  const [, entries, branchExists, start] = await Promise.all([
+    // two at once could both append the missing lines
+    worktreeTurns(`${repo}\0exclude`, () => ensureExcluded(repo)),
+    worktreeEntries(repo),
+    refExists(repo, `refs/heads/${branch}`),
+    resolveCommit(repo, base),
+  ]);
+  const entry = entries.find((e) => samePath(e.path, path));
   if (entry?.prunable) {
     // its directory was deleted by hand: forget the registration, keep the branch
-    await gitOk(repo, ['worktree', 'prune']);
+    await worktreeTurns(repo, () => gitOk(repo, ['worktree', 'prune']));
   } else if (entry?.locked?.startsWith(INITIALIZING)) {
     // `git worktree add` was killed half-way: the checkout is incomplete (nothing of the agent's yet)
-    await gitOk(repo, ['worktree', 'remove', '--force', '--force', path]);
+    await worktreeTurns(repo, () => gitOk(repo, ['worktree', 'remove', '--force', '--force', path]));
   } else if (entry) {
     if (entry.branch !== branch) {
       throw new StateError(
@@ -220,18 +231,17 @@ async function makeWorktree(
     }
     rmdirSync(path);
   }
-  if (await refExists(repo, `refs/heads/${branch}`)) {
+  if (branchExists) {
     // the branch survived its worktree (removed, or pruned by hand): check it out again, commits intact
-    await gitOk(repo, ['worktree', 'add', path, branch]);
+    await worktreeTurns(repo, () => gitOk(repo, ['worktree', 'add', path, branch]));
     await recordMeta(repo, branch, meta);
     return { path, branch, base: (await branchBase(repo, branch)) ?? base, created: false };
   }
-  const start = await resolveCommit(repo, base);
   if (!start) {
     if (await isUnborn(repo, base)) throw new NoCommitError(repo, base);
     throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
   }
-  await gitOk(repo, [
+  const add = [
     'worktree',
     'add',
     '--no-checkout',
@@ -243,8 +253,18 @@ async function makeWorktree(
     branch,
     path,
     start,
-  ]);
+  ];
+  await worktreeTurns(repo, () => gitOk(repo, add));
   return { path, branch, base, created: true, start };
+}
+
+/** A branch just made: its keys, in one write of the config when it has no section yet (else by git). */
+async function recordNewBranchMeta(repo: string, branch: string, meta: BranchMeta): Promise<void> {
+  const keys: [string, string][] = [['troupeTask', meta.task]];
+  if (meta.agent) keys.push(['troupeAgent', meta.agent]);
+  keys.push(['troupeBase', meta.base]);
+  if (!(await appendBranchSection(await commonDir(repo), branch, keys)))
+    await recordMeta(repo, branch, meta, new Map());
 }
 
 /** Keeps base, task and agent in the branch's git config (kept if already there: the base never moves). */
