@@ -46,7 +46,9 @@ function pieceView(
 ) {
   const activations = new Set(pieceActivations(state, piece).map((a) => a.id));
   const stages = state.stages.filter((s): s is StageRecord => s != null && activations.has(s.activation));
-  const judged = stages.findLast((s) => s.gate !== null && s.agent === settings?.worker);
+  // the plan judges the stage that ends the piece's chain: the last verdict of an agent without a gate of its own
+  const ungated = (agent: string) => state.definition.agents.some((a) => a.id === agent && a.type === 'agent' && !a.gate);
+  const judged = stages.findLast((s) => s.gate !== null && s.gate.by !== 'human' && ungated(s.agent));
   const routed = stages.findLast((s) => state.routes[s.n] !== undefined);
   const route = routed ? state.routes[routed.n]! : null;
   const ws = state.branchWorkspaces.get(piece.lineage);

@@ -193,7 +193,16 @@ function checkPlan(
   sink: DiagnosticSink,
 ): void {
   const at = (field: string) => locate(compiled, node.id, 'plan', field);
-  if (plan.worker === node.id) {
+  if (plan.worker === '') {
+    // a `pipeline:` that could not be used was reported where it is written
+    if (compiled.definitions.get(node.id)?.raw.plan?.pipeline === undefined) {
+      sink.error(
+        locate(compiled, node.id, 'plan'),
+        `the plan of \`${node.id}\` names no worker`,
+        'add `worker: <agent>` (one agent builds each piece) or `pipeline: <name or ./file.yaml>`',
+      );
+    }
+  } else if (plan.worker === node.id) {
     sink.error(
       at('worker'),
       `\`${node.id}\` cannot be its own plan's worker`,
@@ -211,7 +220,13 @@ function checkPlan(
   }
   const verifier = plan.verifier;
   if (!verifier) return;
-  if (verifier === plan.worker || verifier === node.id) {
+  if (plan.pipeline?.agents.includes(verifier)) {
+    sink.error(
+      at('verifier'),
+      `\`${verifier}\` cannot verify pieces: it is an agent of pipeline "${plan.pipeline.name}", which builds them`,
+      'name an agent outside that pipeline: worker != tester',
+    );
+  } else if (verifier === plan.worker || verifier === node.id) {
     sink.error(
       at('verifier'),
       `\`${verifier}\` cannot verify pieces it ${verifier === node.id ? 'planned' : 'built'}`,
