@@ -11,7 +11,6 @@ import { documentAgents } from './imports.js';
 import { isMapping, type LocatedAgent, positionOf } from './located-agent.js';
 import { toNode } from './normalize.js';
 import { resolveOutputSchemas } from './output-schemas.js';
-import { withSubPipelines } from './sub-pipelines.js';
 import {
   findParamsFile,
   type ParamsFile,
@@ -21,6 +20,7 @@ import {
 } from './params.js';
 import { ParamsSchema, WorkspaceSchema } from './schema.js';
 import { checkSchema } from './schema-issues.js';
+import { withSubPipelines } from './sub-pipelines.js';
 import { YamlSource } from './yaml-source.js';
 
 export interface LoadOptions {

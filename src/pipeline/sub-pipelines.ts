@@ -93,7 +93,11 @@ function locateSubPipeline(
     return null;
   }
   if (!existsSync(file)) {
-    sink.error(at, `cannot use pipeline "${written}": no such file (${file})`, 'paths are relative to this file');
+    sink.error(
+      at,
+      `cannot use pipeline "${written}": no such file (${file})`,
+      'paths are relative to this file',
+    );
     return null;
   }
   return file;
@@ -111,7 +115,11 @@ function readSubPipeline(
   const { sink } = context;
   const agents = agentsOfFile(file, context, [plannerFile, file]);
   if (runnable(agents).length === 0) {
-    sink.error(at, `pipeline "${written}" has no agent to run the pieces`, 'its first agent starts each piece');
+    sink.error(
+      at,
+      `pipeline "${written}" has no agent to run the pieces`,
+      'its first agent starts each piece',
+    );
     return null;
   }
   const planner = agents.find((a) => a.raw.plan);

@@ -166,7 +166,11 @@ export function pieceRejections(state: Readonly<TaskState>, piece: PieceState): 
  * piece as it was given and the reason: it is the one told the goal, and the agents after it
  * run again on what it changes.
  */
-export function pieceRetry(state: Readonly<TaskState>, activation: Activation, stage: StageRecord): Step | null {
+export function pieceRetry(
+  state: Readonly<TaskState>,
+  activation: Activation,
+  stage: StageRecord,
+): Step | null {
   const piece = pieceOfActivation(state, activation.id);
   const entry = plannerNode(state)?.plan?.worker;
   if (!piece || !entry || entry === stage.agent || stage.gate?.decision !== 'rejected') return null;

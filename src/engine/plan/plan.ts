@@ -438,9 +438,10 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
     }
   }
   if (node.plan && stage.gate?.decision !== 'rejected') return expandPlan(state, activation, node);
-  const retry = judgesPiece && stage.gate?.by !== 'spec' && stage.gate?.by !== 'output_schema'
-    ? pieceRetry(state, activation, stage)
-    : null;
+  const retry =
+    judgesPiece && stage.gate?.by !== 'spec' && stage.gate?.by !== 'output_schema'
+      ? pieceRetry(state, activation, stage)
+      : null;
   if (retry) return retry;
   if (activation.resolves !== null) {
     return {
