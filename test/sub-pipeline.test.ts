@@ -204,4 +204,16 @@ describe('troupe validate: plan.pipeline', () => {
       'clash.yaml:4:23: error: agent `writer` of pipeline "build-doc" (build-doc.yaml:5:9) has the id of `writer` at clash.yaml:5:9',
     );
   });
+
+  it('a sub-pipeline agent that hands off to several at once: a warning (a piece runs one stage after another)', async () => {
+    const dir = project({
+      '.troupe/pipelines/wide.yaml':
+        'agents:\n  - id: coder\n    runtime: scripted\n    handoffs: [{ to: "writer, linter" }]\n  - id: writer\n    runtime: scripted\n  - id: linter\n    runtime: scripted\n',
+      'p.yaml': 'agents:\n  - id: planner\n    runtime: scripted\n    plan: { pipeline: wide }\n',
+    });
+    const result = await troupe(dir, ['validate', 'p.yaml']);
+    expect(result.stdout).toContain(
+      ".troupe/pipelines/wide.yaml:4:22: warning: `coder` hands off to several agents at once: inside a piece of `planner`'s plan they are not a fan-out",
+    );
+  });
 });

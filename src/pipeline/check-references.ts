@@ -218,6 +218,16 @@ function checkPlan(
       'a worker is an agent: it works in a worktree',
     );
   }
+  for (const id of plan.pipeline?.agents ?? []) {
+    nodes.get(id)?.handoffs.forEach((handoff, i) => {
+      if (handoff.to.length < 2 || handoff.condition === 'auto') return;
+      sink.warning(
+        locate(compiled, id, 'handoffs', i, 'to'),
+        `\`${id}\` hands off to several agents at once: inside a piece of \`${node.id}\`'s plan they are not a fan-out`,
+        "a piece's chain runs one stage after another: hand off to one agent at a time",
+      );
+    });
+  }
   const verifier = plan.verifier;
   if (!verifier) return;
   if (plan.pipeline?.agents.includes(verifier)) {
