@@ -25,6 +25,7 @@ export function planView(state: TaskState, diffs: PieceDiffs = new Map()) {
     round: plan.round,
     planner: plan.planner,
     worker: settings?.worker ?? null,
+    pipeline: settings?.pipeline?.name ?? null,
     verifier: settings?.verifier ?? null,
     replans: plan.replans,
     warnings: [...plan.warnings],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planView } from '../../app/plan-view.js';
 import { memoryWorld } from '../../app/test-doubles.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { PlanSettings, WorkspaceSettings } from '../../core/pipeline.js';
@@ -268,7 +269,15 @@ describe('a sub-pipeline runs each piece', () => {
     const gates = types([...world.store.events(id)], 'gate_decided');
     expect(gates.map((e) => (e as { agent: string }).agent)).toEqual(['writer', 'writer']);
     expect(world.workspace.calls.filter((c) => c.startsWith('verify'))).toHaveLength(2);
-    expect(done.plan?.pieces.get('a')).toBeDefined();
+    const view = planView(done)!;
+    expect([view.worker, view.pipeline]).toEqual(['coder', 'build-doc']);
+    // the verdict shown is the one on the piece's last stage
+    expect(
+      view.pieces.map((p) => [p.id, p.verdict?.decision, done.stages[p.verdict!.stage - 1]!.agent]),
+    ).toEqual([
+      ['a', 'approved', 'writer'],
+      ['b', 'approved', 'writer'],
+    ]);
   });
 
   it("a rejection sends the piece back to its first agent with the reason; the verifier's rejections end the piece after 3", async () => {
