@@ -150,12 +150,16 @@ export function pieceGate(state: TaskState, activation: string): Gate | null {
   };
 }
 
-/** The plan's rejections of a piece so far (not those of an agent's own gate, a person or a schema). */
+/** A rejection by a gate (the plan's, on a stage that ended its piece), not by a person or a schema check. */
+export function rejectedByGate(gate: StageRecord['gate']): boolean {
+  return gate?.decision === 'rejected' && ['llm', 'command', 'script'].includes(gate.by);
+}
+
+/** The plan's rejections of a piece so far: gates' rejections of its agents without a gate of their own. */
 export function pieceRejections(state: Readonly<TaskState>, piece: PieceState): number {
   const activations = new Set(pieceActivations(state, piece).map((a) => a.id));
   return state.stages.filter((s) => {
-    if (!activations.has(s.activation) || s.gate?.decision !== 'rejected') return false;
-    if (!['llm', 'command', 'script'].includes(s.gate.by)) return false;
+    if (!activations.has(s.activation) || !rejectedByGate(s.gate)) return false;
     const node = state.definition.agents.find((a) => a.id === s.agent);
     return node?.type === 'agent' && !node.gate;
   }).length;

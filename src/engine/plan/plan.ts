@@ -34,6 +34,7 @@ import {
   pieceRejections,
   pieceRetry,
   planGraph,
+  rejectedByGate,
 } from './graph-plan.js';
 import { resolveHandoffs } from './handoffs.js';
 import { retryAfter } from './retry-policy.js';
@@ -416,6 +417,7 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
     const pieceId = judgesPiece && piece ? { piece: piece.id } : {};
     return { kind: 'evaluate_gate', stage: stage.n, agent: node.id, gate: gate.type, ...pieceId };
   }
+  const pieceRejected = judgesPiece && rejectedByGate(stage.gate);
   if (stage.gate?.decision === 'rejected' && stage.gate.by !== 'human') {
     // spec and output_schema rejections count too, also for an agent without a gate
     const maxRetries =
@@ -424,7 +426,7 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
         : (gate?.max_retries ?? DEFAULT_GATE_RETRIES);
     // a piece counts its own rejections, not every piece's
     const rejections = piece
-      ? judgesPiece && stage.gate.by !== 'spec' && stage.gate.by !== 'output_schema'
+      ? pieceRejected
         ? pieceRejections(state, piece)
         : rejectionsIn(state, node.id, piece.lineage)
       : (state.gateRejections[node.id] ?? 0);
@@ -438,10 +440,8 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
     }
   }
   if (node.plan && stage.gate?.decision !== 'rejected') return expandPlan(state, activation, node);
-  const retry =
-    judgesPiece && stage.gate?.by !== 'spec' && stage.gate?.by !== 'output_schema'
-      ? pieceRetry(state, activation, stage)
-      : null;
+  // a piece judged past its first agent goes back to that agent
+  const retry = pieceRejected ? pieceRetry(state, activation, stage) : null;
   if (retry) return retry;
   if (activation.resolves !== null) {
     return {
