@@ -27,7 +27,16 @@ function piece(id: string, fields: Partial<PieceView> = {}): PieceView {
 }
 
 function plan(pieces: PieceView[], warnings: string[] = []): PlanView {
-  return { round: 2, planner: 'lead', worker: 'dev', verifier: 'qa', replans: 1, warnings, pieces };
+  return {
+    round: 2,
+    planner: 'lead',
+    worker: 'dev',
+    pipeline: null,
+    verifier: 'qa',
+    replans: 1,
+    warnings,
+    pieces,
+  };
 }
 
 describe('planLines', () => {

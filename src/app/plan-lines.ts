@@ -46,7 +46,8 @@ function pieceCounts(pieces: readonly PieceView[]): string {
 function pieceFacts(piece: PieceView, plan: PlanView): string[] {
   const facts: string[] = [piece.status];
   if (piece.depends_on.length > 0) facts.push(`after ${piece.depends_on.join(', ')}`);
-  if (piece.stages.length > 0) facts.push(`${plan.worker ?? 'stages'} [${piece.stages.join(',')}]`);
+  if (piece.stages.length > 0)
+    facts.push(`${plan.pipeline ?? plan.worker ?? 'stages'} [${piece.stages.join(',')}]`);
   if (piece.verdict) {
     const reason = piece.verdict.decision === 'rejected' ? verdictReason(piece.verdict.reason) : '';
     facts.push(`${piece.verdict.decision} by ${plan.verifier ?? piece.verdict.by}${reason}`);

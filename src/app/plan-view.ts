@@ -25,11 +25,12 @@ export function planView(state: TaskState, diffs: PieceDiffs = new Map()) {
     round: plan.round,
     planner: plan.planner,
     worker: settings?.worker ?? null,
+    pipeline: settings?.pipeline?.name ?? null,
     verifier: settings?.verifier ?? null,
     replans: plan.replans,
     warnings: [...plan.warnings],
     pieces: [...plan.pieces.values()].map((piece) =>
-      pieceView(state, piece, levels.get(piece.id) ?? 0, diffs.get(piece.id) ?? null, settings),
+      pieceView(state, piece, levels.get(piece.id) ?? 0, diffs.get(piece.id) ?? null),
     ),
   };
 }
@@ -37,16 +38,13 @@ export function planView(state: TaskState, diffs: PieceDiffs = new Map()) {
 export type PlanView = NonNullable<ReturnType<typeof planView>>;
 export type PieceView = PlanView['pieces'][number];
 
-function pieceView(
-  state: TaskState,
-  piece: PieceState,
-  level: number,
-  diff: PieceDiff | null,
-  settings: PlanSettings | null,
-) {
+function pieceView(state: TaskState, piece: PieceState, level: number, diff: PieceDiff | null) {
   const activations = new Set(pieceActivations(state, piece).map((a) => a.id));
   const stages = state.stages.filter((s): s is StageRecord => s != null && activations.has(s.activation));
-  const judged = stages.findLast((s) => s.gate !== null && s.agent === settings?.worker);
+  // the plan judges the stage that ends the piece's chain: the last verdict of an agent without a gate of its own
+  const ungated = (agent: string) =>
+    state.definition.agents.some((a) => a.id === agent && a.type === 'agent' && !a.gate);
+  const judged = stages.findLast((s) => s.gate !== null && s.gate.by !== 'human' && ungated(s.agent));
   const routed = stages.findLast((s) => state.routes[s.n] !== undefined);
   const route = routed ? state.routes[routed.n]! : null;
   const ws = state.branchWorkspaces.get(piece.lineage);

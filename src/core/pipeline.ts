@@ -142,8 +142,10 @@ export interface AgentNode extends AgentBase {
 
 /** `plan:` on an agent: who works on each piece, who verifies it, and the graph's bounds. */
 export interface PlanSettings {
-  /** The agent that runs each piece, in the piece's worktree. */
+  /** The agent that starts each piece, in the piece's worktree (with `pipeline`: its entry agent). */
   worker: string;
+  /** Set when a sub-pipeline runs each piece: its agents are in this pipeline, its first is `worker`. */
+  pipeline?: SubPipeline | null;
   /** The agent that judges each piece's commit in a fresh checkout (never the worker). */
   verifier: string | null;
   /** A plan that does not validate goes back to the planner at most this many times. */
@@ -154,6 +156,15 @@ export interface PlanSettings {
   replans: number;
   /** `run`: the pieces' acceptance checks run as command gates; `verifier`: only the verifier reads them. */
   checks: 'run' | 'verifier';
+}
+
+/** `plan: { pipeline: … }`: the project pipeline whose agents run each piece (docs/task-graphs.md). */
+export interface SubPipeline {
+  /** As written: a pipeline name or a file. */
+  name: string;
+  file: string;
+  /** Its agents' ids, in order (the first is the plan's worker). */
+  agents: string[];
 }
 
 /** The defaults `plan:` fills in. */

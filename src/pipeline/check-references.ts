@@ -193,7 +193,16 @@ function checkPlan(
   sink: DiagnosticSink,
 ): void {
   const at = (field: string) => locate(compiled, node.id, 'plan', field);
-  if (plan.worker === node.id) {
+  if (plan.worker === '') {
+    // a `pipeline:` that could not be used was reported where it is written
+    if (compiled.definitions.get(node.id)?.raw.plan?.pipeline === undefined) {
+      sink.error(
+        locate(compiled, node.id, 'plan'),
+        `the plan of \`${node.id}\` names no worker`,
+        'add `worker: <agent>` (one agent builds each piece) or `pipeline: <name or ./file.yaml>`',
+      );
+    }
+  } else if (plan.worker === node.id) {
     sink.error(
       at('worker'),
       `\`${node.id}\` cannot be its own plan's worker`,
@@ -209,9 +218,25 @@ function checkPlan(
       'a worker is an agent: it works in a worktree',
     );
   }
+  for (const id of plan.pipeline?.agents ?? []) {
+    nodes.get(id)?.handoffs.forEach((handoff, i) => {
+      if (handoff.to.length < 2 || handoff.condition === 'auto') return;
+      sink.warning(
+        locate(compiled, id, 'handoffs', i, 'to'),
+        `\`${id}\` hands off to several agents at once: inside a piece of \`${node.id}\`'s plan they are not a fan-out`,
+        "a piece's chain runs one stage after another: hand off to one agent at a time",
+      );
+    });
+  }
   const verifier = plan.verifier;
   if (!verifier) return;
-  if (verifier === plan.worker || verifier === node.id) {
+  if (plan.pipeline?.agents.includes(verifier)) {
+    sink.error(
+      at('verifier'),
+      `\`${verifier}\` cannot verify pieces: it is an agent of pipeline "${plan.pipeline.name}", which builds them`,
+      'name an agent outside that pipeline: worker != tester',
+    );
+  } else if (verifier === plan.worker || verifier === node.id) {
     sink.error(
       at('verifier'),
       `\`${verifier}\` cannot verify pieces it ${verifier === node.id ? 'planned' : 'built'}`,

@@ -105,6 +105,17 @@ function namedOrThrow(root: string, name: string, message: string): PipelineLoca
   });
 }
 
+/** The project's pipeline of that name (as `--pipeline NAME` finds it), or null. */
+export function findNamedPipeline(root: string, name: string): PipelineLocation | null {
+  if (!PIPELINE_NAME.test(name) || name.startsWith('.')) return null;
+  return pipelineFiles(root).find((p) => p.name === name) ?? null;
+}
+
+/** The names of the project's pipelines. */
+export function pipelineNames(root: string): string[] {
+  return pipelineFiles(root).map((p) => p.name);
+}
+
 /** Named pipelines, then each project dir's `agents.yaml` (as "agents") unless the name is taken. */
 function pipelineFiles(root: string): PipelineLocation[] {
   const byName = new Map<string, PipelineLocation>();

@@ -89,7 +89,8 @@ function importAgents(
   });
 }
 
-function agentsOfFile(file: string, context: ImportContext, chain: readonly string[]): LocatedAgent[] {
+/** The agents of a pipeline file or agent list, its own imports followed (`chain`: the files importing it). */
+export function agentsOfFile(file: string, context: ImportContext, chain: readonly string[]): LocatedAgent[] {
   const { sink } = context;
   const source = YamlSource.parse(file, readFileSync(file, 'utf8'), sink);
   if (!source) return [];

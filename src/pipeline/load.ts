@@ -20,6 +20,7 @@ import {
 } from './params.js';
 import { ParamsSchema, WorkspaceSchema } from './schema.js';
 import { checkSchema } from './schema-issues.js';
+import { withSubPipelines } from './sub-pipelines.js';
 import { YamlSource } from './yaml-source.js';
 
 export interface LoadOptions {
@@ -104,12 +105,10 @@ export function compilePipeline(
     sink,
   );
   const invalidIds = new Set<string>();
-  const { agents, substituted } = documentAgents(document, source, {
-    params,
-    sink,
-    invalid: invalidIds,
-    ...(opts.within ? { within: opts.within } : {}),
-  });
+  const context = { params, sink, invalid: invalidIds, ...(opts.within ? { within: opts.within } : {}) };
+  const document_ = documentAgents(document, source, context);
+  const { substituted } = document_;
+  const { agents, subPipelines } = withSubPipelines(document_.agents, context);
   const written = uniqueIds(agents, sink);
   const extended = resolveExtends(written, sink, invalidIds);
   const abstractIds = new Set(extended.filter((a) => a.raw.abstract).map((a) => a.raw.id));
@@ -122,6 +121,10 @@ export function compilePipeline(
     if (!node) {
       invalidIds.add(agent.raw.id);
       continue;
+    }
+    const sub = subPipelines.get(node.id);
+    if (sub && node.type === 'agent' && node.plan) {
+      node.plan = { ...node.plan, worker: sub.agents[0]!, pipeline: sub };
     }
     nodes.push(node);
     definitionsById.set(node.id, agent);

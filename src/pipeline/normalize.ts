@@ -124,7 +124,8 @@ export function toNode(agent: LocatedAgent, sink: DiagnosticSink): PipelineNode 
     ...(raw.plan
       ? {
           plan: {
-            worker: raw.plan.worker,
+            // with `pipeline:`, its first agent (load.ts, after sub-pipelines are read)
+            worker: raw.plan.worker ?? '',
             verifier: raw.plan.verifier ?? null,
             max_rounds: raw.plan.max_rounds ?? PLAN_DEFAULTS.max_rounds,
             concurrency: raw.plan.concurrency ?? PLAN_DEFAULTS.concurrency,

@@ -132,7 +132,13 @@ export const OpenAiSchema = z
 
 export const PlanSettingsSchema = z
   .strictObject({
-    worker: agentId.meta({ description: 'The agent that runs each piece, in the piece’s own worktree.' }),
+    worker: agentId.optional().meta({
+      description: 'The agent that runs each piece, in the piece’s own worktree (or `pipeline:`, not both).',
+    }),
+    pipeline: z.string().min(1).optional().meta({
+      description:
+        'A project pipeline (a name in .troupe/pipelines/, or a file relative to this one) that runs each piece: its first agent starts the piece, its handoffs run inside it, and the piece is verified when its chain ends (or `worker:`, not both).',
+    }),
     verifier: agentId.nullish().meta({
       description: "The agent that judges each piece's commit in a fresh checkout (worker != tester).",
     }),

@@ -32,7 +32,7 @@ export function PlanSection(props: { plan: Plan }) {
         {plan.worker && (
           <>
             {' '}
-            · built by <strong>{plan.worker}</strong>
+            · built by <strong>{plan.pipeline ? `pipeline ${plan.pipeline}` : plan.worker}</strong>
           </>
         )}
         {plan.verifier && (

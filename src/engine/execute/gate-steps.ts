@@ -77,7 +77,7 @@ function pieceHead(run: RunContext, step: StepOf<'evaluate_gate'>): string | nul
 function gatedNode(run: RunContext, step: StepOf<'evaluate_gate'>): AgentNode {
   const node = run.agent(step.agent);
   if (!step.piece) return node;
-  return { ...node, gate: pieceGate(run.state, run.state.stages[step.stage - 1]!.activation, node) };
+  return { ...node, gate: pieceGate(run.state, run.state.stages[step.stage - 1]!.activation) };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planView } from '../../app/plan-view.js';
 import { memoryWorld } from '../../app/test-doubles.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { PlanSettings, WorkspaceSettings } from '../../core/pipeline.js';
@@ -181,5 +182,160 @@ describe('a plan in memory', () => {
       'plan_expanded',
       'gate_decided',
     ]);
+  });
+
+  it('a worker that hands off within its piece is verified once its chain ends, and a rejection goes back to the worker', async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const p = planned({}, { handoffs: [handoff('documenter')] });
+    p.agents.push(agent('documenter'));
+    const script: Script = {
+      agents: {
+        planner: [plan({ id: 'a', goal: 'do a', paths: ['a/'] })],
+        builder: ['built once', 'built again'],
+        documenter: ['documented once', 'documented again'],
+        reviewer: ['fine'],
+      },
+      gates: { documenter: [{ decision: 'rejected', reason: 'no tests' }, 'approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: p, input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    const chain = done.stages.filter((s) => s.agent === 'builder' || s.agent === 'documenter');
+    expect(chain.map((s) => [s.agent, s.gate?.decision ?? null])).toEqual([
+      ['builder', null],
+      ['documenter', 'rejected'],
+      ['builder', null],
+      ['documenter', 'approved'],
+    ]);
+    expect(chain[2]!.input).toContain('Piece: a\n');
+    expect(chain[2]!.input).toContain('--- Gate Rejection ---\nno tests');
+    expect(world.workspace.calls.filter((c) => c.startsWith('verify'))).toHaveLength(2);
+  });
+});
+
+describe('a sub-pipeline runs each piece', () => {
+  const subPiped = (retries = {}) => {
+    const p = planned({ ...retries });
+    const planner = p.agents[0]!;
+    if (planner.type === 'agent' && planner.plan) {
+      planner.plan = {
+        ...planner.plan,
+        worker: 'coder',
+        pipeline: {
+          name: 'build-doc',
+          file: '/repo/.troupe/pipelines/build-doc.yaml',
+          agents: ['coder', 'writer'],
+        },
+      };
+    }
+    p.agents.push(agent('coder', { handoffs: [handoff('writer')] }), agent('writer'));
+    return p;
+  };
+
+  it('both of its agents run per piece, in order, and the piece is verified once, after the second', async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const script: Script = {
+      agents: {
+        planner: [
+          plan(
+            { id: 'a', goal: 'do a', paths: ['a/'] },
+            { id: 'b', goal: 'do b', paths: ['b/'], depends_on: ['a'] },
+          ),
+        ],
+        coder: [
+          { when: 'Piece: a\n', reply: 'a coded' },
+          { when: 'Piece: b\n', reply: 'b coded' },
+        ],
+        writer: [
+          { when: 'a coded', reply: 'a written' },
+          { when: 'b coded', reply: 'b written' },
+        ],
+        reviewer: ['fine'],
+      },
+      gates: { writer: ['approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: subPiped(), input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    const pieceStages = done.stages.filter((s) => s.agent === 'coder' || s.agent === 'writer');
+    expect(pieceStages.map((s) => [s.agent, s.output, s.gate?.decision ?? null])).toEqual([
+      ['coder', 'a coded', null],
+      ['writer', 'a written', 'approved'],
+      ['coder', 'b coded', null],
+      ['writer', 'b written', 'approved'],
+    ]);
+    const gates = types([...world.store.events(id)], 'gate_decided');
+    expect(gates.map((e) => (e as { agent: string }).agent)).toEqual(['writer', 'writer']);
+    expect(world.workspace.calls.filter((c) => c.startsWith('verify'))).toHaveLength(2);
+    const view = planView(done)!;
+    expect([view.worker, view.pipeline]).toEqual(['coder', 'build-doc']);
+    // the verdict shown is the one on the piece's last stage
+    expect(
+      view.pieces.map((p) => [p.id, p.verdict?.decision, done.stages[p.verdict!.stage - 1]!.agent]),
+    ).toEqual([
+      ['a', 'approved', 'writer'],
+      ['b', 'approved', 'writer'],
+    ]);
+  });
+
+  it("a rejection sends the piece back to its first agent with the reason; the verifier's rejections end the piece after 3", async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const script: Script = {
+      agents: {
+        planner: [plan({ id: 'a', goal: 'do a', paths: ['a/'] })],
+        coder: ['coded 1', 'coded 2', 'coded 3', 'coded 4'],
+        writer: ['written 1', 'written 2', 'written 3', 'written 4'],
+        reviewer: ['fine'],
+      },
+      gates: { writer: [{ decision: 'rejected', reason: 'the docs lie' }] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: subPiped(), input: 'build', script });
+    const done = await world.service.continue(id);
+    expect(done.status).toBe('failed');
+    const coders = done.stages.filter((s) => s.agent === 'coder');
+    // the first run and three retries; each retry starts at the sub-pipeline's first agent
+    expect(coders).toHaveLength(4);
+    expect(coders[1]!.input).toContain('--- Gate Rejection ---\nthe docs lie');
+    expect(coders[1]!.input).toContain("--- Previous Output (writer, the piece's last stage) ---\nwritten 1");
+    expect(done.stages.filter((s) => s.agent === 'writer')).toHaveLength(4);
+    expect(done.failure?.reason).toMatch(/piece a \(Agent 'writer' exceeded max gate retries \(3\)/);
+  });
+
+  it('a task resumed in the middle of a piece goes on with its next agent: no finished stage runs again', async () => {
+    const world = memoryWorld({ repo: '/repo' });
+    const script: Script = {
+      agents: {
+        planner: [plan({ id: 'a', goal: 'do a', paths: ['a/'] })],
+        coder: ['coded'],
+        writer: ['written'],
+        reviewer: ['fine'],
+      },
+      gates: { writer: ['approved'] },
+      human: {},
+    };
+    const id = world.service.start({ pipeline: subPiped(), input: 'build', script });
+    // stopped as a kill would stop it, once the piece's first stage is recorded
+    const stop = new AbortController();
+    const stopAtCoder = (e: StoredEvent) => {
+      if (e.type === 'stage_completed' && e.agent === 'coder') stop.abort();
+    };
+    const halted = await world.service
+      .continue(id, { onEvent: stopAtCoder }, stop.signal)
+      .catch(() => world.service.state(id));
+    expect(halted.status).not.toBe('completed');
+    expect(halted.stages.filter((s) => s.agent === 'coder' && s.status === 'completed')).toHaveLength(1);
+    const done = await world.service.continue(id);
+    expect(done.status, done.failure?.reason).toBe('completed');
+    const started = types([...world.store.events(id)], 'stage_started').map(
+      (e) => (e as { agent: string }).agent,
+    );
+    expect(started.filter((a) => a === 'coder')).toEqual(['coder']);
+    expect(done.stages.filter((s) => s.agent === 'writer' && s.status === 'completed')).toHaveLength(1);
+    expect(done.stages.find((s) => s.agent === 'writer' && s.status === 'completed')?.gate?.decision).toBe(
+      'approved',
+    );
   });
 });

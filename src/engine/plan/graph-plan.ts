@@ -5,10 +5,12 @@ import {
   type Activation,
   branchLineage,
   type PieceState,
+  pieceActivations,
   pieceBranch,
   pieceOfActivation,
   pieceStatus,
   plannerNode,
+  type StageRecord,
   type TaskState,
 } from '../fold/task-state.js';
 import { resolveHandoffs } from './handoffs.js';
@@ -109,14 +111,31 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
 }
 
 /**
- * A piece's worker is judged before its piece can merge: by its own gate when it has one, else
- * by the plan's verifier (in a fresh checkout of its commit), with the acceptance checks run
- * first as a command gate when `plan.checks: run`.
+ * Whether this settled stage ends its piece's chain: it is a piece's, and without a verdict it
+ * would hand on to no one. Only then is the piece judged — with a worker that hands off inside
+ * its piece, or a sub-pipeline, the piece is judged once its last stage has run, on its final
+ * commit. An agent with a gate of its own is judged by that gate instead.
  */
-export function pieceGate(state: TaskState, activation: string, node: AgentNode): Gate | null {
+export function endsPiece(
+  state: TaskState,
+  activation: Activation,
+  node: AgentNode,
+  stage: StageRecord,
+): boolean {
+  if (node.gate || !pieceOfActivation(state, activation.id) || !plannerNode(state)) return false;
+  const unjudged = { ...stage, gate: null };
+  return resolveHandoffs(state.definition, node, unjudged, activation.branches, null).length === 0;
+}
+
+/**
+ * The plan's gate on a piece (when its chain ends: endsPiece): the plan's verifier judges it in
+ * a fresh checkout of its commit, with its acceptance checks run first as a command gate when
+ * `plan.checks: run`; null when there is neither.
+ */
+export function pieceGate(state: TaskState, activation: string): Gate | null {
   const piece = pieceOfActivation(state, activation);
   const planner = piece && plannerNode(state);
-  if (!piece || !planner || planner.plan!.worker !== node.id) return null;
+  if (!piece || !planner) return null;
   const runsChecks = planner.plan!.checks === 'run' && piece.checks.length > 0;
   const verifier = planner.plan!.verifier;
   if (!verifier && !runsChecks) return null;
@@ -128,6 +147,52 @@ export function pieceGate(state: TaskState, activation: string, node: AgentNode)
     command: runsChecks ? piece.checks.join(' && ') : null,
     verifier,
     timeout: null,
+  };
+}
+
+/** A rejection by a gate (the plan's, on a stage that ended its piece), not by a person or a schema check. */
+export function rejectedByGate(gate: StageRecord['gate']): boolean {
+  return gate?.decision === 'rejected' && ['llm', 'command', 'script'].includes(gate.by);
+}
+
+/** The plan's rejections of a piece so far: gates' rejections of its agents without a gate of their own. */
+export function pieceRejections(state: Readonly<TaskState>, piece: PieceState): number {
+  const activations = new Set(pieceActivations(state, piece).map((a) => a.id));
+  return state.stages.filter((s) => {
+    if (!activations.has(s.activation) || !rejectedByGate(s.gate)) return false;
+    const node = state.definition.agents.find((a) => a.id === s.agent);
+    return node?.type === 'agent' && !node.gate;
+  }).length;
+}
+
+/**
+ * A rejected piece whose chain ended past its first agent goes back to that agent, with the
+ * piece as it was given and the reason: it is the one told the goal, and the agents after it
+ * run again on what it changes.
+ */
+export function pieceRetry(
+  state: Readonly<TaskState>,
+  activation: Activation,
+  stage: StageRecord,
+): Step | null {
+  const piece = pieceOfActivation(state, activation.id);
+  const entry = plannerNode(state)?.plan?.worker;
+  if (!piece || !entry || entry === stage.agent || stage.gate?.decision !== 'rejected') return null;
+  const first = pieceActivations(state, piece).find((a) => a.agent === entry);
+  const input = [
+    first?.input ?? pieceInput(state, piece),
+    '',
+    '--- Gate Rejection ---',
+    stage.gate.reason,
+    '',
+    `--- Previous Output (${stage.agent}, the piece's last stage) ---`,
+    stage.output,
+  ].join('\n');
+  return {
+    kind: 'handoff',
+    stage: stage.n,
+    activation: activation.id,
+    targets: [{ agent: entry, input, condition: 'gate_retry' }],
   };
 }
 

@@ -26,7 +26,16 @@ import {
   pieceOf,
   type TaskState,
 } from '../fold/task-state.js';
-import { expandPlan, failsOnlyThePiece, pieceGate, planGraph } from './graph-plan.js';
+import {
+  endsPiece,
+  expandPlan,
+  failsOnlyThePiece,
+  pieceGate,
+  pieceRejections,
+  pieceRetry,
+  planGraph,
+  rejectedByGate,
+} from './graph-plan.js';
 import { resolveHandoffs } from './handoffs.js';
 import { retryAfter } from './retry-policy.js';
 import { planSession } from './session-plan.js';
@@ -88,7 +97,7 @@ export type Step =
   | { kind: 'conflict_handled'; activation: string; resolver: string; stage: number }
   /** A mailbox agent's reply was taken off the bus: its stage completes with it. */
   | { kind: 'finish_mailbox_stage'; activation: string; agent: string; stage: number }
-  /** `piece`: the gate is the plan's for that piece's worker (graph-plan.ts, pieceGate). */
+  /** `piece`: the gate is the plan's, on the stage that ends that piece's chain (graph-plan.ts, pieceGate). */
   | { kind: 'evaluate_gate'; stage: number; agent: string; gate: 'llm' | 'command'; piece?: string }
   | { kind: 'await_gate'; stage: number; agent: string }
   | { kind: 'handoff'; stage: number; activation: string; targets: HandoffTarget[] }
@@ -400,22 +409,26 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
     }
   }
   const ownGate = node.gate;
-  const gate = ownGate ?? pieceGate(state, activation.id, node);
+  const judgesPiece = piece !== null && endsPiece(state, activation, node, stage);
+  const gate = ownGate ?? (judgesPiece ? pieceGate(state, activation.id) : null);
   if (gate && stage.gate === null) {
     if (gate.type === 'human')
       return stage.gateWaiting ? null : { kind: 'await_gate', stage: stage.n, agent: node.id };
-    const pieceId = !ownGate && piece ? { piece: piece.id } : {};
+    const pieceId = judgesPiece && piece ? { piece: piece.id } : {};
     return { kind: 'evaluate_gate', stage: stage.n, agent: node.id, gate: gate.type, ...pieceId };
   }
+  const pieceRejected = judgesPiece && rejectedByGate(stage.gate);
   if (stage.gate?.decision === 'rejected' && stage.gate.by !== 'human') {
     // spec and output_schema rejections count too, also for an agent without a gate
     const maxRetries =
       stage.gate.by === 'plan' && node.plan
         ? node.plan.max_rounds
         : (gate?.max_retries ?? DEFAULT_GATE_RETRIES);
-    // a piece's worker counts its own piece's rejections, not every piece's
+    // a piece counts its own rejections, not every piece's
     const rejections = piece
-      ? rejectionsIn(state, node.id, piece.lineage)
+      ? pieceRejected
+        ? pieceRejections(state, piece)
+        : rejectionsIn(state, node.id, piece.lineage)
       : (state.gateRejections[node.id] ?? 0);
     if (rejections > maxRetries) {
       const what = REJECTED_BY[stage.gate.by] ?? 'Gate kept rejecting output';
@@ -427,6 +440,9 @@ function planSettling(state: TaskState, activation: Activation, node: AgentNode)
     }
   }
   if (node.plan && stage.gate?.decision !== 'rejected') return expandPlan(state, activation, node);
+  // a piece judged past its first agent goes back to that agent
+  const retry = pieceRejected ? pieceRetry(state, activation, stage) : null;
+  if (retry) return retry;
   if (activation.resolves !== null) {
     return {
       kind: 'conflict_handled',

@@ -283,7 +283,11 @@ export const Plan = named(
   z.strictObject({
     round: z.int().describe('1 for the first plan, one more for each re-plan'),
     planner: z.string(),
-    worker: z.string().nullable(),
+    worker: z.string().nullable().describe("the agent that starts each piece (a sub-pipeline's first agent)"),
+    pipeline: z
+      .string()
+      .nullable()
+      .describe('the sub-pipeline that runs each piece (plan.pipeline), or null'),
     verifier: z.string().nullable(),
     replans: z.int(),
     warnings: z.array(z.string()),
