@@ -13,8 +13,8 @@ import { bin, troupe } from './support/troupe.js';
 let mock: LinearMock;
 afterEach(async () => mock?.close());
 
-const workflow = (m: LinearMock, maxTurns: number) => `---
-tracker:
+const workflow = (m: LinearMock, maxTurns: number, extra = '') => `---
+${extra}tracker:
   kind: linear
   project_slug: ${m.projectSlug}
   endpoint: ${m.url}
@@ -90,6 +90,24 @@ describe('troupe watch --workflow: agent.max_turns (Linear mock)', { timeout: 90
     expect(issue.state).toBe('Todo');
   });
 
+  it('with hooks (the watcher makes the worktree), each turn’s worktree starts on the previous turn’s branch', async () => {
+    mock = await startLinearMock();
+    mock.addIssue({ title: 'Fix login' });
+    const hooks = 'hooks:\n  before_run: echo "turn of $TROUPE_TASK_ID"\n';
+    const dir = await tmpRepo({ 'WORKFLOW.md': workflow(mock, 3, hooks), 'script.yaml': script() });
+
+    const result = await once(dir);
+    expect(result.code).toBe(0);
+    expect(result.stderr.match(/ENG-1: hook before_run \| turn of/g)).toHaveLength(3);
+    const tasks = await tasksOf(dir);
+    expect(tasks.map(attemptOf)).toEqual([null, '1', '2']);
+    expect((await show(dir, `troupe/${tasks[2]!.id}:seen.txt`)).split('\n')).toEqual([
+      'turn1.txt',
+      'turn2.txt',
+      'turn3.txt',
+    ]);
+  });
+
   it('an issue the second turn moved out of the active states gets no third turn', async () => {
     mock = await startLinearMock();
     const issue = mock.addIssue({ title: 'Fix login' });
@@ -120,7 +138,8 @@ describe('troupe watch --workflow: agent.max_turns (Linear mock)', { timeout: 90
       stdin: 'ignore',
     });
     // until the second turn exists
-    for (let i = 0; i < 300 && (await tasksOf(dir)).length < 2; i++) await pause(100);
+    const until = Date.now() + 30_000;
+    while (Date.now() < until && (await tasksOf(dir)).length < 2) await pause(100);
     watcher.kill('SIGKILL');
     await watcher;
     expect((await tasksOf(dir)).length).toBe(2);
