@@ -235,7 +235,7 @@ export class IssueRuns {
     try {
       active = isActiveState(ctx, (await tracker.states([issueId])).get(issueId) ?? null);
     } catch (error) {
-      // the continuation is kept on the claim: a poll that reads the issue carries it on
+      // a later poll's reconcile reads the issue and gives it its next turn if still active (turnDue)
       ctx.failed(`${run.identifier}: state not read after task ${run.taskId}`, error);
       return;
     }
