@@ -36,6 +36,8 @@ ${extra}hooks:
 ${hookLines}
 agent:
   max_retry_backoff_ms: 100
+  # one task per issue here: continuation turns are watch-turns.test.ts's
+  max_turns: 1
 codex:
   command: codex app-server
 ---

@@ -18,6 +18,8 @@ polling:
   interval_ms: 5000
 agent:
   max_concurrent_agents: 1
+  # one task per issue here: continuation turns are watch-turns.test.ts's
+  max_turns: 1
 codex:
   command: codex app-server
 ---

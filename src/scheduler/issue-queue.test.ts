@@ -130,6 +130,18 @@ describe('selectIssues', () => {
     expect(reasons(perState)).toEqual({ '4': 'concurrency: 2 of 2 in "In Progress"' });
   });
 
+  it("an issue's next turn to come (a completed task, its continuation time set) holds its slot", () => {
+    const next = held('9', { taskStatus: 'completed', retryAt: '2026-12-05T12:00:01.000Z' });
+    const s = selectIssues(
+      [issue('1'), issue('9')],
+      [next],
+      { ...policy, concurrency: { max: 1, perState: {} } },
+      now,
+    );
+    expect(ids(s)).toEqual([]);
+    expect(reasons(s)).toEqual({ '1': 'concurrency: 1 of 1 running', '9': 'next turn after task T-9' });
+  });
+
   it('retries a failed task once its time has come; before, it says how long', () => {
     const waiting = held('1', { taskStatus: 'failed', attempts: 1, retryAt: '2026-12-05T12:00:40.000Z' });
     expect(reasons(selectIssues([issue('1')], [waiting], policy, now))).toEqual({

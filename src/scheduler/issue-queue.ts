@@ -58,9 +58,13 @@ export function byDispatchOrder(a: TrackerIssue, b: TrackerIssue): number {
   return a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0;
 }
 
-/** A task that still holds a slot: being started, running, or waiting (one waiting for its retry does not). */
+/**
+ * A task that still holds a slot: being started, running, waiting, or completed with its issue's
+ * next turn to come (WORKFLOW.md's max_turns); one waiting for its retry does not.
+ */
 export function holdsSlot(held: HeldIssue): boolean {
   if (held.taskId === null) return true; // being started right now
+  if (held.taskStatus === 'completed' && held.retryAt !== null) return true;
   return held.retryAt === null && held.taskStatus !== null && !isTerminal(held.taskStatus);
 }
 
@@ -157,6 +161,8 @@ export function selectIssues(
 
 function claimReason(claim: HeldIssue): string {
   if (claim.taskId === null) return 'claimed: its task is being started';
+  if (claim.taskStatus === 'completed' && claim.retryAt !== null)
+    return `next turn after task ${claim.taskId}`;
   const status = claim.taskStatus ?? 'unknown';
   if (status === 'failed') return `gave up after ${claim.attempts} tries (task ${claim.taskId})`;
   return `claimed by task ${claim.taskId} (${status})`;

@@ -8,6 +8,7 @@ import type { PullRequestSetting } from '../../pipeline/tracker-config.js';
 import { pullRequest } from '../../workspace/index.js';
 import { markdownInline } from '../markdown-text.js';
 import { issueTitleIn } from './issue-input.js';
+import { issueBase } from './issue-turns.js';
 import type { WatchContext } from './watch-poll.js';
 
 /**
@@ -28,6 +29,8 @@ export async function handOffIssue(
   const identifier = state.issue?.identifier ?? issueId;
   const setting = ctx.setup.config.pull_request;
   if (setting && !pullRequestOf(ctx, issueId) && proposesBranch(state)) {
+    // a later turn's branch starts from the previous turn's: the issue's work is from the first's base
+    const base = setting.base ?? issueBase(ctx, taskId);
     try {
       const opened = await pullRequest({
         repo: state.workspace!.repo,
@@ -35,7 +38,7 @@ export async function handOffIssue(
         title: pullRequestTitle(state, identifier),
         body: pullRequestBody(state, identifier),
         remote: setting.remote,
-        ...(setting.base ? { base: setting.base } : {}),
+        ...(base ? { base } : {}),
         ...(setting.draft ? { draft: true } : {}),
         branchPrefix: workspaceSettings(state)?.branch_prefix,
       });

@@ -7,7 +7,8 @@ import { retryDelayMs } from '../../scheduler/issue-queue.js';
 import { issueProgress } from '../issue-progress.js';
 import { markdownInline } from '../markdown-text.js';
 import { handOffIssue, pullRequestOf } from './issue-handoff.js';
-import type { WatchContext } from './watch-poll.js';
+import { CONTINUATION_DELAY_MS, maxTurns, startNextTurn, turnsOf } from './issue-turns.js';
+import { isActiveState, type WatchContext } from './watch-poll.js';
 
 /** The text of an issue's one progress comment, from its task's state and the pull request it ended at. */
 export type ProgressText = (state: TaskState, pullRequest: string | null) => string;
@@ -88,7 +89,10 @@ export class IssueRuns {
         (state) => this.#settle(issueId, run, state),
         (error) => this.ctx.warn(`${identifier}: task ${taskId} stopped: ${messageOf(error)}`),
       )
-      .finally(() => this.#runs.delete(issueId));
+      .finally(() => {
+        // a next turn's run may hold the issue already
+        if (this.#runs.get(issueId) === run) this.#runs.delete(issueId);
+      });
     this.#runs.set(issueId, run);
   }
 
@@ -105,7 +109,8 @@ export class IssueRuns {
     const { ctx } = this;
     const hooks = ctx.hooks;
     if (!hooks?.active) return ctx.tasks.continue(run.taskId, observer, run.stop.signal);
-    const issue = { issueId, identifier: run.identifier, taskId: run.taskId };
+    const base = ctx.tasks.state(run.taskId).definition.workspace?.base;
+    const issue = { issueId, identifier: run.identifier, taskId: run.taskId, base };
     const inHook = <T>(work: Promise<T>) => {
       run.inHook = true;
       return work.finally(() => {
@@ -171,7 +176,8 @@ export class IssueRuns {
   }
 
   async idle(): Promise<void> {
-    await Promise.allSettled([...this.#runs.values()].map((r) => r.done));
+    // a run that ends may start its issue's next turn
+    while (this.#runs.size > 0) await Promise.allSettled([...this.#runs.values()].map((r) => r.done));
     await Promise.allSettled([...this.#comments.values()]);
   }
 
@@ -182,7 +188,8 @@ export class IssueRuns {
     // awaited before the next write: two writes of one backlog file at once can lose one
     await this.progress(issueId, state);
     if (state.status === 'completed') {
-      await handOffIssue(ctx, issueId, run.taskId, (s) => this.progress(issueId, s));
+      if (maxTurns(ctx) !== null) await this.#afterTurn(issueId, run, state);
+      else await this.#handOff(issueId, run.taskId);
       return;
     }
     // waiting for a person: it holds its claim
@@ -216,6 +223,65 @@ export class IssueRuns {
     );
   }
 
+  /**
+   * A WORKFLOW.md task completed (issue-turns.ts): while its issue is active, its next turn 1 s
+   * later, until `agent.max_turns`; then one line, and the hand-off. An issue the agent moved out
+   * of the active states is handed off at once.
+   */
+  async #afterTurn(issueId: string, run: Run, state: TaskState): Promise<void> {
+    const { ctx } = this;
+    const { tracker } = ctx.opened;
+    let active: boolean;
+    try {
+      active = isActiveState(ctx, (await tracker.states([issueId])).get(issueId) ?? null);
+    } catch (error) {
+      // a later poll's reconcile reads the issue and gives it its next turn if still active (turnDue)
+      ctx.failed(`${run.identifier}: state not read after task ${run.taskId}`, error);
+      return;
+    }
+    if (!active) return this.#handOff(issueId, run.taskId);
+    const turns = turnsOf(ctx, run.taskId).length;
+    const max = maxTurns(ctx)!;
+    if (turns >= max) {
+      const line = `still active after ${turns} turn${turns === 1 ? '' : 's'} (agent.max_turns ${max}): no more turns; move it out of the active states when it is done, or out and back to start afresh`;
+      ctx.warn(`${run.identifier}: task ${run.taskId}: ${line}`);
+      await this.#handOff(issueId, run.taskId);
+      await this.#comment(
+        issueId,
+        `${this.progressText(state, pullRequestOf(ctx, issueId))}\n\ntroupe: this issue is ${line}.`,
+      );
+      return;
+    }
+    const retryAt = new Date(ctx.now().getTime() + CONTINUATION_DELAY_MS).toISOString();
+    ctx.store.updateIssueClaim(tracker.source, issueId, { retryAt });
+    run.lastActivity = Date.now();
+    await delay(CONTINUATION_DELAY_MS, run.stop.signal);
+    // stopped or cancelled meanwhile: the claim keeps the continuation for the next watcher
+    if (run.stop.signal.aborted) return;
+    await this.nextTurn(issueId, run.identifier, run.taskId);
+  }
+
+  /** The issue's next turn after its completed task, run here; an issue no longer a candidate is handed off. */
+  async nextTurn(issueId: string, identifier: string, taskId: string): Promise<void> {
+    const { ctx } = this;
+    let next: Awaited<ReturnType<typeof startNextTurn>>;
+    try {
+      next = await startNextTurn(ctx, issueId, taskId);
+    } catch (error) {
+      ctx.failed(`${identifier}: next turn after task ${taskId} not started`, error);
+      return;
+    }
+    if ('taskId' in next) {
+      ctx.warn(`${identifier}: still active after task ${taskId}: next turn, task ${next.taskId}`);
+      this.#runs.delete(issueId);
+      this.run(issueId, identifier, next.taskId);
+    } else if (!next.candidate) await this.#handOff(issueId, taskId);
+  }
+
+  #handOff(issueId: string, taskId: string): Promise<void> {
+    return handOffIssue(this.ctx, issueId, taskId, (s) => this.progress(issueId, s));
+  }
+
   /** Writes the issue's progress comment for `state`, after the writes before it. */
   progress(issueId: string, state: TaskState): Promise<void> {
     return this.#comment(issueId, this.progressText(state, pullRequestOf(this.ctx, issueId)));
@@ -247,4 +313,16 @@ export class IssueRuns {
       this.ctx.failed(`${run.identifier} not ${what}`, error);
     }
   }
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }

@@ -2,6 +2,7 @@ import { isTerminal } from '../../core/events.js';
 import { TrackerError } from '../../core/tracker.js';
 import { handOffIssue, handOffPending } from './issue-handoff.js';
 import { IssueRuns, type ProgressText } from './issue-runs.js';
+import { turnDue } from './issue-turns.js';
 import type { PollTrigger } from './poll-trigger.js';
 import {
   isActiveState,
@@ -108,6 +109,11 @@ async function reconcile(ctx: WatchContext, runs: IssueRuns): Promise<void> {
           .release(claim.issueId, ctx.by)
           .catch((error: unknown) => ctx.failed(`${claim.issueId} not released`, error));
       }
+      continue;
+    }
+    if (status === 'completed' && !runs.has(claim.issueId) && turnDue(ctx, claim)) {
+      // a WORKFLOW.md issue still active after its turn: the next one (also after a restart)
+      await runs.nextTurn(claim.issueId, identifierOf(ctx, taskId, claim.issueId), taskId);
       continue;
     }
     if (

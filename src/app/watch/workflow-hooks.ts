@@ -30,6 +30,8 @@ export interface HookIssue {
   issueId: string;
   identifier: string;
   taskId: string;
+  /** Where the task's worktree starts (an issue's next turn: the previous turn's branch); default: the main checkout's branch. */
+  base?: string | null;
 }
 
 export interface WorkflowHooksWorld {
@@ -60,7 +62,11 @@ export class WorkflowHooks {
     let path: string;
     let created: boolean;
     try {
-      ({ path, created } = await ensureTaskWorktree({ repo: await this.repo(), taskId: issue.taskId }));
+      ({ path, created } = await ensureTaskWorktree({
+        repo: await this.repo(),
+        taskId: issue.taskId,
+        ...(issue.base ? { base: issue.base } : {}),
+      }));
     } catch (error) {
       const why = `workspace not made: ${messageOf(error)}`;
       this.world.log(`${issue.identifier}: ${why}`);

@@ -78,8 +78,9 @@ export function workflowPipelineYaml(workflow: Workflow): { yaml: string; mappin
   differs(
     `codex.stall_timeout_ms ${codex.stall_timeout_ms}, agent.max_retry_backoff_ms: kept for \`troupe watch\` (stalls and retries of an issue are the watcher's)`,
   );
-  unsupported(
-    `agent.max_turns ${workflow.settings.agent.max_turns}: not applied; each attempt is one agent turn (one \`codex exec\`), with no continuation turns on the same thread, and an issue still active when its task completes is handed off or held, not run again`,
+  const maxTurns = workflow.settings.agent.max_turns;
+  differs(
+    `agent.max_turns ${maxTurns}: \`troupe watch\` gives an issue still active when its task completes another turn 1 s later, up to ${maxTurns} in a row, then stops with one line in its log and the issue's comment; each turn is a new task (one \`codex exec\`, the whole prompt with attempt one higher, not guidance on the same thread) on a branch started from the previous turn's, in a new worktree (after_create runs again), and after the last one Symphony would start another run where troupe stops`,
   );
   same(
     'tracker (assignee too: only its issues are candidates), polling, agent.max_concurrent_agents(_by_state): kept as they are for `troupe watch` (secrets stay $VAR)',
