@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type GitHubMock, startGitHubMock } from './fixtures/github-api/server.js';
+import { backlogTask as taskFile } from './support/backlog.js';
 import { project, troupe } from './support/troupe.js';
 
 /** `troupe watch` against a Backlog.md folder and the GitHub mock, through the built binary. */
@@ -14,20 +15,8 @@ const PIPELINE = `agents:
 const SCRIPT = 'agents:\n  builder:\n    - "Built it."\n';
 
 function backlogTask(id: string, fields: { priority?: string; dependencies?: string[]; day?: number } = {}) {
-  return `---
-id: ${id}
-title: Title of ${id}
-status: To Do
-assignee: []
-created_date: '2026-12-0${fields.day ?? 1} 10:00'
-labels: []
-dependencies: [${(fields.dependencies ?? []).join(', ')}]
-${fields.priority ? `priority: ${fields.priority}\n` : ''}---
-
-## Description
-
-Do ${id}. $(rm -rf ~) \`echo hostile\`
-`;
+  // issue text a hostile author wrote: it must reach the agent as text, never through a shell
+  return taskFile(id, { ...fields, description: `Do ${id}. $(rm -rf ~) \`echo hostile\`` });
 }
 
 function backlogProject(tasks: Record<string, string>): string {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type GitHubMock, startGitHubMock } from './fixtures/github-api/server.js';
+import { backlogTask } from './support/backlog.js';
 import { bin, project, troupe, waitFor } from './support/troupe.js';
 
 /**
@@ -160,20 +161,7 @@ describe('troupe watch stopped by a signal', { timeout: 120_000 }, () => {
 });
 
 describe('troupe watch (the loop, on a backlog)', { timeout: 120_000 }, () => {
-  const TASK = `---
-id: task-1
-title: Flaky
-status: To Do
-assignee: []
-created_date: '2026-12-01 10:00'
-labels: []
-dependencies: []
----
-
-## Description
-
-Do it.
-`;
+  const TASK = backlogTask('task-1', { title: 'Flaky', description: 'Do it.' });
 
   function backlogProject(script: string, settings: string): string {
     return project({

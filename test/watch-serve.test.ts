@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { backlogTask } from './support/backlog.js';
 import { startWorker, testDatabase } from './support/queue-db.js';
 import { serve } from './support/serve.js';
 import { project, repoRoot, troupe, waitFor } from './support/troupe.js';
@@ -15,23 +16,6 @@ const PIPELINE = 'agents:\n  - id: builder\n    runtime: claude\n    system_prom
 const SECRET = 'github-webhook-secret-for-the-test';
 const TOKEN = 'serve-token-the-tracker-does-not-have';
 const fakeClaude = { TROUPE_CLAUDE_BIN: join(repoRoot, 'test', 'fixtures', 'fake-clis', 'claude') };
-
-function backlogTask(id: string): string {
-  return `---
-id: ${id}
-title: Title of ${id}
-status: To Do
-assignee: []
-created_date: '2026-12-01 10:00'
-labels: []
-dependencies: []
----
-
-## Description
-
-Do ${id}.
-`;
-}
 
 function backlogProject(ids: string[], intervalMs: number, concurrency = 10): string {
   return project({
