@@ -1,7 +1,29 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runHookProcess } from './hook-process.js';
+
+/** The built module (`npm run build`), for a watcher in a process of its own. */
+const BUILT = fileURLToPath(new URL('../../../dist/app/watch/hook-process.js', import.meta.url));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(what: string, check: () => boolean, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 const cwd = realpathSync(mkdtempSync(`${tmpdir()}/troupe-hook-`));
 const run = (script: string, timeoutMs = 10_000, env: NodeJS.ProcessEnv = process.env) =>
@@ -40,4 +62,32 @@ describe('a hook process (sh -lc in the workspace)', () => {
     const outcome = await run('setsid sleep 8 & sleep 30', 300);
     expect(outcome).toMatchObject({ ok: false, why: 'timed out after 300 ms: killed' });
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'a hook does not outlive a watcher killed with SIGKILL, nor does what it started',
+    async () => {
+      const dir = realpathSync(mkdtempSync(`${tmpdir()}/troupe-hook-kill-`));
+      const script =
+        'setsid sleep 300 & echo $! > escaped; sleep 300 & echo $! > grouped; echo $$ > hook; wait';
+      const watcher = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { runHookProcess } = await import(${JSON.stringify(BUILT)});
+           await runHookProcess({ script: ${JSON.stringify(script)}, cwd: ${JSON.stringify(dir)}, timeoutMs: 600000, env: process.env });`,
+        ],
+        { stdio: 'ignore' },
+      );
+      const files = ['escaped', 'grouped', 'hook'].map((f) => `${dir}/${f}`);
+      await until('the hook starts', () =>
+        files.every((f) => existsSync(f) && readFileSync(f, 'utf8').trim() !== ''),
+      );
+      const pids = files.map((f) => Number(readFileSync(f, 'utf8')));
+      expect(pids.every(alive)).toBe(true);
+      watcher.kill('SIGKILL');
+      await until('every process of the hook ends after the watcher', () => !pids.some(alive));
+    },
+    30_000,
+  );
 });

@@ -1,9 +1,14 @@
 import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { printable } from '../../core/printable.js';
+import { PROCESS_TAG_ENV } from '../../core/runtime.js';
+import { processTag, supervisedArgv } from '../../runtimes/supervisor.js';
 
 /** What a hook's output may put in the watcher's log: Symphony's 2 KiB, in at most this many lines. */
 const MAX_OUTPUT_BYTES = 2048;
 const MAX_OUTPUT_LINES = 20;
+/** A hook ended (timeout, stop) gets SIGTERM, then SIGKILL this much later. */
+const KILL_GRACE_MS = 1000;
 
 export interface HookProcess {
   /** The script, as WORKFLOW.md has it: run by `sh -lc`, never rendered or interpolated. */
@@ -19,8 +24,9 @@ export type HookOutcome = { ok: true; output: string[] } | { ok: false; why: str
 
 /**
  * Runs one workspace hook as Symphony does (`sh -lc <script>` in the workspace, stdout and
- * stderr together) in a process group of its own, so a timeout or a stop kills what it started
- * too. Its output comes back cut to 2 KiB and 20 lines, each made printable.
+ * stderr together), under the supervisor agents run under (runtimes/supervisor.ts): a timeout, a
+ * stop, or the watcher's own end however it ends (SIGKILL included) ends the hook and everything
+ * it started. Its output comes back cut to 2 KiB and 20 lines, each made printable.
  */
 export function runHookProcess(hook: HookProcess): Promise<HookOutcome> {
   return new Promise((resolve) => {
@@ -28,12 +34,16 @@ export function runHookProcess(hook: HookProcess): Promise<HookOutcome> {
     let kept = 0;
     let cut = false;
     let ended: 'timeout' | 'stopped' | null = null;
-    const child = spawn('sh', ['-lc', hook.script], {
+    const child = spawn(process.execPath, supervisedArgv('sh', ['-lc', hook.script], KILL_GRACE_MS), {
       cwd: hook.cwd,
-      env: hook.env,
+      env: { ...hook.env, [PROCESS_TAG_ENV]: processTag('') },
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // fd 3: the supervisor's lifeline, open as long as this process lives
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
+    const [, stdout, stderr, lifeline] = child.stdio as unknown as [null, Socket, Socket, Socket];
+    lifeline.on('error', () => undefined);
+    lifeline.resume();
     const keep = (chunk: Buffer) => {
       if (kept >= MAX_OUTPUT_BYTES) {
         cut = true;
@@ -44,24 +54,24 @@ export function runHookProcess(hook: HookProcess): Promise<HookOutcome> {
       chunks.push(part);
       kept += part.length;
     };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
+    stdout.on('data', keep);
+    stderr.on('data', keep);
+    let backstop: NodeJS.Timeout | null = null;
     const killGroup = (why: 'timeout' | 'stopped') => {
       ended ??= why;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // it had ended
-      }
+      // the supervisor ends the hook's group and every process carrying its tag
+      signalGroup(child.pid, 'SIGTERM');
+      backstop ??= setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS + 1000);
       // a process that left the group (setsid) may still hold the pipes: stop waiting for them
-      child.stdout.destroy();
-      child.stderr.destroy();
+      stdout.destroy();
+      stderr.destroy();
     };
     const timer = setTimeout(() => killGroup('timeout'), hook.timeoutMs);
     const onAbort = () => killGroup('stopped');
     hook.signal?.addEventListener('abort', onAbort, { once: true });
     const finish = (outcome: { ok: true } | { ok: false; why: string }) => {
       clearTimeout(timer);
+      if (backstop) clearTimeout(backstop);
       hook.signal?.removeEventListener('abort', onAbort);
       const output = outputLines(Buffer.concat(chunks).toString('utf8'), cut);
       resolve({ ...outcome, output });
@@ -74,6 +84,14 @@ export function runHookProcess(hook: HookProcess): Promise<HookOutcome> {
       else finish({ ok: false, why: code === null ? `killed by ${signal}` : `exit ${code}` });
     });
   });
+}
+
+function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  try {
+    if (pid) process.kill(-pid, signal);
+  } catch {
+    // it had ended
+  }
 }
 
 function outputLines(text: string, cut: boolean): string[] {
