@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf } from '../../core/errors.js';
 import { currentHolder } from '../../core/event-store.js';
 import type { StoredEvent } from '../../core/events.js';
@@ -255,7 +256,7 @@ export class IssueRuns {
     const retryAt = new Date(ctx.now().getTime() + CONTINUATION_DELAY_MS).toISOString();
     ctx.store.updateIssueClaim(tracker.source, issueId, { retryAt });
     run.lastActivity = Date.now();
-    await delay(CONTINUATION_DELAY_MS, run.stop.signal);
+    await sleep(CONTINUATION_DELAY_MS, undefined, { signal: run.stop.signal }).catch(() => {});
     // stopped or cancelled meanwhile: the claim keeps the continuation for the next watcher
     if (run.stop.signal.aborted) return;
     await this.nextTurn(issueId, run.identifier, run.taskId);
@@ -313,16 +314,4 @@ export class IssueRuns {
       this.ctx.failed(`${run.identifier} not ${what}`, error);
     }
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,8 +1,7 @@
-import { currentHolder, type IssueClaim } from '../../core/event-store.js';
+import type { IssueClaim } from '../../core/event-store.js';
 import type { Pipeline } from '../../core/pipeline.js';
 import type { TaskState } from '../../engine/fold/task-state.js';
-import { issueInput, issueRef } from './issue-input.js';
-import type { WatchContext } from './watch-poll.js';
+import { startIssueTask, type WatchContext } from './watch-poll.js';
 
 /**
  * WORKFLOW.md's `agent.max_turns` under `troupe watch --workflow` (docs/trackers.md): a task that
@@ -62,16 +61,12 @@ export async function startNextTurn(
   if (!issue) return { why: 'no longer a candidate', candidate: false };
   const previous = ctx.tasks.state(taskId);
   const turn = turnsOf(ctx, taskId).length + 1;
-  const next = ctx.tasks.start({
+  const next = startIssueTask(ctx, issue, {
     pipeline: onBranchOf(previous),
-    input: issueInput(issue, turn - 1, ctx.setup.workflow?.workflow ?? null),
-    issue: issueRef(source, issue),
-    script: ctx.script,
+    attempt: turn - 1,
     cwd: previous.cwd,
     parentTaskId: taskId,
   });
-  ctx.store.tryLease(next, currentHolder());
-  ctx.store.updateIssueClaim(source, issueId, { taskId: next });
   return { taskId: next };
 }
 

@@ -116,25 +116,44 @@ function startNew(ctx: WatchContext, issue: TrackerIssue, pipelineName: string):
   if (!claim) return 'claimed by another watcher';
   try {
     const workflow = ctx.setup.workflow;
-    const taskId = ctx.tasks.start({
+    const taskId = startIssueTask(ctx, issue, {
       pipeline: pipelineForWatch(
         workflow ? workflow.pipeline : ctx.pipeline(pipelineName),
         ctx.setup.config.pull_request,
         ctx.tasks.root,
       ),
-      input: issueInput(issue, null, workflow?.workflow ?? null),
-      issue: issueRef(source, issue),
-      script: ctx.script,
+      attempt: null,
       cwd: ctx.tasks.root,
     });
-    // held from its first moment: another watcher's reconcile resumes only a task no live process holds
-    ctx.store.tryLease(taskId, currentHolder());
-    ctx.store.updateIssueClaim(source, issue.id, { taskId });
     return { issue, taskId, attempt: null };
   } catch (error) {
     ctx.store.releaseIssue(source, issue.id);
     return `not started: ${messageOf(error)}`;
   }
+}
+
+/**
+ * A task for the issue (its input rendered with `attempt`), held by this process from its first
+ * moment (another watcher's reconcile resumes only a task no live process holds), and the issue's
+ * claim pointed at it.
+ */
+export function startIssueTask(
+  ctx: WatchContext,
+  issue: TrackerIssue,
+  options: { pipeline: Pipeline; attempt: number | null; cwd: string; parentTaskId?: string },
+): string {
+  const source = ctx.opened.tracker.source;
+  const taskId = ctx.tasks.start({
+    pipeline: options.pipeline,
+    input: issueInput(issue, options.attempt, ctx.setup.workflow?.workflow ?? null),
+    issue: issueRef(source, issue),
+    script: ctx.script,
+    cwd: options.cwd,
+    ...(options.parentTaskId ? { parentTaskId: options.parentTaskId } : {}),
+  });
+  ctx.store.tryLease(taskId, currentHolder());
+  ctx.store.updateIssueClaim(source, issue.id, { taskId });
+  return taskId;
 }
 
 /** A failed or stalled task's retry, taken by one watcher (the claim's retry time is compared and cleared); null, or why not. */
