@@ -260,10 +260,7 @@ async function makeWorktree(
 
 /** A branch just made: its keys, in one write of the config when it has no section yet (else by git). */
 async function recordNewBranchMeta(repo: string, branch: string, meta: BranchMeta): Promise<void> {
-  const keys: [string, string][] = [['troupeTask', meta.task]];
-  if (meta.agent) keys.push(['troupeAgent', meta.agent]);
-  keys.push(['troupeBase', meta.base]);
-  if (!(await appendBranchSection(await commonDir(repo), branch, keys)))
+  if (!(await appendBranchSection(await commonDir(repo), branch, metaKeys(meta))))
     await recordMeta(repo, branch, meta, new Map());
 }
 
@@ -275,11 +272,20 @@ async function recordMeta(
   known?: Map<string, { base?: string; task?: string; agent?: string }>,
 ): Promise<void> {
   const had = (known ?? (await troupeBranches(repo))).get(branch);
-  const set = (key: string, value: string) =>
-    gitOkRetryingLock(repo, ['config', `branch.${branch}.${key}`, value]);
-  if (!had?.task) await set('troupeTask', meta.task);
-  if (meta.agent && !had?.agent) await set('troupeAgent', meta.agent);
-  if (!had?.base) await set('troupeBase', meta.base);
+  for (const [key, value] of metaKeys(meta, had))
+    await gitOkRetryingLock(repo, ['config', `branch.${branch}.${key}`, value]);
+}
+
+/** The branch's troupe keys (`branch.<name>.troupeTask|troupeAgent|troupeBase`) not among those it `had`. */
+function metaKeys(
+  meta: BranchMeta,
+  had?: { base?: string; task?: string; agent?: string },
+): [string, string][] {
+  const keys: [string, string][] = [];
+  if (!had?.task) keys.push(['troupeTask', meta.task]);
+  if (meta.agent && !had?.agent) keys.push(['troupeAgent', meta.agent]);
+  if (!had?.base) keys.push(['troupeBase', meta.base]);
+  return keys;
 }
 
 /** Every branch troupe created (it has troupe keys in its config), with what they say. */
