@@ -174,15 +174,15 @@ export function retakeOrWhyNot(ctx: WatchContext, issueId: string, taskId: strin
 
 /** Whether `state` is one work is taken from. */
 export function isActiveState(ctx: WatchContext, state: string | null): boolean {
-  if (state === null) return false;
-  const s = normalizeState(state);
-  return (
-    ctx.policy.activeStates.some((a) => normalizeState(a) === s) &&
-    !ctx.policy.terminalStates.some((t) => normalizeState(t) === s)
-  );
+  return state !== null && inStates(ctx.policy.activeStates, state) && !isTerminalState(ctx, state);
 }
 
 /** Whether `state` is one of the terminal states (a workspace is cleaned, not only stopped). */
 export function isTerminalState(ctx: WatchContext, state: string | null): boolean {
-  return state !== null && ctx.policy.terminalStates.some((t) => normalizeState(t) === normalizeState(state));
+  return state !== null && inStates(ctx.policy.terminalStates, state);
+}
+
+function inStates(states: readonly string[], state: string): boolean {
+  const s = normalizeState(state);
+  return states.some((x) => normalizeState(x) === s);
 }

@@ -64,6 +64,7 @@ export async function serve(flags: ServeFlags, io: CommandIo): Promise<number> {
         : kept!.token;
   const logins = new LoginLinks();
   const log = (line: string) => io.err(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+  const secrets = webhookSecrets(process.env);
   const server = await startServer({
     project,
     port: settings.port,
@@ -74,7 +75,7 @@ export async function serve(flags: ServeFlags, io: CommandIo): Promise<number> {
     adopt: settings.adopt,
     queue: settings.queue,
     watch: flags.watch === true,
-    webhookSecrets: webhookSecrets(process.env),
+    webhookSecrets: secrets,
   });
   // the token itself is never printed: a link that opens the dashboard once, and where the token is
   const link = token ? `${server.url}?login=${logins.issue()}` : server.url;
@@ -94,7 +95,7 @@ export async function serve(flags: ServeFlags, io: CommandIo): Promise<number> {
   }
   if (server.watching) {
     io.out(`watch: ${server.watching}; its tasks run in this process\n`);
-    const on = Object.keys(webhookSecrets(process.env));
+    const on = Object.keys(secrets);
     io.out(
       on.length
         ? `webhooks: ${on.map((s) => `${server.url}api/trackers/webhook/${s}`).join(', ')}\n`
