@@ -66,7 +66,9 @@ function locateSubPipeline(
 ): string | null {
   const { sink, within } = context;
   const isFile = written.includes('/') || /\.ya?ml$/.test(written);
-  if (!isFile) {
+  let file: string;
+  if (isFile) file = path.resolve(path.dirname(plannerFile), written);
+  else {
     const root = within ?? findProjectRoot(path.dirname(plannerFile));
     const found = findNamedPipeline(root, written);
     if (!found) {
@@ -81,13 +83,8 @@ function locateSubPipeline(
       );
       return null;
     }
-    if (within && containedPath(within, found.file).kind === 'outside') {
-      sink.error(at, `cannot use pipeline "${written}": it is outside the project`, OUTSIDE_HINT);
-      return null;
-    }
-    return found.file;
+    file = found.file;
   }
-  const file = path.resolve(path.dirname(plannerFile), written);
   if (within && containedPath(within, file).kind === 'outside') {
     sink.error(at, `cannot use pipeline "${written}": it is outside the project`, OUTSIDE_HINT);
     return null;
