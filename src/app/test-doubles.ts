@@ -74,6 +74,9 @@ export class MemoryWorkspace implements TaskWorkspace {
     return fn(`${repo}/.troupe/verify/${sha}`);
   }
 
+  /** Nothing is checked out here: nothing to make ahead. */
+  keepCheckoutsReady(): void {}
+
   /** verifyAt keeps nothing here. */
   async releaseCheckouts(): Promise<void> {}
 

@@ -78,7 +78,12 @@ export interface TaskWorkspace {
    * verification (moved to its commit, cleaned) until `releaseCheckouts`.
    */
   verifyAt<T>(repo: string, taskId: string, sha: string, fn: (cwd: string) => Promise<T>): Promise<T>;
-  /** Removes what `verifyAt` kept for the task (at the end of a run). */
+  /**
+   * Keeps `count` detached checkouts of `branch` made ahead, in the background, for the task's
+   * fan-out worktrees and verifiers to take (0: make no more); `releaseCheckouts` removes them.
+   */
+  keepCheckoutsReady(repo: string, taskId: string, branch: string, count: number): void;
+  /** Removes what `verifyAt` and `keepCheckoutsReady` kept for the task (at the end of a run). */
   releaseCheckouts(repo: string, taskId: string): Promise<void>;
   /**
    * Merges the task branch into `base`, and only what the log recorded: `recorded` is the branch's

@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { execa } from 'execa';
 import { GitError } from './errors.js';
 
@@ -17,7 +18,12 @@ export interface GitOptions {
   env?: Record<string, string>;
   /** `key=value` settings passed as `-c` before the command (not shown in a GitError). */
   config?: readonly string[];
+  /** Work made ahead of need: it runs at a lower CPU priority than the work a task waits on. */
+  background?: boolean;
 }
+
+/** The niceness of background git work (0 is normal, 19 the lowest). */
+const BACKGROUND_PRIORITY = 10;
 
 const BASE_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' };
 
@@ -28,12 +34,20 @@ export async function git(
   options: GitOptions = {},
 ): Promise<GitResult> {
   const settings = (options.config ?? []).flatMap((setting) => ['-c', setting]);
-  const result = await execa('git', [...settings, ...args], {
+  const running = execa('git', [...settings, ...args], {
     cwd,
     reject: false,
     stdin: 'ignore',
     env: { ...BASE_ENV, ...options.env },
   });
+  if (options.background && running.pid !== undefined) {
+    try {
+      setPriority(running.pid, BACKGROUND_PRIORITY);
+    } catch {
+      // it may have ended already; a priority is a courtesy
+    }
+  }
+  const result = await running;
   if (result.failed && result.exitCode === undefined) {
     throw new GitError(args, -1, result.message ?? '', 'is git installed and on PATH?');
   }

@@ -55,6 +55,7 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
   return {
     repoOf: local.repoOf,
     verifyAt: local.verifyAt,
+    keepCheckoutsReady: local.keepCheckoutsReady,
     releaseCheckouts: local.releaseCheckouts,
     changedFiles: local.changedFiles,
     showFiles: local.showFiles,

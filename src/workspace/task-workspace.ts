@@ -1,4 +1,6 @@
+import { realpathSync } from 'node:fs';
 import { StateError } from '../core/errors.js';
+import { keepCheckoutsReady } from './checkout-pool.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
 import { advanceBranch, buildCommit, buildOnHead, stageCommitMessage } from './commit.js';
 import { git, gitOk, isAncestor, resolveCommit } from './git.js';
@@ -78,6 +80,9 @@ export const gitWorkspace: TaskWorkspace = {
   },
   verifyAt(repo, taskId, sha, fn) {
     return withVerifyCheckout({ repo, taskId, sha }, (checkout) => fn(checkout.path));
+  },
+  keepCheckoutsReady(repo, taskId, branch, count) {
+    keepCheckoutsReady(realpathSync(repo), taskId, `refs/heads/${branch}`, count);
   },
   releaseCheckouts: releaseVerifyCheckouts,
   async merge(repo, taskId, settings, base, recorded) {

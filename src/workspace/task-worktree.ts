@@ -1,12 +1,13 @@
 import { existsSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError } from '../core/errors.js';
+import { removeCheckout, takeFreshCheckout } from './checkout-pool.js';
 import { appendBranchSection } from './config-file.js';
 import { GitError, NoCommitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
 import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';
 import { commonDir, currentBranch, ensureExcluded, worktreesDir } from './repo.js';
-import { takingTurns } from './turns.js';
+import { registrationTurn } from './registrations.js';
 import { samePath, worktreeEntries } from './worktree-list.js';
 
 /**
@@ -162,15 +163,9 @@ interface BranchMeta {
 }
 
 /**
- * Worktrees of one repository are registered one at a time in this process: `git worktree add`
- * run eight times at once in one repository fails now and then (exit 128 after "Preparing
- * worktree", with no reason given), and a task must not fail for starting beside another. Only
- * what changes the registrations takes turns (what they read is read before, side by side); a new
- * worktree's files are checked out after it, side by side with others' (each worktree has its own
- * index), while git keeps it locked as `initializing` (a worktree found locked so, after a crash,
- * is made again).
+ * A new worktree is registered locked as `initializing` (registrations.ts: registering takes
+ * turns) and its files are checked out after; one found locked so, after a crash, is made again.
  */
-const worktreeTurns = takingTurns();
 const INITIALIZING = 'initializing';
 
 async function ensureWorktree(
@@ -179,14 +174,14 @@ async function ensureWorktree(
   branch: string,
   meta: BranchMeta,
 ): Promise<TaskWorktree> {
-  const worktree = await makeWorktree(repo, name, branch, meta);
+  const { madeAhead, ...worktree } = await makeWorktree(repo, name, branch, meta);
   if (worktree.created) {
     // the branch is new: its keys go in with one write, beside the checkout
-    await Promise.all([
-      gitOk(worktree.path, ['reset', '--hard', '--quiet']),
-      recordNewBranchMeta(repo, branch, meta),
-    ]);
-    await gitOk(repo, ['worktree', 'unlock', worktree.path]);
+    const files = madeAhead
+      ? gitOk(worktree.path, ['checkout', '--quiet', '-b', branch, worktree.start!])
+      : gitOk(worktree.path, ['reset', '--hard', '--quiet']);
+    await Promise.all([files, recordNewBranchMeta(repo, branch, meta)]);
+    if (!madeAhead) await gitOk(repo, ['worktree', 'unlock', worktree.path]);
   }
   return worktree;
 }
@@ -196,12 +191,12 @@ async function makeWorktree(
   name: string,
   branch: string,
   meta: BranchMeta,
-): Promise<TaskWorktree> {
+): Promise<TaskWorktree & { madeAhead?: boolean }> {
   const base = meta.base;
   const path = join(worktreesDir(repo), name);
   const [, entries, branchExists, start] = await Promise.all([
     // two at once could both append the missing lines
-    worktreeTurns(`${repo}\0exclude`, () => ensureExcluded(repo)),
+    registrationTurn(`${repo}\0exclude`, () => ensureExcluded(repo)),
     worktreeEntries(repo),
     refExists(repo, `refs/heads/${branch}`),
     resolveCommit(repo, base),
@@ -209,10 +204,11 @@ async function makeWorktree(
   const entry = entries.find((e) => samePath(e.path, path));
   if (entry?.prunable) {
     // its directory was deleted by hand: forget the registration, keep the branch
-    await worktreeTurns(repo, () => gitOk(repo, ['worktree', 'prune']));
-  } else if (entry?.locked?.startsWith(INITIALIZING)) {
-    // `git worktree add` was killed half-way: the checkout is incomplete (nothing of the agent's yet)
-    await worktreeTurns(repo, () => gitOk(repo, ['worktree', 'remove', '--force', '--force', path]));
+    await registrationTurn(repo, () => gitOk(repo, ['worktree', 'prune']));
+  } else if (entry?.locked?.startsWith(INITIALIZING) || (entry && entry.branch === null && !branchExists)) {
+    // `git worktree add` was killed half-way (the checkout is incomplete), or a checkout made
+    // ahead was moved here and not yet given its branch: nothing of the agent's is in it yet
+    await registrationTurn(repo, () => gitOk(repo, ['worktree', 'remove', '--force', '--force', path]));
   } else if (entry) {
     if (entry.branch !== branch) {
       throw new StateError(
@@ -233,13 +229,20 @@ async function makeWorktree(
   }
   if (branchExists) {
     // the branch survived its worktree (removed, or pruned by hand): check it out again, commits intact
-    await worktreeTurns(repo, () => gitOk(repo, ['worktree', 'add', path, branch]));
+    await registrationTurn(repo, () => gitOk(repo, ['worktree', 'add', path, branch]));
     await recordMeta(repo, branch, meta);
     return { path, branch, base: (await branchBase(repo, branch)) ?? base, created: false };
   }
   if (!start) {
     if (await isUnborn(repo, base)) throw new NoCommitError(repo, base);
     throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
+  }
+  // a fan-out branch's: a checkout the task made ahead (checkout-pool.ts) moved here, when it has one
+  const ahead = meta.agent ? await takeFreshCheckout(repo, meta.task) : null;
+  if (ahead) {
+    const moved = await registrationTurn(repo, () => git(repo, ['worktree', 'move', ahead, path]));
+    if (moved.code === 0) return { path, branch, base, created: true, start, madeAhead: true };
+    await removeCheckout(repo, ahead);
   }
   const add = [
     'worktree',
@@ -254,7 +257,7 @@ async function makeWorktree(
     path,
     start,
   ];
-  await worktreeTurns(repo, () => gitOk(repo, add));
+  await registrationTurn(repo, () => gitOk(repo, add));
   return { path, branch, base, created: true, start };
 }
 

@@ -1,10 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
 import { NotFoundError } from '../core/errors.js';
-import { git, gitOk, resolveCommit } from './git.js';
+import {
+  giveBackCheckout,
+  makeDetachedCheckout,
+  releaseTaskCheckouts,
+  removeCheckout,
+  takeFreshCheckout,
+  takeUsedCheckout,
+} from './checkout-pool.js';
+import { git, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
-import { ensureExcluded, scratchDir } from './repo.js';
 
 export interface VerifyCheckout {
   /** A fresh detached checkout of `sha`: only what the worker committed. */
@@ -18,17 +23,10 @@ export interface VerifyCheckout {
 }
 
 /**
- * Checkouts a task's verifiers are done with, per repository and task: the next verification moves
- * one to its commit (only the files that differ are written) instead of checking out the whole
- * tree again. A plan's pieces are verified one after another in a handful of checkouts.
- */
-const idleCheckouts = new Map<string, string[]>();
-const poolKey = (repo: string, taskId: string) => `${repo}\0${taskId}`;
-
-/**
  * A fresh worktree at the worker's commit for a verifier, so it sees what was committed and not
- * the worker's directory. `.troupe/tmp/verify-<task>-<random>/`, detached (no branch); one the
- * task used before, moved to `sha` and cleaned to exactly its tree, when there is one.
+ * the worker's directory. `.troupe/tmp/verify-<task>-<random>/`, detached (no branch), from the
+ * task's checkout pool (checkout-pool.ts) when it has one: a checkout an earlier verifier used,
+ * moved to `sha` and cleaned to exactly its tree, or one made ahead, moved to `sha`.
  */
 export async function verifyCheckout(options: {
   repo: string;
@@ -39,9 +37,10 @@ export async function verifyCheckout(options: {
   const repo = realpathSync(options.repo);
   const sha = await resolveCommit(repo, options.sha);
   if (!sha) throw new NotFoundError(`no commit ${options.sha} in ${repo}`);
-  const key = poolKey(repo, options.taskId);
   const path =
-    (await reused(repo, idleCheckouts.get(key), sha)) ?? (await freshCheckout(repo, options.taskId, sha));
+    (await reused(repo, takeUsedCheckout(repo, options.taskId), sha, true)) ??
+    (await reused(repo, await takeFreshCheckout(repo, options.taskId), sha, false)) ??
+    (await makeDetachedCheckout(repo, options.taskId, sha));
   let done = false;
   return {
     path,
@@ -50,40 +49,28 @@ export async function verifyCheckout(options: {
       if (done) return;
       done = true;
       const archive = `troupe/archive/${options.taskId}-verify-${sha.slice(0, 12)}`;
-      if (await keepCommits(repo, path, archive, sha)) {
-        idleCheckouts.set(key, [...(idleCheckouts.get(key) ?? []), path]);
-      } else {
-        await removeWorktreeDir(repo, path);
-      }
+      if (await keepCommits(repo, path, archive, sha)) giveBackCheckout(repo, options.taskId, path);
+      else await removeCheckout(repo, path);
     },
   };
 }
 
-/** Removes the checkouts the task's verifiers left for reuse (at the end of a run). */
+/** Removes the checkouts the task kept for reuse (at the end of a run). */
 export async function releaseVerifyCheckouts(repo: string, taskId: string): Promise<void> {
-  const key = poolKey(realpathSync(repo), taskId);
-  const paths = idleCheckouts.get(key) ?? [];
-  idleCheckouts.delete(key);
-  for (const path of paths) await removeWorktreeDir(repo, path);
+  await releaseTaskCheckouts(realpathSync(repo), taskId);
 }
 
-async function freshCheckout(repo: string, taskId: string, sha: string): Promise<string> {
-  await ensureExcluded(repo);
-  mkdirSync(scratchDir(repo), { recursive: true });
-  const path = join(scratchDir(repo), `verify-${taskId}-${randomBytes(4).toString('hex')}`);
-  await gitOk(repo, ['worktree', 'add', '--detach', '--quiet', path, sha]);
-  return path;
-}
-
-/** An idle checkout moved to `sha`, with nothing else in it; null when there is none (or it broke). */
-async function reused(repo: string, idle: string[] | undefined, sha: string): Promise<string | null> {
-  const path = idle?.pop();
+/**
+ * A pooled checkout moved to `sha`, with nothing else in it (`used`: cleaned of what a verifier
+ * left); null when there is none (or it broke: it is removed).
+ */
+async function reused(repo: string, path: string | null, sha: string, used: boolean): Promise<string | null> {
   if (!path) return null;
   const moved =
     (await git(path, ['checkout', '--detach', '--force', '--quiet', sha])).code === 0 &&
-    (await git(path, ['clean', '-ffdxq'])).code === 0;
+    (!used || (await git(path, ['clean', '-ffdxq'])).code === 0);
   if (moved) return path;
-  await removeWorktreeDir(repo, path);
+  await removeCheckout(repo, path);
   return null;
 }
 
@@ -115,8 +102,4 @@ async function keepCommits(
   const sha = head.stdout.trim();
   if (sha !== startedAt) await git(repo, ['tag', archiveTag, sha]);
   return true;
-}
-
-async function removeWorktreeDir(repo: string, path: string): Promise<void> {
-  await git(repo, ['worktree', 'remove', '--force', '--force', path]);
 }

@@ -166,6 +166,7 @@ class TaskRun implements RunContext {
 
   private async loop(): Promise<void> {
     while (!this.stopped && !isTerminal(this.state.status)) {
+      this.workspace.keepCheckoutsAhead();
       const step = nextSteps(this.state).find(
         (s) => !this.inflight.has(stepKey(s)) && !this.ports.defer?.(s, this.state),
       );
@@ -290,11 +291,12 @@ class TaskRun implements RunContext {
    * outside its paths are recorded before it merges.
    */
   private async mergeBranches(step: StepOf<'merge_branches'>): Promise<void> {
-    if (step.piece) {
-      const outside = await this.workspace.outsidePaths(step.piece);
-      if (outside.length > 0)
-        this.events.record([{ type: 'piece_outside_paths', piece: step.piece, files: outside }]);
-    }
+    const pieces = step.pieces ?? [];
+    const outside = await Promise.all(pieces.map((piece) => this.workspace.outsidePaths(piece)));
+    const flagged = pieces.flatMap((piece, i) =>
+      outside[i]!.length > 0 ? [{ type: 'piece_outside_paths' as const, piece, files: outside[i]! }] : [],
+    );
+    if (flagged.length > 0) this.events.record(flagged);
     const ask = await this.workspace.mergeBranches(step);
     if (ask) askHuman(this, ask);
   }

@@ -4,6 +4,7 @@ import { ownsPath } from '../../core/plan.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
 import { workspaceSettings } from '../fold/task-state.js';
+import { checkoutsAhead } from '../plan/graph-plan.js';
 import type { StepOf } from '../plan/plan.js';
 import { BranchWorkspaces, type Workplace } from './branch-workspaces.js';
 import type { EventBatch } from './event-batch.js';
@@ -26,6 +27,8 @@ export class RunWorkspace {
   /** A join's merges going onto its branch: a stage (its resolver's) starts only once they are there. */
   private joinAdvance: Promise<void> | null = null;
   private readonly branches: BranchWorkspaces | null;
+  /** The checkouts asked to be made ahead, last told to the port. */
+  private ahead = 0;
 
   constructor(
     private readonly taskId: string,
@@ -111,6 +114,16 @@ export class RunWorkspace {
   /** The stage's commit goes on its branch: only once its events are in the store. */
   advance(place: Workplace, commit: StageCommit): Promise<void> {
     return this.serialGit(place.cwd, () => this.port!.advance(place.cwd, commit));
+  }
+
+  /** A plan's checkouts made ahead (graph-plan.ts `checkoutsAhead`): the port is told when the number changes. */
+  keepCheckoutsAhead(): void {
+    const workspace = this.events.state.workspace;
+    if (!this.port || !workspace) return;
+    const count = checkoutsAhead(this.events.state);
+    if (count === this.ahead) return;
+    this.ahead = count;
+    this.port.keepCheckoutsReady(workspace.repo, this.taskId, workspace.branch, count);
   }
 
   /** The run is over: what it kept for reuse (verifier checkouts) goes, once its git work is done. */

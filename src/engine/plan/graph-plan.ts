@@ -24,6 +24,35 @@ import type { Step } from './plan.js';
  * piece is in.
  */
 
+/**
+ * How many checkouts a plan wants made ahead (core/task-workspace.ts `keepCheckoutsReady`), so a
+ * piece's worktree and its verifier's checkout are not made on the graph's critical path: while a
+ * planner works, one for each piece that may start at once; while its graph runs, one for each
+ * piece still to start and one for each running piece to verify, each at most `concurrency`.
+ */
+export function checkoutsAhead(state: Readonly<TaskState>): number {
+  if (!state.workspace || state.status !== 'running') return 0;
+  const plan = state.plan;
+  if (plan && state.activations.get(plan.integration)?.status !== 'done') {
+    const settings = plannerNode(state)!.plan!;
+    let toStart = 0;
+    let running = 0;
+    for (const piece of plan.pieces.values()) {
+      const status = pieceStatus(state, piece);
+      if (status === 'waiting' || status === 'ready') toStart++;
+      if (status === 'running') running++;
+    }
+    const toVerify = settings.verifier || settings.checks === 'run' ? running : 0;
+    return Math.min(settings.concurrency, toStart) + Math.min(settings.concurrency, toVerify);
+  }
+  for (const activation of state.activations.values()) {
+    if (activation.status === 'done' || activation.integrates !== null) continue;
+    const node = state.definition.agents.find((a) => a.id === activation.agent);
+    if (node?.type === 'agent' && node.plan) return node.plan.concurrency;
+  }
+  return 0;
+}
+
 /** The planner's stage passed its checks: its plan becomes the task's graph. */
 export function expandPlan(state: TaskState, activation: Activation, node: AgentNode): Step {
   const stage = state.stages[activation.stage! - 1]!;
@@ -66,16 +95,18 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
   }
   const pieces = [...plan.pieces.values()];
   const status = new Map(pieces.map((p) => [p.id, pieceStatus(state, p)]));
-  const finished = pieces.find((p) => status.get(p.id) === 'merging');
-  if (finished) {
+  // every finished piece goes in at once, in plan order (none of them depends on another: a
+  // piece starts only once what it depends on is merged): one merge, one move of the branch
+  const finished = pieces.filter((p) => status.get(p.id) === 'merging');
+  if (finished.length > 0) {
     return {
       kind: 'merge_branches',
       activation: activation.id,
       agent: node.id,
       into,
-      branches: [pieceBranch(state, finished)!],
+      branches: finished.map((p) => pieceBranch(state, p)!),
       resolved: null,
-      piece: finished.id,
+      pieces: finished.map((p) => p.id),
     };
   }
   const running = pieces.filter((p) => status.get(p.id) === 'running').length;

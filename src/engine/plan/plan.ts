@@ -85,8 +85,8 @@ export type Step =
       into: string | null;
       branches: string[];
       resolved: string | null;
-      /** A plan's piece: its paths are checked before its branch merges. */
-      piece?: string;
+      /** A plan's pieces: their paths are checked before their branches merge. */
+      pieces?: string[];
     }
   /** A planner's checked plan becomes the task's graph (docs/task-graphs.md). */
   | ({ kind: 'expand_plan' } & EventBody<'plan_expanded'>)

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { agent, handoff, Log, pipeline } from '../test-pipelines.js';
+import { checkoutsAhead } from './graph-plan.js';
+import { nextSteps } from './plan.js';
+
+/** A planner of three independent pieces, two at a time, each verified by `tester`. */
+const planned = () => ({
+  ...pipeline(
+    agent('planner', {
+      plan: {
+        worker: 'builder',
+        verifier: 'tester',
+        max_rounds: 2,
+        concurrency: 2,
+        replans: 0,
+        checks: 'verifier',
+      },
+      handoffs: [handoff('reviewer')],
+    }),
+    agent('builder'),
+    agent('tester'),
+    agent('reviewer'),
+  ),
+  workspace: {
+    isolation: 'worktree' as const,
+    base: null,
+    merge: 'on_complete' as const,
+    branch_prefix: 'troupe/',
+    remote: null,
+  },
+});
+
+const piece = (id: string) => ({ id, goal: `do ${id}`, paths: [`${id}/`], depends_on: [], checks: [] });
+
+/** The task's worktree is ready and the planner's stage is running. */
+function planning(): Log {
+  return new Log(planned())
+    .add({
+      type: 'workspace_ready',
+      path: '/r/.troupe/worktrees/T-TEST',
+      branch: 'troupe/T-TEST',
+      base: 'main',
+      repo: '/r',
+    })
+    .add({ type: 'stage_started', stage: 1, activation: 'a1', agent: 'planner', input: 'x', attempt: 1 });
+}
+
+/** The planner's stage ends and its plan of pieces a, b and c is expanded. */
+function expand(log: Log): Log {
+  return log.add(
+    {
+      type: 'stage_completed',
+      stage: 1,
+      activation: 'a1',
+      agent: 'planner',
+      output: 'plan',
+      usage: { input_tokens: 1, output_tokens: 1 },
+      durationMs: 1,
+    },
+    {
+      type: 'plan_expanded',
+      stage: 1,
+      activation: 'a1',
+      agent: 'planner',
+      round: 1,
+      pieces: [piece('a'), piece('b'), piece('c')],
+      warnings: [],
+    },
+  );
+}
+
+/** A piece's worker ran in its worktree and its verifier approved: it waits for its merge. */
+function finish(log: Log, id: string, lineage: string, stage: number, activation: string): void {
+  log
+    .add({
+      type: 'branch_workspace_ready',
+      lineage,
+      agent: `piece-${id}`,
+      path: `/r/.troupe/worktrees/T-TEST--piece-${id}`,
+      branch: `troupe/T-TEST--piece-${id}`,
+      start: 'base',
+    })
+    .stage(stage, activation, 'builder', `${id} built`)
+    .add(
+      {
+        type: 'gate_decided',
+        stage,
+        agent: 'builder',
+        decision: 'approved',
+        reason: 'fine',
+        by: 'llm',
+      },
+      { type: 'handoff', stage, activation, targets: [] },
+    );
+}
+
+describe('a plan’s graph', () => {
+  it('pieces that finished together are merged in one step, in plan order', () => {
+    const log = expand(planning()).add(
+      { type: 'piece_started', piece: 'a', input: 'Piece: a\n' },
+      { type: 'piece_started', piece: 'b', input: 'Piece: b\n' },
+    );
+    finish(log, 'b', 'l2', 3, 'a4');
+    finish(log, 'a', 'l1', 2, 'a3');
+    expect(nextSteps(log.state)).toContainEqual({
+      kind: 'merge_branches',
+      activation: 'a2',
+      agent: 'planner',
+      into: null,
+      branches: ['troupe/T-TEST--piece-a', 'troupe/T-TEST--piece-b'],
+      resolved: null,
+      pieces: ['a', 'b'],
+    });
+  });
+
+  it('wants checkouts made ahead: for the first pieces while the planner works, then for pieces to start and to verify', () => {
+    const log = planning();
+    expect(checkoutsAhead(log.state)).toBe(2);
+    expand(log);
+    // three to start (two at a time), none running yet
+    expect(checkoutsAhead(log.state)).toBe(2);
+    log.add(
+      { type: 'piece_started', piece: 'a', input: 'Piece: a\n' },
+      { type: 'piece_started', piece: 'b', input: 'Piece: b\n' },
+    );
+    // c to start; a and b to verify
+    expect(checkoutsAhead(log.state)).toBe(3);
+    finish(log, 'a', 'l1', 2, 'a3');
+    finish(log, 'b', 'l2', 3, 'a4');
+    log.add({ type: 'piece_started', piece: 'c', input: 'Piece: c\n' });
+    // nothing left to start; c to verify
+    expect(checkoutsAhead(log.state)).toBe(1);
+  });
+
+  it('wants none without a worktree', () => {
+    const log = new Log(planned()).add({
+      type: 'stage_started',
+      stage: 1,
+      activation: 'a1',
+      agent: 'planner',
+      input: 'x',
+      attempt: 1,
+    });
+    expect(checkoutsAhead(log.state)).toBe(0);
+  });
+});

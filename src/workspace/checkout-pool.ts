@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { git, gitOk } from './git.js';
+import { registrationTurn } from './registrations.js';
+import { ensureExcluded, scratchDir } from './repo.js';
+
+/**
+ * A task's detached checkouts, per repository and task, in `.troupe/tmp/verify-<task>-<random>/`
+ * (so `troupe worktrees prune` knows them): made ahead of need while a plan's agents work, so a
+ * piece's worktree or a verifier's checkout is a move to its commit (only the files that differ
+ * are written) instead of a checkout of the whole tree on the graph's critical path.
+ *
+ * - `fresh`: made ahead at the task branch, untouched; a piece's worktree is made of one.
+ * - `used`: a verifier is done with it (it may hold the verifier's leftovers); the next
+ *   verification cleans it.
+ *
+ * They live in this process only: after a crash, `troupe worktrees prune` removes what was left.
+ */
+interface Pool {
+  repo: string;
+  /** The branch (or commit) checkouts are made at. */
+  rev: string;
+  /** Fresh checkouts wanted, ready or being made. */
+  target: number;
+  fresh: string[];
+  used: string[];
+  /** Checkouts being made; a claimed one goes to the taker waiting for it. */
+  making: Making[];
+}
+
+interface Making {
+  /** Its path, or null when git refused. */
+  done: Promise<string | null>;
+  claimed: boolean;
+}
+
+/** At most this many checkouts of one task are made at once: each writes the whole tree. */
+const MAKING_AT_ONCE = 2;
+
+const pools = new Map<string, Pool>();
+const poolKey = (repo: string, taskId: string) => `${repo}\0${taskId}`;
+
+function poolOf(repo: string, taskId: string): Pool {
+  const key = poolKey(repo, taskId);
+  const pool = pools.get(key) ?? { repo, rev: 'HEAD', target: 0, fresh: [], used: [], making: [] };
+  pools.set(key, pool);
+  return pool;
+}
+
+/**
+ * Keeps `count` fresh checkouts of the task ready (made at `rev`, two at a time, in the
+ * background); 0 stops making them (those made stay until taken or released).
+ */
+export function keepCheckoutsReady(repo: string, taskId: string, rev: string, count: number): void {
+  const pool = poolOf(repo, taskId);
+  pool.rev = rev;
+  pool.target = count;
+  refill(pool, taskId);
+}
+
+/**
+ * A fresh checkout for a piece's worktree or a verifier: a ready one, or else the oldest being
+ * made (nearer done than one made from now, beside it); null when there is none.
+ */
+export async function takeFreshCheckout(repo: string, taskId: string): Promise<string | null> {
+  const pool = pools.get(poolKey(repo, taskId));
+  if (!pool) return null;
+  const ready = pool.fresh.shift();
+  const waited = ready ? null : pool.making.find((m) => !m.claimed);
+  if (!ready && !waited) return null;
+  if (waited) waited.claimed = true;
+  refill(pool, taskId);
+  return ready ?? (await waited!.done);
+}
+
+/** A checkout a verifier is done with, for the next verification; null when there is none. */
+export function takeUsedCheckout(repo: string, taskId: string): string | null {
+  return pools.get(poolKey(repo, taskId))?.used.pop() ?? null;
+}
+
+/** A verifier is done with this checkout: kept for the task's next verification. */
+export function giveBackCheckout(repo: string, taskId: string, path: string): void {
+  poolOf(repo, taskId).used.push(path);
+}
+
+/** Removes the task's checkouts (at the end of a run), those still being made once they are. */
+export async function releaseTaskCheckouts(repo: string, taskId: string): Promise<void> {
+  const key = poolKey(repo, taskId);
+  const pool = pools.get(key);
+  if (!pool) return;
+  pool.target = 0;
+  await Promise.all(pool.making.map((m) => m.done));
+  pools.delete(key);
+  for (const path of [...pool.fresh, ...pool.used]) await removeCheckout(repo, path);
+}
+
+/**
+ * A detached checkout of `rev` in the task's scratch space: registered in its turn, then its files
+ * written beside others' (at a lower priority when made ahead: `background`).
+ */
+export async function makeDetachedCheckout(
+  repo: string,
+  taskId: string,
+  rev: string,
+  options: { background?: boolean } = {},
+): Promise<string> {
+  await ensureExcluded(repo);
+  mkdirSync(scratchDir(repo), { recursive: true });
+  const path = join(scratchDir(repo), `verify-${taskId}-${randomBytes(4).toString('hex')}`);
+  await registrationTurn(repo, () =>
+    gitOk(repo, ['worktree', 'add', '--detach', '--no-checkout', '--quiet', path, rev]),
+  );
+  await gitOk(path, ['reset', '--hard', '--quiet'], options);
+  return path;
+}
+
+export async function removeCheckout(repo: string, path: string): Promise<void> {
+  await registrationTurn(repo, () => git(repo, ['worktree', 'remove', '--force', '--force', path]));
+}
+
+function refill(pool: Pool, taskId: string): void {
+  const unclaimed = () => pool.making.filter((m) => !m.claimed).length;
+  while (pool.fresh.length + unclaimed() < pool.target && pool.making.length < MAKING_AT_ONCE) {
+    const making: Making = { done: Promise.resolve(null), claimed: false };
+    const settle = (path: string | null) => {
+      pool.making.splice(pool.making.indexOf(making), 1);
+      if (path === null || making.claimed) return path;
+      // released meanwhile: nobody will take it
+      if (pools.get(poolKey(pool.repo, taskId)) !== pool) {
+        void removeCheckout(pool.repo, path);
+        return null;
+      }
+      pool.fresh.push(path);
+      refill(pool, taskId);
+      return path;
+    };
+    making.done = makeDetachedCheckout(pool.repo, taskId, pool.rev, { background: true }).then(
+      settle,
+      () => settle(null),
+    );
+    pool.making.push(making);
+  }
+}
