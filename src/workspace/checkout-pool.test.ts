@@ -30,7 +30,9 @@ describe('checkouts made ahead', () => {
     const repo = await tmpRepo();
     const task = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
     keepCheckoutsReady(repo, 'T-1', 'refs/heads/troupe/T-1', 1);
-    const [ahead] = await waitFor(async () => ((await scratchCheckouts(repo)).length ? scratchCheckouts(repo) : null));
+    const [ahead] = await waitFor(async () =>
+      (await scratchCheckouts(repo)).length ? scratchCheckouts(repo) : null,
+    );
     // the task branch moves on after the checkout was made: the branch starts from where it is now
     writeFiles(task.path, { 'merged.txt': 'a piece merged meanwhile\n' });
     const tip = (await commitStage({ path: task.path, message: 'merged' }))!;

@@ -135,9 +135,8 @@ function refill(pool: Pool, taskId: string): void {
       refill(pool, taskId);
       return path;
     };
-    making.done = makeDetachedCheckout(pool.repo, taskId, pool.rev, { background: true }).then(
-      settle,
-      () => settle(null),
+    making.done = makeDetachedCheckout(pool.repo, taskId, pool.rev, { background: true }).then(settle, () =>
+      settle(null),
     );
     pool.making.push(making);
   }

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { StateError } from '../core/errors.js';
-import { keepCheckoutsReady } from './checkout-pool.js';
 import type { TaskWorkspace } from '../core/task-workspace.js';
+import { keepCheckoutsReady } from './checkout-pool.js';
 import { advanceBranch, buildCommit, buildOnHead, stageCommitMessage } from './commit.js';
 import { git, gitOk, isAncestor, resolveCommit } from './git.js';
 import { buildMerges, mergeIntoBase } from './merge.js';

@@ -6,8 +6,8 @@ import { appendBranchSection } from './config-file.js';
 import { GitError, NoCommitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
 import { assertAgentId, assertBranchPrefix, assertTaskId } from './ids.js';
-import { commonDir, currentBranch, ensureExcluded, worktreesDir } from './repo.js';
 import { registrationTurn } from './registrations.js';
+import { commonDir, currentBranch, ensureExcluded, worktreesDir } from './repo.js';
 import { samePath, worktreeEntries } from './worktree-list.js';
 
 /**

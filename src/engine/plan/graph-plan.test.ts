@@ -30,7 +30,15 @@ const planned = () => ({
   },
 });
 
-const piece = (id: string) => ({ id, goal: `do ${id}`, paths: [`${id}/`], depends_on: [], checks: [] });
+const piece = (id: string) => ({
+  id,
+  goal: `do ${id}`,
+  paths: [`${id}/`],
+  depends_on: [],
+  size: null,
+  labels: [],
+  checks: [],
+});
 
 /** The task's worktree is ready and the planner's stage is running. */
 function planning(): Log {
