@@ -155,13 +155,18 @@ describe('a plan runs as a graph', () => {
     );
     const { json } = await run(dir);
     expect(json.status, json.error ?? '').toBe('completed');
+    // a piece holds a place from its start until its verdict (its merge holds none)
     let running = 0;
     let most = 0;
+    const judged = new Set<number>();
     for (const e of eventLog(dir, json.id)) {
       if (e.type === 'piece_started') most = Math.max(most, ++running);
-      if (e.type === 'branches_merged') running--;
+      if (e.type === 'stage_started' && e.data.agent === 'builder') judged.add(e.data.stage as number);
+      if (e.type === 'gate_decided' && e.data.decision === 'approved' && judged.has(e.data.stage as number))
+        running--;
     }
     expect(most).toBe(2);
+    expect(running).toBe(0);
   });
 
   it('a plan that does not validate goes back to the planner with the pieces named', async () => {

@@ -103,13 +103,20 @@ function finish(log: Log, id: string, lineage: string, stage: number, activation
 }
 
 describe('a plan’s graph', () => {
-  it('pieces that finished together are merged in one step, in plan order', () => {
+  it('a ready piece starts before finished ones merge; those are merged in one step, in plan order', () => {
     const log = expand(planning()).add(
       { type: 'piece_started', piece: 'a', input: 'Piece: a\n' },
       { type: 'piece_started', piece: 'b', input: 'Piece: b\n' },
     );
     finish(log, 'b', 'l2', 3, 'a4');
     finish(log, 'a', 'l1', 2, 'a3');
+    // c is ready and has a place: it starts first, beside the merge (it waits on nothing merging)
+    expect(nextSteps(log.state)).toContainEqual({
+      kind: 'start_piece',
+      piece: 'c',
+      input: expect.stringContaining('Piece: c\n'),
+    });
+    log.add({ type: 'piece_started', piece: 'c', input: 'Piece: c\n' });
     expect(nextSteps(log.state)).toContainEqual({
       kind: 'merge_branches',
       activation: 'a2',

@@ -95,6 +95,12 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
   }
   const pieces = [...plan.pieces.values()];
   const status = new Map(pieces.map((p) => [p.id, pieceStatus(state, p)]));
+  const running = pieces.filter((p) => status.get(p.id) === 'running').length;
+  const ready = pieces.find((p) => status.get(p.id) === 'ready');
+  // a piece ready to start goes first: it waits on nothing still merging (a merge in flight
+  // would hold it back for no reason), and its worktree is made beside that merge
+  if (ready && running < settings.concurrency)
+    return { kind: 'start_piece', piece: ready.id, input: pieceInput(state, ready) };
   // every finished piece goes in at once, in plan order (none of them depends on another: a
   // piece starts only once what it depends on is merged): one merge, one move of the branch
   const finished = pieces.filter((p) => status.get(p.id) === 'merging');
@@ -109,13 +115,7 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
       pieces: finished.map((p) => p.id),
     };
   }
-  const running = pieces.filter((p) => status.get(p.id) === 'running').length;
-  const ready = pieces.find((p) => status.get(p.id) === 'ready');
-  if (ready) {
-    return running < settings.concurrency
-      ? { kind: 'start_piece', piece: ready.id, input: pieceInput(state, ready) }
-      : null;
-  }
+  if (ready) return null;
   if (pieces.every((p) => status.get(p.id) === 'merged')) {
     const stage = state.stages[plan.stage - 1]!;
     const targets = resolveHandoffs(state.definition, node, stage, [], null);
