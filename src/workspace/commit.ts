@@ -37,12 +37,21 @@ export async function buildOnHead(options: {
   message: string;
 }): Promise<{ head: string; built: BuiltCommit | null }> {
   const { path, message } = options;
-  // one git process for what three would ask: the index's path, HEAD's commit and its tree
-  const asked = await git(path, ['rev-parse', '--git-path', 'index', 'HEAD^{commit}', 'HEAD^{tree}']);
-  const [index, parent, parentTree] = asked.stdout.split('\n');
-  if (asked.code !== 0 || !index || !parent || !parentTree)
+  // one git process for what four would ask: the index's path, the repository's common dir,
+  // HEAD's commit and its tree
+  const asked = await git(path, [
+    'rev-parse',
+    '--path-format=absolute',
+    '--git-path',
+    'index',
+    '--git-common-dir',
+    'HEAD^{commit}',
+    'HEAD^{tree}',
+  ]);
+  const [index, common, parent, parentTree] = asked.stdout.split('\n');
+  if (asked.code !== 0 || !index || !common || !parent || !parentTree)
     throw new Error(`${path} has no commit to build on`);
-  const identity = identityEnv(path);
+  const identity = identityEnv(path, common);
   identity.catch(() => {}); // awaited only when there is a commit to make
   const real = isAbsolute(index) ? index : join(path, index);
   const scratch = `${real}.troupe-${randomBytes(4).toString('hex')}`;

@@ -1,5 +1,5 @@
+import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { execa } from 'execa';
 import { GitError } from './errors.js';
 
 /**
@@ -27,31 +27,52 @@ const BACKGROUND_PRIORITY = 10;
 
 const BASE_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C', LANGUAGE: 'C' };
 
-/** Runs git; never throws for a non-zero exit (the caller decides what it means). */
+/**
+ * Runs git; never throws for a non-zero exit (the caller decides what it means). Spawned by
+ * node:child_process itself: a plan runs hundreds of these, and what a wrapper adds to each
+ * spawn is main-thread time every task of the process waits on (bench/plan-graph.js).
+ */
 export async function git(
   cwd: string,
   args: readonly string[],
   options: GitOptions = {},
 ): Promise<GitResult> {
   const settings = (options.config ?? []).flatMap((setting) => ['-c', setting]);
-  const running = execa('git', [...settings, ...args], {
-    cwd,
-    reject: false,
-    stdin: 'ignore',
-    env: { ...BASE_ENV, ...options.env },
-  });
-  if (options.background && running.pid !== undefined) {
-    try {
-      setPriority(running.pid, BACKGROUND_PRIORITY);
-    } catch {
-      // it may have ended already; a priority is a courtesy
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...settings, ...args], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...BASE_ENV, ...options.env },
+    });
+    if (options.background && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, BACKGROUND_PRIORITY);
+      } catch {
+        // it may have ended already; a priority is a courtesy
+      }
     }
-  }
-  const result = await running;
-  if (result.failed && result.exitCode === undefined) {
-    throw new GitError(args, -1, result.message ?? '', 'is git installed and on PATH?');
-  }
-  return { code: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.once('error', (error) =>
+      reject(new GitError(args, -1, error.message, 'is git installed and on PATH?')),
+    );
+    child.once('close', (code, signal) => {
+      const err = withoutFinalNewline(Buffer.concat(stderr).toString('utf8'));
+      if (code === null) {
+        reject(new GitError(args, -1, err || `ended by ${signal}`));
+        return;
+      }
+      resolve({ code, stdout: withoutFinalNewline(Buffer.concat(stdout).toString('utf8')), stderr: err });
+    });
+  });
+}
+
+/** As a shell's `$(…)` reads output: one final newline off. */
+function withoutFinalNewline(text: string): string {
+  if (text.endsWith('\r\n')) return text.slice(0, -2);
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
 
 /** Runs git and returns its stdout; a non-zero exit is a GitError. */
@@ -99,12 +120,31 @@ export async function isAncestor(cwd: string, ancestor: string, descendant: stri
 }
 
 /**
+ * The user keys a repository's config sets, read once in a while per repository (`key`: its
+ * common dir, or a worktree's path): a plan commits hundreds of times a minute in one repository,
+ * and an identity set meanwhile is seen within IDENTITY_TTL_MS.
+ */
+const configuredUsers = new Map<string, { at: number; keys: Promise<Set<string>> }>();
+const IDENTITY_TTL_MS = 10_000;
+
+function configuredUserKeys(cwd: string, key: string): Promise<Set<string>> {
+  const known = configuredUsers.get(key);
+  if (known && Date.now() - known.at < IDENTITY_TTL_MS) return known.keys;
+  const keys = git(cwd, ['config', '--get-regexp', '^user\\.(name|email)$']).then(
+    (configured) => new Set(configured.stdout.split('\n').map((line) => line.split(' ', 1)[0]!.toLowerCase())),
+  );
+  configuredUsers.set(key, { at: Date.now(), keys });
+  keys.catch(() => configuredUsers.delete(key));
+  return keys;
+}
+
+/**
  * Author and committer for commits troupe makes: the environment's GIT_AUTHOR_* / GIT_COMMITTER_*
  * or git's configured user win; without either, `troupe <troupe@localhost>` (git would refuse).
+ * `commonDir`: the repository's, when the caller knows it (its worktrees share the answer).
  */
-export async function identityEnv(cwd: string): Promise<Record<string, string>> {
-  const configured = await git(cwd, ['config', '--get-regexp', '^user\\.(name|email)$']);
-  const keys = new Set(configured.stdout.split('\n').map((line) => line.split(' ')[0]?.toLowerCase()));
+export async function identityEnv(cwd: string, commonDir?: string): Promise<Record<string, string>> {
+  const keys = await configuredUserKeys(cwd, commonDir ?? cwd);
   const env: Record<string, string> = {};
   const e = process.env;
   if (!keys.has('user.name')) {
