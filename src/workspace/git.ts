@@ -131,7 +131,8 @@ function configuredUserKeys(cwd: string, key: string): Promise<Set<string>> {
   const known = configuredUsers.get(key);
   if (known && Date.now() - known.at < IDENTITY_TTL_MS) return known.keys;
   const keys = git(cwd, ['config', '--get-regexp', '^user\\.(name|email)$']).then(
-    (configured) => new Set(configured.stdout.split('\n').map((line) => line.split(' ', 1)[0]!.toLowerCase())),
+    (configured) =>
+      new Set(configured.stdout.split('\n').map((line) => line.split(' ', 1)[0]!.toLowerCase())),
   );
   configuredUsers.set(key, { at: Date.now(), keys });
   keys.catch(() => configuredUsers.delete(key));

@@ -181,7 +181,7 @@ async function ensureWorktree(
       ? gitOk(worktree.path, ['checkout', '--quiet', '-b', branch, worktree.start!])
       : gitOk(worktree.path, ['reset', '--hard', '--quiet']);
     await Promise.all([files, recordNewBranchMeta(repo, branch, meta)]);
-    if (!madeAhead) await gitOk(repo, ['worktree', 'unlock', worktree.path]);
+    if (!madeAhead) await registrationTurn(repo, () => gitOk(repo, ['worktree', 'unlock', worktree.path]));
   }
   return worktree;
 }
@@ -197,7 +197,7 @@ async function makeWorktree(
   const [, entries, branchExists, start] = await Promise.all([
     // two at once could both append the missing lines
     registrationTurn(`${repo}\0exclude`, () => ensureExcluded(repo)),
-    worktreeEntries(repo),
+    registrationTurn(repo, () => worktreeEntries(repo)),
     refExists(repo, `refs/heads/${branch}`),
     resolveCommit(repo, base),
   ]);

@@ -95,6 +95,8 @@ export class BranchWorkspaces {
       this.port.prepareBranch(workspace.repo, this.taskId, name, settings, recorded?.head ?? null),
     );
     const place = prepared.then((p) => ({ cwd: p.path, branch: p.branch }));
+    // its failure is handled below (the task fails); unawaited, it must not end the process
+    place.catch(() => {});
     this.ready.set(lineage, place);
     try {
       const p = await prepared;

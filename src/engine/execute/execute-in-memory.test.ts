@@ -237,6 +237,36 @@ describe('executor in memory', () => {
       expect(eventsOf(world, id).map((e) => e.type)).toContain('branches_merged');
       expect(done.workspace?.merged).toBeTruthy();
     });
+
+    it("a branch's worktree that cannot be made fails the task, not the process", async () => {
+      const world = memoryWorld({ repo: '/memory/project' });
+      const unhandled: unknown[] = [];
+      const note = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', note);
+      world.workspace.prepareBranch = async () => {
+        throw new Error('worktree T-1--sec exists and is not a git worktree');
+      };
+      const inWorktrees = {
+        ...p,
+        workspace: {
+          isolation: 'worktree' as const,
+          base: null,
+          merge: 'on_complete' as const,
+          branch_prefix: 'troupe/',
+          remote: null,
+        },
+      };
+      try {
+        const id = world.service.start({ pipeline: inWorktrees, input: 'review', script: replies });
+        const done = await world.service.continue(id);
+        expect(done.status).toBe('failed');
+        expect(done.failure?.reason).toContain('is not a git worktree');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', note);
+      }
+    });
   });
 
   describe('rate limits', () => {
