@@ -65,6 +65,24 @@ describe('checkouts made ahead', () => {
     expect(existsSync(join(path, 'leftover.txt'))).toBe(false);
   });
 
+  it('a branch that survived its worktree (a crash) is checked out again with its commits, a checkout made ahead or not', async () => {
+    const repo = await tmpRepo();
+    await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+    const first = await ensureBranchWorktree({ repo, taskId: 'T-1', agent: 'piece-a' });
+    writeFiles(first.path, { 'a.txt': 'the agent’s work\n' });
+    const work = (await commitStage({ path: first.path, message: 'a' }))!;
+    await sh(repo, 'worktree', 'remove', first.path);
+    keepCheckoutsReady(repo, 'T-1', 'refs/heads/troupe/T-1', 1);
+    await waitFor(async () => ((await scratchCheckouts(repo)).length ? true : null));
+
+    const again = await ensureBranchWorktree({ repo, taskId: 'T-1', agent: 'piece-a' });
+    expect(again.created).toBe(false);
+    expect(await rev(again.path, 'HEAD')).toBe(work);
+    expect(read(again.path, 'a.txt')).toBe('the agent’s work\n');
+    await releaseVerifyCheckouts(repo, 'T-1');
+    expect(await scratchCheckouts(repo)).toEqual([]);
+  });
+
   it('a verifier gets a checkout made ahead, moved to its commit; released with the rest at the end', async () => {
     const repo = await tmpRepo();
     const task = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });

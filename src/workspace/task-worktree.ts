@@ -174,26 +174,64 @@ async function ensureWorktree(
   branch: string,
   meta: BranchMeta,
 ): Promise<TaskWorktree> {
-  const { madeAhead, ...worktree } = await makeWorktree(repo, name, branch, meta);
+  const path = join(worktreesDir(repo), name);
+  // a fan-out branch's: from a checkout the task made ahead, when it has one and nothing is here
+  // (the base is the task branch: a name troupe made, never an option)
+  const ahead =
+    meta.agent && !meta.base.startsWith('-') && !existsSync(path)
+      ? await fromCheckoutAhead(repo, path, branch, meta)
+      : null;
+  if (ahead) return ahead;
+  const worktree = await makeWorktree(repo, path, branch, meta);
   if (worktree.created) {
     // the branch is new: its keys go in with one write, beside the checkout
-    const files = madeAhead
-      ? gitOk(worktree.path, ['checkout', '--quiet', '-b', branch, worktree.start!])
-      : gitOk(worktree.path, ['reset', '--hard', '--quiet']);
-    await Promise.all([files, recordNewBranchMeta(repo, branch, meta)]);
-    if (!madeAhead) await registrationTurn(repo, () => gitOk(repo, ['worktree', 'unlock', worktree.path]));
+    await Promise.all([
+      gitOk(worktree.path, ['reset', '--hard', '--quiet']),
+      recordNewBranchMeta(repo, branch, meta),
+    ]);
+    await registrationTurn(repo, () => gitOk(repo, ['worktree', 'unlock', worktree.path]));
   }
   return worktree;
 }
 
-async function makeWorktree(
+/**
+ * A new fan-out branch's worktree made of a checkout made ahead (checkout-pool.ts): moved here,
+ * then given the new branch at the base's tip (only the files that differ are written). Null
+ * when there is none, or when git refuses either step (a registration or a branch left by a
+ * crash): the worktree is then made the careful way, which knows what to do with those.
+ */
+async function fromCheckoutAhead(
   repo: string,
-  name: string,
+  path: string,
   branch: string,
   meta: BranchMeta,
-): Promise<TaskWorktree & { madeAhead?: boolean }> {
+): Promise<TaskWorktree | null> {
+  const ahead = await takeFreshCheckout(repo, meta.task);
+  if (!ahead) return null;
+  const moved = await registrationTurn(repo, () => git(repo, ['worktree', 'move', ahead, path]));
+  if (moved.code !== 0) {
+    await removeCheckout(repo, ahead);
+    return null;
+  }
+  const [branched] = await Promise.all([
+    git(path, ['checkout', '--quiet', '--no-track', '-b', branch, meta.base]),
+    recordNewBranchMeta(repo, branch, meta),
+  ]);
+  const start = branched.code === 0 ? await resolveCommit(path, 'HEAD') : null;
+  if (!start) {
+    await removeCheckout(repo, path);
+    return null;
+  }
+  return { path, branch, base: meta.base, created: true, start };
+}
+
+async function makeWorktree(
+  repo: string,
+  path: string,
+  branch: string,
+  meta: BranchMeta,
+): Promise<TaskWorktree> {
   const base = meta.base;
-  const path = join(worktreesDir(repo), name);
   const [, entries, branchExists, start] = await Promise.all([
     // two at once could both append the missing lines
     registrationTurn(`${repo}\0exclude`, () => ensureExcluded(repo)),
@@ -236,13 +274,6 @@ async function makeWorktree(
   if (!start) {
     if (await isUnborn(repo, base)) throw new NoCommitError(repo, base);
     throw new NotFoundError(`base ${JSON.stringify(base)} is not a commit in ${repo}`);
-  }
-  // a fan-out branch's: a checkout the task made ahead (checkout-pool.ts) moved here, when it has one
-  const ahead = meta.agent ? await takeFreshCheckout(repo, meta.task) : null;
-  if (ahead) {
-    const moved = await registrationTurn(repo, () => git(repo, ['worktree', 'move', ahead, path]));
-    if (moved.code === 0) return { path, branch, base, created: true, start, madeAhead: true };
-    await removeCheckout(repo, ahead);
   }
   const add = [
     'worktree',
