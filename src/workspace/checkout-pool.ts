@@ -35,8 +35,8 @@ interface Making {
   claimed: boolean;
 }
 
-/** At most this many checkouts of one task are made at once: each writes the whole tree. */
-const MAKING_AT_ONCE = 2;
+/** Checkouts of one task are made one at a time: each writes the whole tree, beside the work a task waits on. */
+const MAKING_AT_ONCE = 1;
 
 const pools = new Map<string, Pool>();
 const poolKey = (repo: string, taskId: string) => `${repo}\0${taskId}`;
@@ -49,7 +49,7 @@ function poolOf(repo: string, taskId: string): Pool {
 }
 
 /**
- * Keeps `count` fresh checkouts of the task ready (made at `rev`, two at a time, in the
+ * Keeps `count` fresh checkouts of the task ready (made at `rev`, one at a time, in the
  * background); 0 stops making them (those made stay until taken or released).
  */
 export function keepCheckoutsReady(repo: string, taskId: string, rev: string, count: number): void {

@@ -9,6 +9,7 @@ import {
   taskProcessTag,
 } from '../../core/runtime.js';
 import { parseSendDirectives } from '../../pipeline/lang/directives.js';
+import { preparePlanCheck } from '../../pipeline/lang/plan.js';
 import { withCost } from '../../scheduler/prices.js';
 import { noRelease } from '../../scheduler/provider-limiter.js';
 import type { TaskState } from '../fold/task-state.js';
@@ -125,6 +126,9 @@ class StageRun {
     const request = this.buildRequest(chosen, prompt, place, limitedBy, mcp);
     // what is recorded so far is in the store before the runtime runs (a store error is not the runtime's)
     run.events.flush();
+    // a planner's plan is checked when its stage ends, on the graph's critical path: the check's
+    // first use (loading its JSON Schema validator) is paid while the planner works instead
+    if (node.plan) setImmediate(preparePlanCheck);
     try {
       const called = await this.invoke(chosen, request, streamed);
       if (!called) return;

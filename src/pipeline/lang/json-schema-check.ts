@@ -69,6 +69,11 @@ export function schemaProblem(schema: unknown): string | null {
 }
 
 /** What is wrong with `value` under `schema`, one line each; [] when it is valid. */
+/** Compiles `schema`'s validator now (it is kept), ahead of its first use. */
+export function prepareSchema(schema: Record<string, unknown>): void {
+  validator(schema);
+}
+
 export function schemaErrors(schema: Record<string, unknown>, value: unknown): string[] {
   const validate = validator(schema);
   if (validate(value)) return [];

@@ -1,7 +1,7 @@
 import { MAX_PIECES, ownsPath, PIECE_ID, type PlanPiece } from '../../core/plan.js';
 import { parseTaskSize, TASK_SIZES } from '../../core/spec.js';
 import { lastJsonObject } from './conditions.js';
-import { schemaErrors } from './json-schema-check.js';
+import { prepareSchema, schemaErrors } from './json-schema-check.js';
 
 /**
  * A planner's output, read as a plan (docs/task-graphs.md): the last JSON object in it, checked
@@ -80,6 +80,11 @@ export type ReadPlan = { pieces: PlanPiece[]; warnings: string[] } | { errors: s
  * The plan in a planner's output. `merged`: pieces an earlier round of this task already merged
  * (a re-plan may depend on them, and does not run them again).
  */
+/** Loads and compiles the plan's validator now, so the first `readPlan` does not. */
+export function preparePlanCheck(): void {
+  prepareSchema(PLAN_JSON_SCHEMA);
+}
+
 export function readPlan(output: string, merged: ReadonlySet<string> = new Set()): ReadPlan {
   const json = lastJsonObject(output);
   if (!json) return { errors: ['no JSON object found in the output: write the plan as {"pieces": [...]}'] };
