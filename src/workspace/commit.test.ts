@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,6 +29,20 @@ describe('commitStage', () => {
     );
     expect(await commitStage({ path: wt.path, message })).toBeNull();
     expect(await rev(wt.path, 'HEAD')).toBe(sha);
+  });
+
+  it("puts the commit's staged index in place of the worktree's: it matches the commit, and no copy is left", async () => {
+    const repo = await tmpRepo({ 'keep.txt': 'k\n', 'change.txt': 'v1\n', 'gone.txt': 'bye\n' });
+    const wt = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+    writeFiles(wt.path, { 'change.txt': 'v2\n', 'new.txt': 'new\n' });
+    rmSync(join(wt.path, 'gone.txt'));
+    const adminDir = await sh(wt.path, 'rev-parse', '--path-format=absolute', '--git-dir');
+    await commitStage({ path: wt.path, message: 'm' });
+    // the index holds exactly the commit: nothing staged against HEAD, nothing unstaged
+    expect(await sh(wt.path, 'diff', '--cached', '--name-only', 'HEAD')).toBe('');
+    expect(await sh(wt.path, 'ls-files')).toBe('change.txt\nkeep.txt\nnew.txt');
+    expect(await status(wt.path)).toBe('');
+    expect(readdirSync(adminDir).filter((f) => f.includes('troupe'))).toEqual([]);
   });
 
   it('leaves ignored files out', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { git, gitOk, identityEnv } from './git.js';
 
@@ -55,6 +55,7 @@ export async function buildOnHead(options: {
   identity.catch(() => {}); // awaited only when there is a commit to make
   const real = isAbsolute(index) ? index : join(path, index);
   const scratch = `${real}.troupe-${randomBytes(4).toString('hex')}`;
+  let kept = false;
   try {
     if (existsSync(real)) {
       copyFileSync(real, scratch);
@@ -72,10 +73,27 @@ export async function buildOnHead(options: {
         env: await identity,
       })
     ).trim();
+    keepIndex(path, { sha, scratch, real });
+    kept = true;
     return { head: parent, built: { sha, parent } };
   } finally {
-    rmSync(scratch, { force: true });
+    if (!kept) rmSync(scratch, { force: true });
   }
+}
+
+/**
+ * The staged index a commit was built from, per worktree (the last one built there): it is the
+ * commit's tree with the worktree's files' stat data, so `advanceBranch` puts it in place of the
+ * worktree's index instead of running `git reset --hard` to rebuild the same. One per worktree: a
+ * commit never put on its branch leaves at most one file beside the index, which goes when the
+ * next commit is built there (or with the worktree).
+ */
+const builtIndexes = new Map<string, { sha: string; scratch: string; real: string }>();
+
+function keepIndex(path: string, built: { sha: string; scratch: string; real: string }): void {
+  const before = builtIndexes.get(path);
+  if (before) rmSync(before.scratch, { force: true });
+  builtIndexes.set(path, built);
 }
 
 /**
@@ -86,6 +104,17 @@ export async function buildOnHead(options: {
  */
 export async function advanceBranch(path: string, commit: BuiltCommit): Promise<void> {
   await gitOk(path, ['update-ref', '-m', 'troupe: advance', 'HEAD', commit.sha, commit.parent]);
+  const built = builtIndexes.get(path);
+  if (built?.sha === commit.sha) {
+    builtIndexes.delete(path);
+    try {
+      // a stage's commit holds the worktree's files as they are: only the index is behind
+      renameSync(built.scratch, built.real);
+      return;
+    } catch {
+      rmSync(built.scratch, { force: true });
+    }
+  }
   await gitOk(path, ['reset', '--hard', '--quiet']);
 }
 
