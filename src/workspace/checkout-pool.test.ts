@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { read, rev, sh, tmpRepo, writeFiles } from '../../test/support/git-repo.js';
-import { keepCheckoutsReady, takeFreshCheckout } from './checkout-pool.js';
+import { keepCheckoutsReady, takeCheckout } from './checkout-pool.js';
 import { commitStage } from './commit.js';
 import { branchBase, ensureBranchWorktree, ensureTaskWorktree } from './task-worktree.js';
 import { releaseVerifyCheckouts, withVerifyCheckout } from './verify-checkout.js';
@@ -49,6 +49,29 @@ describe('checkouts made ahead', () => {
     expect(await branchBase(repo, 'troupe/T-1--piece-a')).toBe('troupe/T-1');
     // not locked: `git worktree remove` works on it as on any other
     expect(await sh(repo, 'worktree', 'list', '--porcelain')).not.toContain('locked');
+    await releaseVerifyCheckouts(repo, 'T-1');
+  });
+
+  it("a verifier's checkout, once it is done, becomes a piece's worktree with nothing of the verifier's in it", async () => {
+    const repo = await tmpRepo();
+    const task = await ensureTaskWorktree({ repo, taskId: 'T-1', base: 'main' });
+    writeFiles(task.path, { 'README.md': 'the task’s\n' });
+    const sha = (await commitStage({ path: task.path, message: 'work' }))!;
+    const used = await withVerifyCheckout({ repo, taskId: 'T-1', sha }, async (checkout) => {
+      // a verifier that edits, leaves files and commits
+      writeFiles(checkout.path, { 'README.md': 'the verifier’s\n', 'scratch.log': 'left\n' });
+      await sh(checkout.path, 'commit', '-qam', 'verifier');
+      writeFiles(checkout.path, { 'README.md': 'edited again\n' });
+      return checkout.path;
+    });
+
+    const wt = await ensureBranchWorktree({ repo, taskId: 'T-1', agent: 'piece-a' });
+    expect(existsSync(used)).toBe(false);
+    expect(wt.start).toBe(sha);
+    expect(await sh(wt.path, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('troupe/T-1--piece-a');
+    expect(read(wt.path, 'README.md')).toBe('the task’s\n');
+    expect(existsSync(join(wt.path, 'scratch.log'))).toBe(false);
+    expect(await sh(wt.path, 'status', '--porcelain', '--ignored')).toBe('');
     await releaseVerifyCheckouts(repo, 'T-1');
   });
 
@@ -104,7 +127,7 @@ describe('checkouts made ahead', () => {
     expect(ahead).toContain(seen);
     await releaseVerifyCheckouts(repo, 'T-1');
     expect(await scratchCheckouts(repo)).toEqual([]);
-    expect(await takeFreshCheckout(repo, 'T-1')).toBeNull();
+    expect(await takeCheckout(repo, 'T-1', 'fresh')).toBeNull();
   });
 
   it('released while checkouts are still being made: none is left behind', async () => {

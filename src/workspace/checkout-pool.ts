@@ -59,24 +59,39 @@ export function keepCheckoutsReady(repo: string, taskId: string, rev: string, co
   refill(pool, taskId);
 }
 
-/**
- * A fresh checkout for a piece's worktree or a verifier: a ready one, or else the oldest being
- * made (nearer done than one made from now, beside it); null when there is none.
- */
-export async function takeFreshCheckout(repo: string, taskId: string): Promise<string | null> {
-  const pool = pools.get(poolKey(repo, taskId));
-  if (!pool) return null;
-  const ready = pool.fresh.shift();
-  const waited = ready ? null : pool.making.find((m) => !m.claimed);
-  if (!ready && !waited) return null;
-  if (waited) waited.claimed = true;
-  refill(pool, taskId);
-  return ready ?? (await waited!.done);
+/** A checkout taken from the pool: `used` when a verifier had it (clean it before use). */
+export interface TakenCheckout {
+  path: string;
+  used: boolean;
 }
 
-/** A checkout a verifier is done with, for the next verification; null when there is none. */
-export function takeUsedCheckout(repo: string, taskId: string): string | null {
-  return pools.get(poolKey(repo, taskId))?.used.pop() ?? null;
+/**
+ * A checkout of the task's, ready now: `prefer` says which kind comes first (a piece's worktree
+ * wants a fresh one, a verifier the one an earlier verifier used); failing both, the oldest being
+ * made (nearer done than one made from now, beside it); null when there is none.
+ */
+export async function takeCheckout(
+  repo: string,
+  taskId: string,
+  prefer: 'fresh' | 'used',
+): Promise<TakenCheckout | null> {
+  const pool = pools.get(poolKey(repo, taskId));
+  if (!pool) return null;
+  const fresh = () => {
+    const path = pool.fresh.shift();
+    return path ? { path, used: false } : null;
+  };
+  const used = () => {
+    const path = pool.used.pop();
+    return path ? { path, used: true } : null;
+  };
+  const ready = prefer === 'fresh' ? (fresh() ?? used()) : (used() ?? fresh());
+  const waited = ready ? null : pool.making.find((m) => !m.claimed);
+  if (waited) waited.claimed = true;
+  refill(pool, taskId);
+  if (ready || !waited) return ready;
+  const path = await waited.done;
+  return path ? { path, used: false } : null;
 }
 
 /** A verifier is done with this checkout: kept for the task's next verification. */

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, realpathSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { NotFoundError, StateError } from '../core/errors.js';
-import { removeCheckout, takeFreshCheckout } from './checkout-pool.js';
+import { removeCheckout, takeCheckout } from './checkout-pool.js';
 import { appendBranchSection } from './config-file.js';
 import { GitError, NoCommitError } from './errors.js';
 import { git, gitOk, gitOkRetryingLock, refExists, resolveCommit } from './git.js';
@@ -195,8 +195,9 @@ async function ensureWorktree(
 }
 
 /**
- * A new fan-out branch's worktree made of a checkout made ahead (checkout-pool.ts): moved here,
- * then given the new branch at the base's tip (only the files that differ are written). Null
+ * A new fan-out branch's worktree made of a checkout the task keeps (checkout-pool.ts: one made
+ * ahead, or one a verifier is done with): moved here, then given the new branch at the base's tip
+ * (only the files that differ are written; a used one is cleaned). Null
  * when there is none, or when git refuses either step (a registration or a branch left by a
  * crash): the worktree is then made the careful way, which knows what to do with those.
  */
@@ -206,18 +207,21 @@ async function fromCheckoutAhead(
   branch: string,
   meta: BranchMeta,
 ): Promise<TaskWorktree | null> {
-  const ahead = await takeFreshCheckout(repo, meta.task);
+  const ahead = await takeCheckout(repo, meta.task, 'fresh');
   if (!ahead) return null;
-  const moved = await registrationTurn(repo, () => git(repo, ['worktree', 'move', ahead, path]));
+  const moved = await registrationTurn(repo, () => git(repo, ['worktree', 'move', ahead.path, path]));
   if (moved.code !== 0) {
-    await removeCheckout(repo, ahead);
+    await removeCheckout(repo, ahead.path);
     return null;
   }
+  // one a verifier used: what it changed or left goes
+  const force = ahead.used ? ['--force'] : [];
   const [branched] = await Promise.all([
-    git(path, ['checkout', '--quiet', '--no-track', '-b', branch, meta.base]),
+    git(path, ['checkout', '--quiet', ...force, '--no-track', '-b', branch, meta.base]),
     recordNewBranchMeta(repo, branch, meta),
   ]);
-  const start = branched.code === 0 ? await resolveCommit(path, 'HEAD') : null;
+  const cleaned = branched.code === 0 && (!ahead.used || (await git(path, ['clean', '-ffdxq'])).code === 0);
+  const start = cleaned ? await resolveCommit(path, 'HEAD') : null;
   if (!start) {
     await removeCheckout(repo, path);
     return null;

@@ -5,8 +5,8 @@ import {
   makeDetachedCheckout,
   releaseTaskCheckouts,
   removeCheckout,
-  takeFreshCheckout,
-  takeUsedCheckout,
+  type TakenCheckout,
+  takeCheckout,
 } from './checkout-pool.js';
 import { git, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
@@ -41,8 +41,7 @@ export async function verifyCheckout(options: {
   const sha = FULL_HASH.test(options.sha) ? options.sha : await resolveCommit(repo, options.sha);
   if (!sha) throw new NotFoundError(`no commit ${options.sha} in ${repo}`);
   const path =
-    (await reused(repo, takeUsedCheckout(repo, options.taskId), sha, true)) ??
-    (await reused(repo, await takeFreshCheckout(repo, options.taskId), sha, false)) ??
+    (await reused(repo, await takeCheckout(repo, options.taskId, 'used'), sha)) ??
     (await makeDetachedCheckout(repo, options.taskId, sha));
   let done = false;
   return {
@@ -64,11 +63,12 @@ export async function releaseVerifyCheckouts(repo: string, taskId: string): Prom
 }
 
 /**
- * A pooled checkout moved to `sha`, with nothing else in it (`used`: cleaned of what a verifier
- * left); null when there is none (or it broke: it is removed).
+ * A pooled checkout moved to `sha`, with nothing else in it (a used one cleaned of what a
+ * verifier left); null when there is none (or it broke: it is removed).
  */
-async function reused(repo: string, path: string | null, sha: string, used: boolean): Promise<string | null> {
-  if (!path) return null;
+async function reused(repo: string, taken: TakenCheckout | null, sha: string): Promise<string | null> {
+  if (!taken) return null;
+  const { path, used } = taken;
   const moved =
     (await git(path, ['checkout', '--detach', '--force', '--quiet', sha])).code === 0 &&
     (!used || (await git(path, ['clean', '-ffdxq'])).code === 0);
