@@ -101,8 +101,9 @@ export interface TaskWorkspace {
   /**
    * A fan-out branch's worktree (`troupe/<task>--<agent>`). With `expected` (the log knows this
    * branch: a resumed run) it is reused and put back at that commit; without, the branch starts
-   * afresh at the task branch's tip — an earlier fan-out's tip that is not in the task branch is
-   * kept as tag `troupe/archive/<task>--<agent>-<sha12>` first.
+   * afresh at `start` (the task branch's last commit in the log; null: its tip in git) — an
+   * earlier fan-out's tip that is not in the task branch is kept as tag
+   * `troupe/archive/<task>--<agent>-<sha12>` first.
    */
   prepareBranch(
     repo: string,
@@ -110,6 +111,7 @@ export interface TaskWorkspace {
     agent: string,
     settings: WorkspaceSettings,
     expected: string | null,
+    start?: string | null,
   ): Promise<{ path: string; branch: string; start: string }>;
   /**
    * The join, made WITHOUT moving the branch: a commit of what was left uncommitted in `path` (a

@@ -104,14 +104,14 @@ export function remoteWorkspace(options: RemoteWorkspaceOptions): TaskWorkspace 
       );
     },
 
-    async prepareBranch(repo, taskId, agent, settings, expected) {
-      if (!settings.remote) return local.prepareBranch(repo, taskId, agent, settings, expected);
+    async prepareBranch(repo, taskId, agent, settings, expected, start) {
+      if (!settings.remote) return local.prepareBranch(repo, taskId, agent, settings, expected, start);
       const at = await locate(settings.remote);
       const name = fanOutName(taskId, agent);
       const branch = `${settings.branch_prefix}${name}`;
       await catchUp(at, taskBranch(taskId, settings.branch_prefix), null);
       await catchUp(at, branch, null);
-      const ready = await local.prepareBranch(at.repo, taskId, agent, settings, expected);
+      const ready = await local.prepareBranch(at.repo, taskId, agent, settings, expected, start);
       published.set(ready.path, { ...at, branch });
       await publishAsLogged(at, branch, name);
       return ready;

@@ -93,12 +93,13 @@ export const gitWorkspace: TaskWorkspace = {
     if ('conflict' in result) return { conflict: result.conflict.files, ...aside };
     return { merged: result.merged, sha: result.sha, ...aside };
   },
-  async prepareBranch(repo, taskId, agent, settings, expected) {
+  async prepareBranch(repo, taskId, agent, settings, expected, from) {
     const worktree = await ensureBranchWorktree({
       repo,
       taskId,
       agent,
       branchPrefix: settings.branch_prefix,
+      ...(from ? { startAt: from } : {}),
     });
     const name = `${taskId}--${agent}`;
     if (expected) {
@@ -108,7 +109,7 @@ export const gitWorkspace: TaskWorkspace = {
     // just made from the task branch: at its start, with nothing else in it
     if (worktree.start) return { path: worktree.path, branch: worktree.branch, start: worktree.start };
     const taskRef = `refs/heads/${taskBranch(taskId, settings.branch_prefix)}`;
-    const start = await resolveCommit(repo, taskRef);
+    const start = from ?? (await resolveCommit(repo, taskRef));
     if (!start) throw new StateError(`task ${taskId} has no branch to fan out from (${taskRef})`);
     const head = await resolveCommit(worktree.path, 'HEAD');
     if (head && head !== start && !(await isAncestor(worktree.path, head, start))) {

@@ -75,8 +75,10 @@ export interface EnsureBranchWorktreeOptions {
   repo: string;
   taskId: string;
   agent: string;
-  /** Where the fan-out branch starts; default: the task branch. */
+  /** The branch it starts from and merges back into; default: the task branch. */
   from?: string;
+  /** The commit a new branch starts at; default: `from`'s tip. */
+  startAt?: string;
   branchPrefix?: string;
 }
 
@@ -88,11 +90,13 @@ export async function ensureBranchWorktree(options: EnsureBranchWorktreeOptions)
   assertBranchPrefix(prefix);
   const repo = realpathSync(options.repo);
   const name = fanOutName(options.taskId, options.agent);
-  return ensureWorktree(repo, name, `${prefix}${name}`, {
-    base: options.from ?? taskBranch(options.taskId, prefix),
-    task: options.taskId,
-    agent: options.agent,
-  });
+  return ensureWorktree(
+    repo,
+    name,
+    `${prefix}${name}`,
+    { base: options.from ?? taskBranch(options.taskId, prefix), task: options.taskId, agent: options.agent },
+    options.startAt,
+  );
 }
 
 export interface RemoveWorktreeOptions {
@@ -173,16 +177,18 @@ async function ensureWorktree(
   name: string,
   branch: string,
   meta: BranchMeta,
+  /** The commit a new branch starts at (default: the base's tip). */
+  startAt?: string,
 ): Promise<TaskWorktree> {
   const path = join(worktreesDir(repo), name);
   // a fan-out branch's: from a checkout the task made ahead, when it has one and nothing is here
-  // (the base is the task branch: a name troupe made, never an option)
+  // (the base is the task branch, a name troupe made, and the start a commit: never an option)
   const ahead =
-    meta.agent && !meta.base.startsWith('-') && !existsSync(path)
-      ? await fromCheckoutAhead(repo, path, branch, meta)
+    meta.agent && !(startAt ?? meta.base).startsWith('-') && !existsSync(path)
+      ? await fromCheckoutAhead(repo, path, branch, meta, startAt)
       : null;
   if (ahead) return ahead;
-  const worktree = await makeWorktree(repo, path, branch, meta);
+  const worktree = await makeWorktree(repo, path, branch, meta, startAt);
   if (worktree.created) {
     // the branch is new: its keys go in with one write, beside the checkout
     await Promise.all([
@@ -206,6 +212,7 @@ async function fromCheckoutAhead(
   path: string,
   branch: string,
   meta: BranchMeta,
+  startAt?: string,
 ): Promise<TaskWorktree | null> {
   const ahead = await takeCheckout(repo, meta.task, 'fresh');
   if (!ahead) return null;
@@ -217,11 +224,11 @@ async function fromCheckoutAhead(
   // one a verifier used: what it changed or left goes
   const force = ahead.used ? ['--force'] : [];
   const [branched] = await Promise.all([
-    git(path, ['checkout', '--quiet', ...force, '--no-track', '-b', branch, meta.base]),
+    git(path, ['checkout', '--quiet', ...force, '--no-track', '-b', branch, startAt ?? meta.base]),
     recordNewBranchMeta(repo, branch, meta),
   ]);
   const cleaned = branched.code === 0 && (!ahead.used || (await git(path, ['clean', '-ffdxq'])).code === 0);
-  const start = cleaned ? await resolveCommit(path, 'HEAD') : null;
+  const start = cleaned ? (startAt ?? (await resolveCommit(path, 'HEAD'))) : null;
   if (!start) {
     await removeCheckout(repo, path);
     return null;
@@ -234,6 +241,7 @@ async function makeWorktree(
   path: string,
   branch: string,
   meta: BranchMeta,
+  startAt?: string,
 ): Promise<TaskWorktree> {
   const base = meta.base;
   const [, entries, branchExists, start] = await Promise.all([
@@ -241,7 +249,7 @@ async function makeWorktree(
     registrationTurn(`${repo}\0exclude`, () => ensureExcluded(repo)),
     registrationTurn(repo, () => worktreeEntries(repo)),
     refExists(repo, `refs/heads/${branch}`),
-    resolveCommit(repo, base),
+    resolveCommit(repo, startAt ?? base),
   ]);
   const entry = entries.find((e) => samePath(e.path, path));
   if (entry?.prunable) {

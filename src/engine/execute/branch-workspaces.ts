@@ -91,8 +91,17 @@ export class BranchWorkspaces {
     }
     const workspace = state.workspace!;
     const settings = workspaceSettings(state)!;
+    // a new branch starts at the task branch's last commit in the log, whether or not git has
+    // it on the branch yet (a join's merge may still be going onto it)
     const prepared = this.serial(BranchWorkspaces.prepareKey(name), () =>
-      this.port.prepareBranch(workspace.repo, this.taskId, name, settings, recorded?.head ?? null),
+      this.port.prepareBranch(
+        workspace.repo,
+        this.taskId,
+        name,
+        settings,
+        recorded?.head ?? null,
+        workspace.head ?? null,
+      ),
     );
     const place = prepared.then((p) => ({ cwd: p.path, branch: p.branch }));
     // its failure is handled below (the task fails); unawaited, it must not end the process

@@ -3,7 +3,7 @@ import type { EventOf } from '../../core/events.js';
 import { ownsPath } from '../../core/plan.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
-import { workspaceSettings } from '../fold/task-state.js';
+import { pieceOfActivation, workspaceSettings } from '../fold/task-state.js';
 import { checkoutsAhead } from '../plan/graph-plan.js';
 import type { StepOf } from '../plan/plan.js';
 import { BranchWorkspaces, type Workplace } from './branch-workspaces.js';
@@ -92,8 +92,11 @@ export class RunWorkspace {
    * when there is git work to wait for.
    */
   workplace(activation: string): Workplace | Promise<Workplace | null> {
-    if (this.joinAdvance) return this.joinAdvance.then(() => this.workplace(activation));
     const state = this.events.state;
+    // a piece works in its own worktree, started from the log's last commit: a merge going onto
+    // the task branch is nothing it waits for
+    if (this.joinAdvance && !pieceOfActivation(state, activation))
+      return this.joinAdvance.then(() => this.workplace(activation));
     if (!this.branches || !state.workspace) return { cwd: state.cwd, branch: null };
     return this.branchWorkplace(this.branches, activation);
   }
