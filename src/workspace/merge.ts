@@ -29,16 +29,25 @@ export async function buildMerges(options: {
   path: string;
   start: string;
   branches: string[];
+  /** What `readMergeStart` read, when the caller did. */
+  read?: MergeStart;
 }): Promise<BuiltMerges> {
-  const { path, branches } = options;
-  const [env, tips] = await Promise.all([identityEnv(path), branchTips(path, branches)]);
+  const { path, branches, read } = options;
+  const [env, tips] = await Promise.all([
+    identityEnv(path, read?.commonDir),
+    read ? read.tips : readMergeStart(path, branches).then((r) => r.tips),
+  ]);
   const merged: string[] = [];
   let head = options.start;
   for (const [i, branch] of branches.entries()) {
     const tip = tips[i]!;
-    if (!(await isAncestor(path, tip, head))) {
-      const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', head, tip];
-      const result = await git(path, args);
+    const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', head, tip];
+    // asked side by side: the merge is only made when the branch is not in yet
+    const [merging, result] = await Promise.all([
+      isAncestor(path, tip, head).then((a) => !a),
+      git(path, args),
+    ]);
+    if (merging) {
       const [tree, ...files] = result.stdout.split('\0').filter(Boolean);
       if (result.code === 1 && files.length > 0) {
         return { conflict: { branch, files: [...new Set(files)].sort(), merged }, head };
@@ -56,14 +65,23 @@ export async function buildMerges(options: {
   return { merged: true, head };
 }
 
-/** The branches' tips, read by one git process (a plan merges several at once). */
-async function branchTips(path: string, branches: string[]): Promise<string[]> {
-  if (branches.length === 0) return [];
+/** Where a join's merges start, read by one git process (a plan merges several at once). */
+export interface MergeStart {
+  /** The worktree's HEAD. */
+  head: string;
+  /** The branches' tips, in order. */
+  tips: string[];
+  /** The repository's common dir (its identity is read once for all its worktrees). */
+  commonDir: string;
+}
+
+export async function readMergeStart(path: string, branches: string[]): Promise<MergeStart> {
   // each starts with refs/heads/, so none reads as an option
-  const revs = branches.map((branch) => `refs/heads/${branch}^{commit}`);
-  const read = await git(path, ['rev-parse', ...revs]);
-  const tips = read.stdout.split('\n');
-  if (read.code === 0 && tips.length === branches.length) return tips;
+  const revs = ['HEAD^{commit}', ...branches.map((branch) => `refs/heads/${branch}^{commit}`)];
+  const read = await git(path, ['rev-parse', '--path-format=absolute', '--git-common-dir', ...revs]);
+  const [commonDir, head, ...tips] = read.stdout.split('\n');
+  if (read.code === 0 && commonDir && head && tips.length === branches.length)
+    return { head, tips, commonDir };
   // one of them is missing: say which
   for (const branch of branches)
     if (!(await resolveCommit(path, `refs/heads/${branch}`))) throw new NotFoundError(`no branch ${branch}`);

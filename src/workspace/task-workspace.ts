@@ -4,7 +4,7 @@ import type { TaskWorkspace } from '../core/task-workspace.js';
 import { keepCheckoutsReady } from './checkout-pool.js';
 import { advanceBranch, buildCommit, buildOnHead, stageCommitMessage } from './commit.js';
 import { git, gitOk, isAncestor, resolveCommit } from './git.js';
-import { buildMerges, mergeIntoBase } from './merge.js';
+import { buildMerges, mergeIntoBase, readMergeStart } from './merge.js';
 import { pruneWorktrees } from './prune.js';
 import { agentsOwnCommits, restoreRecordedTip } from './recorded-tip.js';
 import { findRepo, isDirty } from './repo.js';
@@ -122,9 +122,10 @@ export const gitWorkspace: TaskWorkspace = {
     return { path: worktree.path, branch: worktree.branch, start };
   },
   async mergeBranches(path, branches, leftoverMessage) {
-    const from = (await gitOk(path, ['rev-parse', 'HEAD'])).trim();
+    const read = await readMergeStart(path, branches);
+    const from = read.head;
     const leftover = leftoverMessage === null ? null : await buildCommit({ path, message: leftoverMessage });
-    const built = await buildMerges({ path, start: leftover?.sha ?? from, branches });
+    const built = await buildMerges({ path, start: leftover?.sha ?? from, branches, read });
     return 'conflict' in built
       ? { conflict: built.conflict, head: built.head, from }
       : { merged: true, head: built.head, from };

@@ -292,12 +292,13 @@ class TaskRun implements RunContext {
    */
   private async mergeBranches(step: StepOf<'merge_branches'>): Promise<void> {
     const pieces = step.pieces ?? [];
-    const outside = await Promise.all(pieces.map((piece) => this.workspace.outsidePaths(piece)));
-    const flagged = pieces.flatMap((piece, i) =>
-      outside[i]!.length > 0 ? [{ type: 'piece_outside_paths' as const, piece, files: outside[i]! }] : [],
+    // read beside the merge (each in its piece's worktree), recorded before it
+    const flagged = Promise.all(pieces.map((piece) => this.workspace.outsidePaths(piece))).then((outside) =>
+      pieces.flatMap((piece, i) =>
+        outside[i]!.length > 0 ? [{ type: 'piece_outside_paths' as const, piece, files: outside[i]! }] : [],
+      ),
     );
-    if (flagged.length > 0) this.events.record(flagged);
-    const ask = await this.workspace.mergeBranches(step);
+    const ask = await this.workspace.mergeBranches(step, flagged);
     if (ask) askHuman(this, ask);
   }
 

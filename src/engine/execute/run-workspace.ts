@@ -1,5 +1,5 @@
 import { LeaseLostError, messageOf } from '../../core/errors.js';
-import type { EventOf } from '../../core/events.js';
+import type { EventOf, TaskEvent } from '../../core/events.js';
 import { ownsPath } from '../../core/plan.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
 import { defaultIsolation, editingAgents } from '../../pipeline/isolation.js';
@@ -158,18 +158,23 @@ export class RunWorkspace {
    * A join's branches go into its worktree first. A conflict goes to the join's `on_conflict`
    * agent, or is a question for a person: returned, for the executor to ask.
    */
-  async mergeBranches(step: StepOf<'merge_branches'>): Promise<StepOf<'ask_human'> | null> {
+  async mergeBranches(
+    step: StepOf<'merge_branches'>,
+    /** Events read beside the merge, recorded before it (a plan's pieces' paths). */
+    before: Promise<TaskEvent[]> = Promise.resolve([]),
+  ): Promise<StepOf<'ask_human'> | null> {
     this.events.flush();
     // the branches' last commits may still be going onto them (in their own worktrees' queues)
     await this.idleBranches(step.branches);
     let outcome: Awaited<ReturnType<BranchWorkspaces['merge']>>;
+    let first: TaskEvent[];
     try {
-      outcome = await this.branches!.merge(step);
+      [first, outcome] = await Promise.all([before, this.branches!.merge(step)]);
     } catch (error) {
       this.events.failTask('workspace', error);
       return null;
     }
-    this.events.record(outcome.events);
+    this.events.record([...first, ...outcome.events]);
     const advance = outcome.advance;
     if (advance) {
       // like a stage's commit: on the branch only once the join is stored under the lease
