@@ -357,7 +357,7 @@ const table = [
   `| ⓘ Same run, graph phase alone: plan_expanded → last piece merged | ${s(L.graphMs)} | 3 levels × ${LATENCY} ms = ${s(3 * LATENCY)} | ${fmtRatio(L.graphMs / (3 * LATENCY))} | — | info |`,
   `| ${WIDE.pieces} independent pieces (${WIDE.latency} ms each), concurrency ${WIDE.concurrency}: mean busy workers over the graph phase | ${W.workers.mean.toFixed(2)} (peak ${W.workers.peak}) | concurrency: ${WIDE.concurrency} | ${(busyShare * 100).toFixed(0)} % | ${WIDE.concurrency} busy (100 %) | ${verdict(busyShare >= TARGETS.busy * 0.95)} |`,
   `| ⓘ Same run: workers doing the pieces' work (${WIDE.pieces} × ${WIDE.latency} ms ÷ graph phase) | ${W.working.toFixed(2)} | concurrency: ${WIDE.concurrency} | ${((W.working / WIDE.concurrency) * 100).toFixed(0)} % | — | info |`,
-  `| ⓘ Same run: pieces in flight (piece_started → merged) | ${W.inFlight.mean.toFixed(2)} (peak ${W.inFlight.peak}) | concurrency: ${WIDE.concurrency} | ${((W.inFlight.mean / WIDE.concurrency) * 100).toFixed(0)} % | — | info |`,
+  `| ⓘ Same run: pieces started and not yet merged (a piece holds its place until its verdict; waiting for its merge holds none) | ${W.inFlight.mean.toFixed(2)} (peak ${W.inFlight.peak}) | concurrency: ${WIDE.concurrency} | ${((W.inFlight.mean / WIDE.concurrency) * 100).toFixed(0)} % | — | info |`,
   `| ⓘ Same run: graph phase | ${s(W.graphMs)} | ideal ⌈${WIDE.pieces}/${WIDE.concurrency}⌉ × ${WIDE.latency} ms = ${s(idealWide)} | ${fmtRatio(W.graphMs / idealWide)} | — | info |`,
   `| troupe's own time a piece (${OVERHEAD.pieces} zero-latency pieces, concurrency ${OVERHEAD.concurrency}): graph phase ÷ pieces, minus the same git work by hand | ${ms(overheadMs)} (${ms(zeroPerPiece)} − ${ms(handMs)}) | by hand a piece: \`git worktree add\` + commit + \`git merge\`: ${ms(handMs)} | ${fmtRatio(zeroPerPiece / handMs)} | < ${TARGETS.overheadMs} ms | ${verdict(overheadMs < TARGETS.overheadMs)} |`,
   `| ⓘ git processes a piece (one more zero-latency run, traced) | ${trace.perPiece.toFixed(1)}, ${ms(trace.msPerPiece)} of their own time | by hand: 4 | ${fmtRatio(trace.perPiece / 4)} | — | info |`,
@@ -387,7 +387,8 @@ ${breakdown}
 built CLI in a fresh git repository of ${FILES.toLocaleString('en')} small files (one commit; SQLite store on disk;
 \`workspace: {isolation: worktree}\`), every piece worked on by \`builder\` in its own worktree, judged by the
 plan's verifier \`tester\` in a fresh checkout (scripted \`approved\`), and merged into the task branch by the
-planner's integration. All times are read from the task's events in \`.troupe/troupe.db\`: the graph phase runs from
+planner's integration; the task's checkouts are made ahead while the planner and earlier pieces work
+(workspace/checkout-pool.ts), so a piece's worktree and its verifier's checkout are moves, not whole checkouts. All times are read from the task's events in \`.troupe/troupe.db\`: the graph phase runs from
 \`plan_expanded\` to the last \`branches_merged\`; a worker is busy from its stage's \`stage_started\` to its
 \`stage_completed\`. The critical path of the work is the planner's latency plus three levels of piece latency;
 the ⓘ row sums instead the same run's stage durations (\`durationMs\` of \`stage_completed\`: the planner's, then

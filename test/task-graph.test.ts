@@ -129,6 +129,8 @@ describe('a plan runs as a graph', () => {
     expect(code).toBe(0);
     for (const p of SIX) expect(read(dir, `${p.id}.txt`)).toBe(`${p.id}\n`);
     expect((await sh(dir, 'branch', '--list')).trim()).toBe('* main');
+    // nothing is left behind: no piece's worktree, no checkout a verifier used or the plan made ahead
+    expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
     const log = eventLog(dir, json.id);
     const seqOf = (type: string, match: (e: Logged) => boolean) =>
       log.find((e) => e.type === type && match(e))!.seq;
