@@ -193,6 +193,16 @@ describe('executor in memory', () => {
       agent('sum'),
     );
     const replies = script({ lead: ['code'], sec: ['safe'], perf: ['fast'], sum: ['both fine'] });
+    const inWorktrees = {
+      ...p,
+      workspace: {
+        isolation: 'worktree' as const,
+        base: null,
+        merge: 'on_complete' as const,
+        branch_prefix: 'troupe/',
+        remote: null,
+      },
+    };
 
     it('runs the branches, then the join once, with both outputs', async () => {
       const world = memoryWorld();
@@ -208,16 +218,6 @@ describe('executor in memory', () => {
 
     it('in worktrees: each branch works and commits in its own, and the join merges them first', async () => {
       const world = memoryWorld({ repo: '/memory/project' });
-      const inWorktrees = {
-        ...p,
-        workspace: {
-          isolation: 'worktree' as const,
-          base: null,
-          merge: 'on_complete' as const,
-          branch_prefix: 'troupe/',
-          remote: null,
-        },
-      };
       const id = world.service.start({ pipeline: inWorktrees, input: 'review', script: replies });
       const done = await world.service.continue(id);
       expect(done.status).toBe('completed');
@@ -245,16 +245,6 @@ describe('executor in memory', () => {
       process.on('unhandledRejection', note);
       world.workspace.prepareBranch = async () => {
         throw new Error('worktree T-1--sec exists and is not a git worktree');
-      };
-      const inWorktrees = {
-        ...p,
-        workspace: {
-          isolation: 'worktree' as const,
-          base: null,
-          merge: 'on_complete' as const,
-          branch_prefix: 'troupe/',
-          remote: null,
-        },
       };
       try {
         const id = world.service.start({ pipeline: inWorktrees, input: 'review', script: replies });
