@@ -11,9 +11,9 @@ import { ensureExcluded, scratchDir } from './repo.js';
  * piece's worktree or a verifier's checkout is a move to its commit (only the files that differ
  * are written) instead of a checkout of the whole tree on the graph's critical path.
  *
- * - `fresh`: made ahead at the task branch, untouched; a piece's worktree is made of one.
- * - `used`: a verifier is done with it (it may hold the verifier's leftovers); the next
- *   verification cleans it.
+ * - `fresh`: made ahead at the task branch, untouched; a piece's worktree is made of one first.
+ * - `used`: a verifier is done with it (it may hold the verifier's leftovers); whoever takes it
+ *   next (a verifier first, a piece's worktree when no fresh one is ready) cleans it.
  *
  * They live in this process only: after a crash, `troupe worktrees prune` removes what was left.
  */
