@@ -126,7 +126,8 @@ describe('troupe watch (the loop, on the GitHub mock)', { timeout: 120_000 }, ()
   it('a watcher killed mid-run: the next one carries the same task on, and starts no second', async () => {
     mock = await startGitHubMock();
     mock.addIssue({ title: 'one' });
-    const dir = githubProject(4_000);
+    // a stage long enough to be seen running, and killed in, when the machine is busy
+    const dir = githubProject(10_000);
     const first = startWatch(dir);
     const task = await waitFor(() => onlyTask(dir, 'running'), 60_000);
     first.kill('SIGKILL');
