@@ -1,5 +1,12 @@
 import type { EventOf, TaskEvent } from '../core/events.js';
-import type { AgentNode, Handoff, Pipeline, PipelineNode, SessionNode } from '../core/pipeline.js';
+import type {
+  AgentNode,
+  Handoff,
+  Pipeline,
+  PipelineNode,
+  SessionNode,
+  WorkspaceSettings,
+} from '../core/pipeline.js';
 import { applyEvent, type TaskState } from './fold/task-state.js';
 
 /** Builders for planner and fold tests: pipelines and event logs as plain objects. */
@@ -65,6 +72,24 @@ export function pipeline(...agents: PipelineNode[]): Pipeline {
     agents,
   };
 }
+
+/** `workspace: {isolation: worktree}` with the defaults, for a pipeline whose tasks work in worktrees. */
+export const IN_WORKTREES: WorkspaceSettings = {
+  isolation: 'worktree',
+  base: null,
+  merge: 'on_complete',
+  branch_prefix: 'troupe/',
+  remote: null,
+};
+
+/** The task's worktree is ready (in repository `/r`): the first git event of a task in worktrees. */
+export const WORKSPACE_READY: EventOf<'workspace_ready'> = {
+  type: 'workspace_ready',
+  path: '/r/.troupe/worktrees/T-TEST',
+  branch: 'troupe/T-TEST',
+  base: 'main',
+  repo: '/r',
+};
 
 /** A task log being written: `log.add(event)` folds as the store would replay it. */
 export class Log {

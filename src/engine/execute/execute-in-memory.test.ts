@@ -4,7 +4,7 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Script } from '../../core/script.js';
 import { defaultConfig } from '../../pipeline/config.js';
 import { openMemoryStore } from '../../store/memory-store.js';
-import { agent, handoff, pipeline } from '../test-pipelines.js';
+import { agent, handoff, IN_WORKTREES, pipeline } from '../test-pipelines.js';
 
 /**
  * The executor on the in-memory world (app/test-doubles.ts): no SQLite, no git, no disk. What a
@@ -193,16 +193,7 @@ describe('executor in memory', () => {
       agent('sum'),
     );
     const replies = script({ lead: ['code'], sec: ['safe'], perf: ['fast'], sum: ['both fine'] });
-    const inWorktrees = {
-      ...p,
-      workspace: {
-        isolation: 'worktree' as const,
-        base: null,
-        merge: 'on_complete' as const,
-        branch_prefix: 'troupe/',
-        remote: null,
-      },
-    };
+    const inWorktrees = { ...p, workspace: IN_WORKTREES };
 
     it('runs the branches, then the join once, with both outputs', async () => {
       const world = memoryWorld();

@@ -2,23 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { planView } from '../../app/plan-view.js';
 import { memoryWorld } from '../../app/test-doubles.js';
 import type { StoredEvent } from '../../core/events.js';
-import type { PlanSettings, WorkspaceSettings } from '../../core/pipeline.js';
+import type { PlanSettings } from '../../core/pipeline.js';
 import type { Script } from '../../core/script.js';
 import { defaultConfig } from '../../pipeline/config.js';
-import { agent, handoff, pipeline } from '../test-pipelines.js';
+import { agent, handoff, IN_WORKTREES, pipeline } from '../test-pipelines.js';
 
 /**
  * Plans as task graphs on the in-memory world: what the engine decides for a plan's pieces,
  * read back from the events. test/task-graph.test.ts runs the same in real git repositories.
  */
-
-const WORKTREE: WorkspaceSettings = {
-  isolation: 'worktree',
-  base: null,
-  merge: 'on_complete',
-  branch_prefix: 'troupe/',
-  remote: null,
-};
 
 const planned = (settings: Partial<PlanSettings>, extra = {}) => {
   const p = pipeline(
@@ -38,7 +30,7 @@ const planned = (settings: Partial<PlanSettings>, extra = {}) => {
     agent('tester'),
     agent('reviewer'),
   );
-  return { ...p, workspace: WORKTREE };
+  return { ...p, workspace: IN_WORKTREES };
 };
 
 const plan = (...pieces: object[]) => JSON.stringify({ pieces });

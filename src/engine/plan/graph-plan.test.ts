@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agent, handoff, Log, pipeline } from '../test-pipelines.js';
+import { agent, handoff, IN_WORKTREES, Log, pipeline, WORKSPACE_READY } from '../test-pipelines.js';
 import { checkoutsAhead } from './graph-plan.js';
 import { nextSteps } from './plan.js';
 
@@ -21,13 +21,7 @@ const planned = () => ({
     agent('tester'),
     agent('reviewer'),
   ),
-  workspace: {
-    isolation: 'worktree' as const,
-    base: null,
-    merge: 'on_complete' as const,
-    branch_prefix: 'troupe/',
-    remote: null,
-  },
+  workspace: IN_WORKTREES,
 });
 
 const piece = (id: string) => ({
@@ -43,13 +37,7 @@ const piece = (id: string) => ({
 /** The task's worktree is ready and the planner's stage is running. */
 function planning(): Log {
   return new Log(planned())
-    .add({
-      type: 'workspace_ready',
-      path: '/r/.troupe/worktrees/T-TEST',
-      branch: 'troupe/T-TEST',
-      base: 'main',
-      repo: '/r',
-    })
+    .add(WORKSPACE_READY)
     .add({ type: 'stage_started', stage: 1, activation: 'a1', agent: 'planner', input: 'x', attempt: 1 });
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeErrorKind } from '../../core/runtime.js';
-import { agent, handoff, Log, pipeline, session } from '../test-pipelines.js';
+import { agent, handoff, Log, pipeline, session, WORKSPACE_READY } from '../test-pipelines.js';
 import { nextSteps, type Step } from './plan.js';
 
 const kinds = (steps: Step[]) => steps.map((s) => s.kind);
@@ -869,13 +869,7 @@ describe('planner: fan-out branches in worktrees', () => {
   /** `lead` fanned out to sec and perf, each in its branch worktree. */
   const fannedOut = (of: typeof p) =>
     new Log(of)
-      .add({
-        type: 'workspace_ready',
-        path: '/r/.troupe/worktrees/T-TEST',
-        branch: 'troupe/T-TEST',
-        base: 'main',
-        repo: '/r',
-      })
+      .add(WORKSPACE_READY)
       .stage(1, 'a1', 'lead', 'code')
       .add({
         type: 'handoff',
