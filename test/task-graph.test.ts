@@ -149,19 +149,27 @@ describe('a plan runs as a graph', () => {
     expect(json.stages.at(-1)?.agent).toBe('reviewer');
   });
 
-  it('never runs more pieces at once than plan.concurrency', async () => {
+  it('never runs more pieces at once than plan.concurrency; the next piece’s worktree is made while every place is taken', async () => {
     const wide = Array.from({ length: 5 }, (_, i) => ({ id: `p${i}` }));
     const dir = await graphRepo(
       'concurrency: 2',
-      script({ plans: [planReply(wide)], pieces: wide, delayMs: 150 }),
+      script({ plans: [planReply(wide)], pieces: wide, delayMs: 1_000 }),
     );
     const { json } = await run(dir);
     expect(json.status, json.error ?? '').toBe('completed');
+    const log = eventLog(dir, json.id);
+    // p2 waited for a place with its worktree made: it was made before p2 started
+    const seqOf = (type: string, key: string, value: string) =>
+      log.find((e) => e.type === type && e.data[key] === value)!.seq;
+    expect(seqOf('branch_workspace_ready', 'agent', 'piece-p2')).toBeLessThan(
+      seqOf('piece_started', 'piece', 'p2'),
+    );
+    expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
     // a piece holds a place from its start until its verdict (its merge holds none)
     let running = 0;
     let most = 0;
     const judged = new Set<number>();
-    for (const e of eventLog(dir, json.id)) {
+    for (const e of log) {
       if (e.type === 'piece_started') most = Math.max(most, ++running);
       if (e.type === 'stage_started' && e.data.agent === 'builder') judged.add(e.data.stage as number);
       if (e.type === 'gate_decided' && e.data.decision === 'approved' && judged.has(e.data.stage as number))
@@ -299,6 +307,42 @@ describe('kill -9 anywhere in a graph, then resume', () => {
     expect(ofType(eventLog(dir, id), 'plan_expanded')).toHaveLength(1);
     for (const p of SIX) expect(read(dir, `${p.id}.txt`)).toBe(`${p.id}\n`);
     expect((await sh(dir, 'branch', '--list')).trim()).toBe('* main');
+  });
+  it('killed with a piece’s worktree made ahead of its start: resume starts it there', async () => {
+    const dir = await graphRepo(
+      'concurrency: 1',
+      script({ plans: [planReply(SIX)], pieces: SIX, delayMs: 600 }),
+    );
+    const child = spawnTroupe(dir, ['run', 'build it', '--file', 'p.yaml', '--script', 's.yaml']);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
+    // model works; config, ready, waits for the one place with its worktree made
+    const madeAhead = (log: Logged[]) =>
+      log.some((e) => e.type === 'branch_workspace_ready' && e.data.agent === 'piece-config') &&
+      !log.some((e) => e.type === 'piece_started' && e.data.piece === 'config');
+    await waitFor(() => {
+      try {
+        return madeAhead(eventLog(dir, id)) || undefined;
+      } catch {
+        return undefined; // the store is being made
+      }
+    }, 30_000);
+    child.kill('SIGKILL');
+    await child;
+    const resumed = await troupeJson(dir, ['resume', id]);
+    expect(resumed.json.status, resumed.json.error ?? '').toBe('completed');
+    const log = eventLog(dir, id);
+    expect(builderRuns(log)).toEqual({ model: 1, config: 1, api: 1, store: 1, ui: 1, docs: 1 });
+    // config's worktree was made once: resume started it in the one the log knew
+    expect(ofType(log, 'branch_workspace_ready').filter((e) => e.data.agent === 'piece-config')).toHaveLength(
+      1,
+    );
+    for (const p of SIX) expect(read(dir, `${p.id}.txt`)).toBe(`${p.id}\n`);
+    expect((await sh(dir, 'branch', '--list')).trim()).toBe('* main');
+    expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
   });
 });
 

@@ -3,7 +3,13 @@ import type { ConflictSide, TaskEvent } from '../../core/events.js';
 import { findNode } from '../../core/pipeline.js';
 import { pieceBranchName } from '../../core/plan.js';
 import type { StageCommit, TaskWorkspace } from '../../core/task-workspace.js';
-import { branchLineage, pieceOf, type TaskState, workspaceSettings } from '../fold/task-state.js';
+import {
+  branchLineage,
+  type PieceState,
+  pieceOf,
+  type TaskState,
+  workspaceSettings,
+} from '../fold/task-state.js';
 import type { StepOf } from '../plan/plan.js';
 
 /**
@@ -72,9 +78,13 @@ export class BranchWorkspaces {
     const activation = state.activations.get(activationId)!;
     const lineage = branchLineage(state, activation);
     if (lineage === null) return { place: { cwd: workspace.path, branch: null }, events: [] };
-    // a plan's pieces share their worker: each piece's worktree is named after the piece
     const piece = pieceOf(state, activation);
-    return this.lineage(lineage, piece ? pieceBranchName(piece.id) : activation.agent);
+    return piece?.lineage === lineage ? this.pieceWorkplace(piece) : this.lineage(lineage, activation.agent);
+  }
+
+  /** A plan's pieces share their worker: each piece's worktree is named after the piece. */
+  pieceWorkplace(piece: PieceState): Promise<{ place: Workplace; events: TaskEvent[] }> {
+    return this.lineage(piece.lineage, pieceBranchName(piece.id));
   }
 
   private async lineage(lineage: string, agent: string): Promise<{ place: Workplace; events: TaskEvent[] }> {

@@ -260,6 +260,9 @@ class TaskRun implements RunContext {
       case 'start_piece':
         this.events.record([{ type: 'piece_started', piece: step.piece, input: step.input }]);
         return;
+      case 'prepare_piece':
+        this.track(step, this.workspace.preparePiece(step.piece));
+        return;
       case 'fail_piece':
         this.events.record([
           { type: 'piece_failed', piece: step.piece, reason: step.reason, stage: step.stage },

@@ -102,6 +102,23 @@ export class RunWorkspace {
   }
 
   /**
+   * A piece's worktree, made and recorded before its worker's first stage (graph-plan.ts
+   * `prepare_piece`: ahead of its start, while every place is taken, or once it started).
+   */
+  async preparePiece(pieceId: string): Promise<void> {
+    const state = this.events.state;
+    const piece = state.plan?.pieces.get(pieceId);
+    if (!piece || !state.workspace || state.branchWorkspaces.has(piece.lineage)) return;
+    try {
+      if (!this.branches) throw new Error(`no git here to make piece ${pieceId}'s worktree`);
+      const { events } = await this.branches.pieceWorkplace(piece);
+      this.events.record(events);
+    } catch (error) {
+      this.events.failTask('workspace', error);
+    }
+  }
+
+  /**
    * The commit of what a stage changed in its worktree, made without moving its branch (null:
    * nothing to commit, no worktree). Record it, flush, then `advance`.
    */

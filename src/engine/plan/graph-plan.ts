@@ -7,6 +7,7 @@ import {
   type PieceState,
   pieceActivations,
   pieceBranch,
+  pieceOf,
   pieceOfActivation,
   pieceStatus,
   plannerNode,
@@ -36,14 +37,18 @@ export function checkoutsAhead(state: Readonly<TaskState>): number {
   if (plan && state.activations.get(plan.integration)?.status !== 'done') {
     const settings = plannerNode(state)!.plan!;
     let toStart = 0;
+    let prepared = 0;
     let running = 0;
     for (const piece of plan.pieces.values()) {
       const status = pieceStatus(state, piece);
       if (status === 'waiting' || status === 'ready') toStart++;
+      if (status === 'ready' && state.branchWorkspaces.has(piece.lineage)) prepared++;
       if (status === 'running') running++;
     }
+    // pieces whose worktree is made already need no checkout: at most `concurrency` ahead in all
+    const toPrepare = Math.max(0, Math.min(settings.concurrency, toStart) - prepared);
     const toVerify = settings.verifier || settings.checks === 'run' ? running : 0;
-    return Math.min(settings.concurrency, toStart) + Math.min(settings.concurrency, toVerify);
+    return toPrepare + Math.min(settings.concurrency, toVerify);
   }
   for (const activation of state.activations.values()) {
     if (activation.status === 'done' || activation.integrates !== null) continue;
@@ -51,6 +56,25 @@ export function checkoutsAhead(state: Readonly<TaskState>): number {
     if (node?.type === 'agent' && node.plan) return node.plan.concurrency;
   }
   return 0;
+}
+
+/**
+ * The piece whose worktree this activation waits for (a piece's first stage, in a task with a
+ * worktree: planGraph made it ahead, or it is made now), or null.
+ */
+export function pieceToPrepare(state: Readonly<TaskState>, activation: Activation): string | null {
+  const piece = pieceOf(state, activation);
+  if (!piece || !ownWorktrees(state)) return null;
+  return state.branchWorkspaces.has(piece.lineage) ? null : piece.id;
+}
+
+/**
+ * A plan's pieces each work in a worktree of their own, in a task with one: unless the planner is
+ * itself on a fan-out's branch, whose worktree they share.
+ */
+function ownWorktrees(state: Readonly<TaskState>): boolean {
+  const group = state.plan && state.groups.get(state.plan.groups.at(-1)!);
+  return state.workspace !== null && group?.parentGroup === null;
 }
 
 /** The planner's stage passed its checks: its plan becomes the task's graph. */
@@ -96,9 +120,11 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
   const pieces = [...plan.pieces.values()];
   const status = new Map(pieces.map((p) => [p.id, pieceStatus(state, p)]));
   const running = pieces.filter((p) => status.get(p.id) === 'running').length;
-  const ready = pieces.find((p) => status.get(p.id) === 'ready');
-  // a piece ready to start goes first: it waits on nothing still merging (a merge in flight
-  // would hold it back for no reason), and its worktree is made beside that merge
+  const readyPieces = pieces.filter((p) => status.get(p.id) === 'ready');
+  const prepared = readyPieces.filter((p) => state.branchWorkspaces.has(p.lineage));
+  // a piece ready to start goes first (one whose worktree is made, before the rest): it waits on
+  // nothing still merging (a merge in flight would hold it back for no reason)
+  const ready = prepared[0] ?? readyPieces[0];
   if (ready && running < settings.concurrency)
     return { kind: 'start_piece', piece: ready.id, input: pieceInput(state, ready) };
   // every finished piece goes in at once, in plan order (none of them depends on another: a
@@ -115,7 +141,17 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
       pieces: finished.map((p) => p.id),
     };
   }
-  if (ready) return null;
+  // with every place taken, the next pieces' worktrees are made while the running ones work (at
+  // most `concurrency` ahead, one at a time, once every running piece has its own), so a place
+  // that frees goes straight to a worker
+  if (ready) {
+    const unprepared = (p: PieceState) => !state.branchWorkspaces.has(p.lineage);
+    const next = readyPieces.find(unprepared);
+    const waiting = pieces.some((p) => status.get(p.id) === 'running' && unprepared(p));
+    return next && !waiting && prepared.length < settings.concurrency && ownWorktrees(state)
+      ? { kind: 'prepare_piece', piece: next.id }
+      : null;
+  }
   if (pieces.every((p) => status.get(p.id) === 'merged')) {
     const stage = state.stages[plan.stage - 1]!;
     const targets = resolveHandoffs(state.definition, node, stage, [], null);

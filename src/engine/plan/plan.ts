@@ -33,6 +33,7 @@ import {
   pieceGate,
   pieceRejections,
   pieceRetry,
+  pieceToPrepare,
   planGraph,
   rejectedByGate,
 } from './graph-plan.js';
@@ -91,6 +92,8 @@ export type Step =
   /** A planner's checked plan becomes the task's graph (docs/task-graphs.md). */
   | ({ kind: 'expand_plan' } & EventBody<'plan_expanded'>)
   | { kind: 'start_piece'; piece: string; input: string }
+  /** A piece's worktree is made: ahead of its start (graph-plan.ts), or before its worker's first stage. */
+  | { kind: 'prepare_piece'; piece: string }
   | { kind: 'fail_piece'; piece: string; reason: string; stage: number | null }
   | ({ kind: 'replan' } & EventBody<'plan_replanned'>)
   /** The `on_conflict` agent's stage is done: its join goes on. */
@@ -134,6 +137,7 @@ export function stepKey(step: Step): string {
     case 'expand_plan':
       return `expand_plan:${step.activation}`;
     case 'start_piece':
+    case 'prepare_piece':
     case 'fail_piece':
       return `${step.kind}:${step.piece}`;
     default:
@@ -270,6 +274,8 @@ function planReady(
     const merge = planBranchMerge(state, activation);
     if (merge !== 'go') return merge;
   }
+  const unprepared = pieceToPrepare(state, activation);
+  if (unprepared) return { kind: 'prepare_piece', piece: unprepared };
   const before =
     node.human_input?.enabled && (node.human_input.mode === 'before' || node.human_input.mode === 'both');
   if (before && activation.humanAnswer === null && !activation.continuation && activation.stage === null) {
