@@ -121,6 +121,28 @@ function builderRuns(log: Logged[]): Record<string, number> {
   return runs;
 }
 
+/** `troupe run` in the background, and its task's id once it prints it. */
+async function runInBackground(dir: string) {
+  const child = spawnTroupe(dir, ['run', 'build it', '--file', 'p.yaml', '--script', 's.yaml']);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
+  return { child, id };
+}
+
+/** Resolves once the task's log shows `moment`. */
+async function logShows(dir: string, id: string, moment: (log: Logged[]) => boolean): Promise<void> {
+  await waitFor(() => {
+    try {
+      return moment(eventLog(dir, id)) || undefined;
+    } catch {
+      return undefined; // the store is being made
+    }
+  }, 30_000);
+}
+
 describe('a plan runs as a graph', () => {
   it('six pieces in three levels: each starts from its dependencies merged, all merged, branches gone', async () => {
     const dir = await graphRepo('concurrency: 3', script({ plans: [planReply(SIX)], pieces: SIX }));
@@ -283,19 +305,8 @@ describe('kill -9 anywhere in a graph, then resume', () => {
       'concurrency: 3',
       script({ plans: [planReply(SIX)], pieces: SIX, delayMs: 300 }),
     );
-    const child = spawnTroupe(dir, ['run', 'build it', '--file', 'p.yaml', '--script', 's.yaml']);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
-    await waitFor(() => {
-      try {
-        return moment(eventLog(dir, id)) || undefined;
-      } catch {
-        return undefined; // the store is being made
-      }
-    }, 30_000);
+    const { child, id } = await runInBackground(dir);
+    await logShows(dir, id, moment);
     child.kill('SIGKILL');
     await child;
     const before = builderRuns(eventLog(dir, id));
@@ -313,23 +324,12 @@ describe('kill -9 anywhere in a graph, then resume', () => {
       'concurrency: 1',
       script({ plans: [planReply(SIX)], pieces: SIX, delayMs: 600 }),
     );
-    const child = spawnTroupe(dir, ['run', 'build it', '--file', 'p.yaml', '--script', 's.yaml']);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
+    const { child, id } = await runInBackground(dir);
     // model works; config, ready, waits for the one place with its worktree made
     const madeAhead = (log: Logged[]) =>
       log.some((e) => e.type === 'branch_workspace_ready' && e.data.agent === 'piece-config') &&
       !log.some((e) => e.type === 'piece_started' && e.data.piece === 'config');
-    await waitFor(() => {
-      try {
-        return madeAhead(eventLog(dir, id)) || undefined;
-      } catch {
-        return undefined; // the store is being made
-      }
-    }, 30_000);
+    await logShows(dir, id, madeAhead);
     child.kill('SIGKILL');
     await child;
     const resumed = await troupeJson(dir, ['resume', id]);
@@ -352,16 +352,9 @@ describe('cancel', () => {
       'concurrency: 2',
       script({ plans: [planReply(SIX)], pieces: SIX, delayMs: 2_000 }),
     );
-    const child = spawnTroupe(dir, ['run', 'build it', '--file', 'p.yaml', '--script', 's.yaml']);
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const id = await waitFor(() => /troupe (T-[0-9A-F]{6})/.exec(stderr)?.[1]);
-    await waitFor(
-      () =>
-        eventLog(dir, id).some((e) => e.type === 'stage_started' && e.data.agent === 'builder') || undefined,
-      30_000,
+    const { child, id } = await runInBackground(dir);
+    await logShows(dir, id, (log) =>
+      log.some((e) => e.type === 'stage_started' && e.data.agent === 'builder'),
     );
     expect((await troupe(dir, ['cancel', id])).code).toBe(0);
     await child;
