@@ -29,7 +29,8 @@ import type { Step } from './plan.js';
  * How many checkouts a plan wants made ahead (core/task-workspace.ts `keepCheckoutsReady`), so a
  * piece's worktree and its verifier's checkout are not made on the graph's critical path: while a
  * planner works, one for each piece that may start at once; while its graph runs, one for each
- * piece still to start and one for each running piece to verify, each at most `concurrency`.
+ * piece still to start and one for each running piece to verify, each at most `concurrency` (the
+ * pieces whose worktree is made already count against the first).
  */
 export function checkoutsAhead(state: Readonly<TaskState>): number {
   if (!state.workspace || state.status !== 'running') return 0;
