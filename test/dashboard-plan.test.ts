@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { expectText, launchBrowser, noBrowser } from './support/browser.js';
 import { tmpRepo } from './support/git-repo.js';
 import { type Served, serve } from './support/serve.js';
@@ -14,6 +15,16 @@ import { repoRoot } from './support/troupe.js';
  */
 
 const template = (file: string) => readFileSync(path.join(repoRoot, 'templates', 'plan-build', file), 'utf8');
+
+/**
+ * The template's script, each piece's builder taking a second: a piece is running long enough for
+ * the page to draw it so, however fast or loaded the machine.
+ */
+function slowBuilders(): string {
+  const script = parse(template('script.yaml')) as { agents: { builder: object[] } };
+  script.agents.builder = script.agents.builder.map((entry) => ({ ...entry, delay_ms: 1000 }));
+  return stringify(script);
+}
 const shots = mkdtempSync(path.join(tmpdir(), 'troupe-dashboard-plan-'));
 
 /** The plan's edges: each piece from the pieces it depends on. */
@@ -30,7 +41,7 @@ beforeAll(async () => {
   dir = await tmpRepo({
     'README.md': 'todos\n',
     '.troupe/pipelines/pb.yaml': template('agents.yaml'),
-    'pb-script.yaml': template('script.yaml'),
+    'pb-script.yaml': slowBuilders(),
   });
   [server, browser] = await Promise.all([serve(dir), launchBrowser()]);
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

@@ -68,15 +68,24 @@ const onlyTask = async (dir: string, status: string) => {
   return all.length === 1 && all[0]!.status === status ? all[0]! : undefined;
 };
 
+/** The project's one task, once it is `status`; a timeout says what the tasks and the watcher were at. */
+const taskReaches = (dir: string, status: string, watch: { lines: () => string[] }) =>
+  waitFor(
+    () => onlyTask(dir, status),
+    60_000,
+    async () =>
+      `tasks ${JSON.stringify(await tasks(dir))}; watch said: ${watch.lines().slice(-8).join(' | ')}`,
+  );
+
 describe('troupe watch (the loop, on the GitHub mock)', { timeout: 120_000 }, () => {
   it('cancels the task of an issue closed mid-run, and exits 0 on SIGTERM', async () => {
     mock = await startGitHubMock();
     const issue = mock.addIssue({ title: 'one' });
     const dir = githubProject(60_000);
     const watch = startWatch(dir);
-    const task = await waitFor(() => onlyTask(dir, 'running'), 60_000);
+    const task = await taskReaches(dir, 'running', watch);
     issue.state = 'closed';
-    await waitFor(() => onlyTask(dir, 'cancelled'), 60_000);
+    await taskReaches(dir, 'cancelled', watch);
     expect(watch.lines().some((l) => l.includes(`task ${task.id} cancelled`))).toBe(true);
     watch.kill('SIGTERM');
     expect((await watch).exitCode).toBe(0);
@@ -94,7 +103,7 @@ describe('troupe watch (the loop, on the GitHub mock)', { timeout: 120_000 }, ()
     });
     const dir = githubProject(0);
     const watch = startWatch(dir);
-    await waitFor(() => onlyTask(dir, 'completed'), 60_000);
+    await taskReaches(dir, 'completed', watch);
     // nothing was asked of the tracker between the 403 and its reset (give or take the second)
     const limited = watch.lines().filter((l) => /rate limit/i.test(l));
     expect(limited).toHaveLength(1);
@@ -109,7 +118,7 @@ describe('troupe watch (the loop, on the GitHub mock)', { timeout: 120_000 }, ()
     mock.addIssue({ title: 'one' });
     const dir = githubProject(3_000);
     const watch = startWatch(dir);
-    await waitFor(() => onlyTask(dir, 'running'), 60_000);
+    await taskReaches(dir, 'running', watch);
     const good = mock.token;
     mock.token = 'ghp_revoked';
     await new Promise((r) => setTimeout(r, 2_500));
@@ -129,11 +138,11 @@ describe('troupe watch (the loop, on the GitHub mock)', { timeout: 120_000 }, ()
     // a stage long enough to be seen running, and killed in, when the machine is busy
     const dir = githubProject(10_000);
     const first = startWatch(dir);
-    const task = await waitFor(() => onlyTask(dir, 'running'), 60_000);
+    const task = await taskReaches(dir, 'running', first);
     first.kill('SIGKILL');
     await first;
     const second = startWatch(dir);
-    await waitFor(() => onlyTask(dir, 'completed'), 60_000);
+    await taskReaches(dir, 'completed', second);
     expect((await tasks(dir)).map((t) => t.id)).toEqual([task.id]);
     expect(mock.issues.get(1)!.state).toBe('closed');
     second.kill('SIGTERM');
@@ -147,14 +156,14 @@ describe('troupe watch stopped by a signal', { timeout: 120_000 }, () => {
     mock.addIssue({ title: 'one' });
     const dir = githubProject(8_000);
     const first = startWatch(dir);
-    const task = await waitFor(() => onlyTask(dir, 'running'), 60_000);
+    const task = await taskReaches(dir, 'running', first);
     const stopped = Date.now();
     first.kill('SIGTERM');
     expect((await first).exitCode).toBe(0);
     expect(Date.now() - stopped).toBeLessThan(15_000); // not the 8 s stage: interrupted
     expect(mock.issues.get(1)!.state).toBe('open');
     const second = startWatch(dir);
-    await waitFor(() => onlyTask(dir, 'completed'), 60_000);
+    await taskReaches(dir, 'completed', second);
     expect((await tasks(dir)).map((t) => t.id)).toEqual([task.id]);
     second.kill('SIGTERM');
     expect((await second).exitCode).toBe(0);

@@ -126,16 +126,17 @@ export function example(name: string, file = 'agents.yaml'): string {
   return join(repoRoot, 'examples', name, file);
 }
 
-/** Waits until `check` returns a value, polling; fails after `ms`. */
+/** Waits until `check` returns a value, polling; fails after `ms`, saying what `explain` sees then. */
 export async function waitFor<T>(
   check: () => T | undefined | Promise<T | undefined>,
   ms = 10_000,
+  explain?: () => string | Promise<string>,
 ): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('timed out waiting');
+    if (Date.now() > end) throw new Error(`timed out waiting${explain ? `: ${await explain()}` : ''}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
