@@ -43,7 +43,7 @@ export function checkoutsAhead(state: Readonly<TaskState>): number {
     for (const piece of plan.pieces.values()) {
       const status = pieceStatus(state, piece);
       if (status === 'waiting' || status === 'ready') toStart++;
-      if (status === 'ready' && state.branchWorkspaces.has(piece.lineage)) prepared++;
+      if (status === 'ready' && worktreeMade(state, piece)) prepared++;
       if (status === 'running') running++;
     }
     // pieces whose worktree is made already need no checkout: at most `concurrency` ahead in all
@@ -66,7 +66,12 @@ export function checkoutsAhead(state: Readonly<TaskState>): number {
 export function pieceToPrepare(state: Readonly<TaskState>, activation: Activation): string | null {
   const piece = pieceOf(state, activation);
   if (!piece || !ownWorktrees(state)) return null;
-  return state.branchWorkspaces.has(piece.lineage) ? null : piece.id;
+  return worktreeMade(state, piece) ? null : piece.id;
+}
+
+/** The piece's worktree is made (and recorded): ahead of its start, or since it started. */
+function worktreeMade(state: Readonly<TaskState>, piece: PieceState): boolean {
+  return state.branchWorkspaces.has(piece.lineage);
 }
 
 /**
@@ -122,7 +127,7 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
   const status = new Map(pieces.map((p) => [p.id, pieceStatus(state, p)]));
   const running = pieces.filter((p) => status.get(p.id) === 'running').length;
   const readyPieces = pieces.filter((p) => status.get(p.id) === 'ready');
-  const prepared = readyPieces.filter((p) => state.branchWorkspaces.has(p.lineage));
+  const prepared = readyPieces.filter((p) => worktreeMade(state, p));
   // a piece ready to start goes first (one whose worktree is made, before the rest): it waits on
   // nothing still merging (a merge in flight would hold it back for no reason)
   const ready = prepared[0] ?? readyPieces[0];
@@ -146,9 +151,8 @@ export function planGraph(state: TaskState, activation: Activation, node: AgentN
   // most `concurrency` ahead, one at a time, once every running piece has its own), so a place
   // that frees goes straight to a worker
   if (ready) {
-    const unprepared = (p: PieceState) => !state.branchWorkspaces.has(p.lineage);
-    const next = readyPieces.find(unprepared);
-    const waiting = pieces.some((p) => status.get(p.id) === 'running' && unprepared(p));
+    const next = readyPieces.find((p) => !worktreeMade(state, p));
+    const waiting = pieces.some((p) => status.get(p.id) === 'running' && !worktreeMade(state, p));
     return next && !waiting && prepared.length < settings.concurrency && ownWorktrees(state)
       ? { kind: 'prepare_piece', piece: next.id }
       : null;
