@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectAdapters } from '../src/app/task-adapters.js';
@@ -248,9 +248,13 @@ async function logOf(db: TestDatabase, taskId: string) {
 
 /** Who wrote the worktree's `s1.txt` last ("partial by <pid>"), or undefined. */
 function partialBy(worktree: string): number | undefined {
-  const file = join(worktree, 's1.txt');
-  if (!existsSync(file)) return undefined;
-  const match = /^partial by (\d+)/.exec(readFileSync(file, 'utf8'));
+  let text: string;
+  try {
+    text = readFileSync(join(worktree, 's1.txt'), 'utf8');
+  } catch {
+    return undefined; // not written yet, or removed by a takeover's clean before the stage writes it again
+  }
+  const match = /^partial by (\d+)/.exec(text);
   return match ? Number(match[1]) : undefined;
 }
 
