@@ -128,8 +128,9 @@ describe('a sub-pipeline runs each piece', () => {
     }, 30_000);
     child.kill('SIGKILL');
     await child.catch(() => undefined);
+    // killed inside a piece: its first agent (either piece's: both start at once) is done
     const before = runs(eventLog(dir, id));
-    expect(Object.keys(before)).toContain('coder@api');
+    expect(Object.keys(before).filter((k) => k.startsWith('coder@'))).not.toEqual([]);
     const resumed = await troupeJson(dir, ['resume', id]);
     expect(resumed.json.status, resumed.json.error ?? '').toBe('completed');
     expect(runs(eventLog(dir, id))).toEqual(ONCE_EACH);
