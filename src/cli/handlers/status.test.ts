@@ -124,9 +124,10 @@ describe('troupe status', () => {
     const lines = io.stdout().split('\n');
     const plan = lines.indexOf('  plan: round 1 by planner, 6 pieces (6 merged)');
     expect(plan).toBeGreaterThan(lines.findLastIndex((l) => /^ {2}\[\d\] /.test(l)));
-    // shallowest first; each piece's facts, then its branch
+    // shallowest first; each piece's facts, then its branch. model and config start together and
+    // each builder waits for its own worktree, so model's builder is stage 2 or 3.
     expect(lines[plan + 1]).toMatch(
-      /^ {4}model {3}merged · builder \[2\] · approved by tester · \d+ tok · 1 file \+1 -0$/,
+      /^ {4}model {3}merged · builder \[[23]\] · approved by tester · \d+ tok · 1 file \+1 -0$/,
     );
     expect(lines[plan + 2]).toBe(`            troupe/${id}--piece-model`);
     const text = lines.slice(plan + 1).join('\n');
