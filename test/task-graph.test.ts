@@ -332,6 +332,9 @@ describe('kill -9 anywhere in a graph, then resume', () => {
     await logShows(dir, id, madeAhead);
     child.kill('SIGKILL');
     await child;
+    // and what the kill leaves of a checkout being made ahead: registered, its files not written yet
+    const half = `.troupe/tmp/verify-${id}-0badc0de`;
+    await sh(dir, 'worktree', 'add', '--detach', '--no-checkout', '--quiet', half, 'HEAD');
     const resumed = await troupeJson(dir, ['resume', id]);
     expect(resumed.json.status, resumed.json.error ?? '').toBe('completed');
     const log = eventLog(dir, id);

@@ -1,9 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { git, gitOk } from './git.js';
 import { registrationTurn } from './registrations.js';
-import { ensureExcluded, scratchDir } from './repo.js';
+import { ensureExcluded, newScratchPath } from './repo.js';
 
 /**
  * A task's detached checkouts, per repository and task, in `.troupe/tmp/verify-<task>-<random>/`
@@ -15,7 +12,8 @@ import { ensureExcluded, scratchDir } from './repo.js';
  * - `used`: a verifier is done with it (it may hold the verifier's leftovers); whoever takes it
  *   next (a verifier first, a piece's worktree when no fresh one is ready) cleans it.
  *
- * They live in this process only: after a crash, `troupe worktrees prune` removes what was left.
+ * They live in this process only: what a killed run left goes when its task is resumed
+ * (leftover-checkouts.ts), or with `troupe worktrees prune`.
  */
 interface Pool {
   repo: string;
@@ -121,8 +119,7 @@ export async function makeDetachedCheckout(
   options: { background?: boolean } = {},
 ): Promise<string> {
   await ensureExcluded(repo);
-  mkdirSync(scratchDir(repo), { recursive: true });
-  const path = join(scratchDir(repo), `verify-${taskId}-${randomBytes(4).toString('hex')}`);
+  const path = newScratchPath(repo, 'verify', taskId);
   await registrationTurn(repo, () =>
     gitOk(repo, ['worktree', 'add', '--detach', '--no-checkout', '--quiet', path, rev]),
   );

@@ -111,6 +111,12 @@ export async function refExists(cwd: string, ref: string): Promise<boolean> {
   return (await git(cwd, ['show-ref', '--verify', '--quiet', ref])).code === 0;
 }
 
+/** Whether a branch or a tag holds `commit` (it is lost to no garbage collection). */
+export async function heldByRef(cwd: string, commit: string): Promise<boolean> {
+  const held = await git(cwd, ['for-each-ref', '--count=1', '--contains', commit, 'refs/heads', 'refs/tags']);
+  return held.code === 0 && held.stdout.trim() !== '';
+}
+
 /** Whether `ancestor` is reachable from `descendant` (every commit of it is in there). */
 export async function isAncestor(cwd: string, ancestor: string, descendant: string): Promise<boolean> {
   const result = await git(cwd, ['merge-base', '--is-ancestor', ancestor, descendant]);

@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
 import { NotFoundError, StateError, UsageError } from '../core/errors.js';
 import type { Conflict } from '../core/task-workspace.js';
 import { advanceBranch } from './commit.js';
 import { DirtyCheckoutError, GitError } from './errors.js';
 import { git, gitOk, identityEnv, isAncestor, refExists, resolveCommit } from './git.js';
 import { assertTaskId } from './ids.js';
-import { ensureExcluded, isDirty, scratchDir, uncommittedFiles } from './repo.js';
+import { ensureExcluded, isDirty, newScratchPath, uncommittedFiles } from './repo.js';
 import { branchBase, DEFAULT_BRANCH_PREFIX, taskBranch } from './task-worktree.js';
 import { worktreeEntries } from './worktree-list.js';
 
@@ -221,8 +219,7 @@ export async function withScratchCheckout<T>(
   commit: string,
   fn: (scratch: string) => Promise<T>,
 ): Promise<T> {
-  const scratch = join(scratchDir(repo), `merge-${taskId}-${randomBytes(4).toString('hex')}`);
-  mkdirSync(scratchDir(repo), { recursive: true });
+  const scratch = newScratchPath(repo, 'merge', taskId);
   await gitOk(repo, ['worktree', 'add', '--detach', '--quiet', scratch, commit]);
   try {
     return await fn(scratch);

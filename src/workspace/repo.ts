@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { git, gitOk } from './git.js';
@@ -61,6 +62,21 @@ export function worktreesDir(repo: string): string {
 /** Short-lived checkouts: verifier checkouts and merge scratch space. */
 export function scratchDir(repo: string): string {
   return join(repo, '.troupe', 'tmp');
+}
+
+/** What a scratch checkout is for: a verifier's (or one made ahead), or a merge's. */
+export type ScratchKind = 'verify' | 'merge';
+
+/** A new scratch checkout's path, `.troupe/tmp/<kind>-<task>-<random>` (the directory is made). */
+export function newScratchPath(repo: string, kind: ScratchKind, taskId: string): string {
+  mkdirSync(scratchDir(repo), { recursive: true });
+  return join(scratchDir(repo), `${kind}-${taskId}-${randomBytes(4).toString('hex')}`);
+}
+
+/** The kind and task a scratch checkout's directory name says, or null for no such name. */
+export function parseScratchName(name: string): { kind: ScratchKind; task: string } | null {
+  const match = /^(verify|merge)-(.+)-[0-9a-f]{8}$/.exec(name);
+  return match ? { kind: match[1] as ScratchKind, task: match[2]! } : null;
 }
 
 /**

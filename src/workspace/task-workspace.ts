@@ -4,6 +4,7 @@ import type { TaskWorkspace } from '../core/task-workspace.js';
 import { keepCheckoutsReady } from './checkout-pool.js';
 import { advanceBranch, buildCommit, buildOnHead, stageCommitMessage } from './commit.js';
 import { git, gitOk, isAncestor, resolveCommit } from './git.js';
+import { removeLeftoverCheckouts } from './leftover-checkouts.js';
 import { buildMerges, mergeIntoBase, readMergeStart } from './merge.js';
 import { pruneWorktrees } from './prune.js';
 import { agentsOwnCommits, restoreRecordedTip } from './recorded-tip.js';
@@ -27,6 +28,8 @@ export const gitWorkspace: TaskWorkspace = {
       ...(settings.base ? { base: settings.base } : {}),
       branchPrefix: settings.branch_prefix,
     });
+    // a resumed task: what a killed run of it left in scratch checkouts goes
+    if (!worktree.created) await removeLeftoverCheckouts(repo, taskId);
     return { path: worktree.path, branch: worktree.branch, base: worktree.base, repo };
   },
   async commit(path, info, recorded) {

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { git, resolveCommit } from './git.js';
-import { isDirty, scratchDir, worktreesDir } from './repo.js';
+import { git, heldByRef, resolveCommit } from './git.js';
+import { isDirty, parseScratchName, scratchDir, worktreesDir } from './repo.js';
 import { parseWorktreeName, troupeBranches } from './task-worktree.js';
 import { canonical, worktreeEntries } from './worktree-list.js';
 
@@ -61,13 +61,13 @@ export async function listWorktrees(repo: string, only?: string): Promise<Worktr
         }),
       );
     } else if (parent === tmpDir) {
-      const match = /^(verify|merge)-(.+)-[0-9a-f]{8}$/.exec(name);
-      if (!match || !wanted(match[2]!)) continue;
+      const scratch = parseScratchName(name);
+      if (!scratch || !wanted(scratch.task)) continue;
       found.push(
         describe(root, {
-          task: match[2]!,
+          task: scratch.task,
           agent: null,
-          kind: match[1] as 'verify' | 'merge',
+          kind: scratch.kind,
           path: entry.path,
           branch: null,
           head: entry.head,
@@ -117,11 +117,7 @@ async function describe(repo: string, known: Known): Promise<WorktreeInfo> {
     }
   } else if (tip && (known.kind === 'verify' || known.kind === 'merge')) {
     // a scratch checkout holds nothing of its own unless someone committed there
-    merged = (
-      await git(repo, ['for-each-ref', '--count=1', '--contains', tip, 'refs/heads', 'refs/tags'])
-    ).stdout
-      .trim()
-      .includes('refs/');
+    merged = await heldByRef(repo, tip);
   }
   const pushed = tip
     ? (await git(repo, ['for-each-ref', '--count=1', '--contains', tip, 'refs/remotes'])).stdout.trim()
