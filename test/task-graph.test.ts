@@ -318,6 +318,7 @@ describe('kill -9 anywhere in a graph, then resume', () => {
     expect(ofType(eventLog(dir, id), 'plan_expanded')).toHaveLength(1);
     for (const p of SIX) expect(read(dir, `${p.id}.txt`)).toBe(`${p.id}\n`);
     expect((await sh(dir, 'branch', '--list')).trim()).toBe('* main');
+    expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
   });
   it('killed with a piece’s worktree made ahead of its start: resume starts it there', async () => {
     const dir = await graphRepo(
