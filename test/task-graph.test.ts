@@ -1,3 +1,5 @@
+import { copyFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { read, sh, tmpRepo } from './support/git-repo.js';
@@ -300,26 +302,34 @@ describe('kill -9 anywhere in a graph, then resume', () => {
     ['after a merge', (log) => ofType(log, 'branches_merged').length > 0],
   ];
 
-  it.each(moments)('killed %s: resume finishes and no finished piece runs again', async (_when, moment) => {
-    const dir = await graphRepo(
-      'concurrency: 3',
-      script({ plans: [planReply(SIX)], pieces: SIX, delayMs: 300 }),
-    );
-    const { child, id } = await runInBackground(dir);
-    await logShows(dir, id, moment);
-    child.kill('SIGKILL');
-    await child;
-    const before = builderRuns(eventLog(dir, id));
-    const resumed = await troupeJson(dir, ['resume', id]);
-    expect(resumed.json.status, resumed.json.error ?? '').toBe('completed');
-    const after = builderRuns(eventLog(dir, id));
-    expect(after).toEqual({ model: 1, config: 1, api: 1, store: 1, ui: 1, docs: 1 });
-    for (const [piece, n] of Object.entries(before)) expect(after[piece], piece).toBe(n);
-    expect(ofType(eventLog(dir, id), 'plan_expanded')).toHaveLength(1);
-    for (const p of SIX) expect(read(dir, `${p.id}.txt`)).toBe(`${p.id}\n`);
-    expect((await sh(dir, 'branch', '--list')).trim()).toBe('* main');
-    expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
-  });
+  it.each(moments)(
+    'killed %s: resume finishes and no finished piece runs again',
+    async (_when, moment) => {
+      const dir = await graphRepo(
+        'concurrency: 3',
+        script({ plans: [planReply(SIX)], pieces: SIX, delayMs: 300 }),
+      );
+      const { child, id } = await runInBackground(dir);
+      await logShows(dir, id, moment);
+      child.kill('SIGKILL');
+      await child;
+      // and what a kill while troupe wrote a new branch's keys leaves: the repository's config lock
+      const configLock = join(dir, '.git', 'config.lock');
+      copyFileSync(join(dir, '.git', 'config'), configLock);
+      const before = builderRuns(eventLog(dir, id));
+      const resumed = await troupeJson(dir, ['resume', id]);
+      expect(resumed.json.status, resumed.json.error ?? '').toBe('completed');
+      const after = builderRuns(eventLog(dir, id));
+      expect(after).toEqual({ model: 1, config: 1, api: 1, store: 1, ui: 1, docs: 1 });
+      for (const [piece, n] of Object.entries(before)) expect(after[piece], piece).toBe(n);
+      expect(ofType(eventLog(dir, id), 'plan_expanded')).toHaveLength(1);
+      for (const p of SIX) expect(read(dir, `${p.id}.txt`)).toBe(`${p.id}\n`);
+      expect((await sh(dir, 'branch', '--list')).trim()).toBe('* main');
+      expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
+      expect(existsSync(configLock)).toBe(false);
+    },
+    60_000,
+  ); // resume first waits out the config lock: it could be a live writer's
   it('killed with a piece’s worktree made ahead of its start: resume starts it there', async () => {
     const dir = await graphRepo(
       'concurrency: 1',

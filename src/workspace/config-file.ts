@@ -1,5 +1,7 @@
 import { closeSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { StateError } from '../core/errors.js';
+import { awaitLockTurn } from './git-locks.js';
 
 /**
  * Keys of a branch git knows nothing about yet, written into the repository's config in one go,
@@ -44,14 +46,19 @@ function quoted(value: string): string {
   return value.replace(/[\\"]/g, (c) => `\\${c}`);
 }
 
-/** `config.lock`, made exclusively like git does; taken by another writer, asked again for about two seconds. */
+/** `config.lock`, made exclusively like git does; taken by another writer, waited for (git-locks.ts). */
 async function takeLock(path: string, mode: number): Promise<number> {
-  for (let attempt = 0; ; attempt++) {
+  const since = Date.now();
+  for (;;) {
     try {
       return openSync(path, 'wx', mode);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 40) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30));
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!(await awaitLockTurn(path, since))) {
+        throw new StateError(`${path} is held by another writer`, {
+          hint: 'if no git command is running in this repository, remove the file',
+        });
+      }
     }
   }
 }

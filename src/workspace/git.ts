@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { GitError } from './errors.js';
+import { awaitLockTurn, lockNamedIn } from './git-locks.js';
 
 /**
  * Every git call of the workspace layer goes through here: argv arrays (never a shell),
@@ -84,20 +85,22 @@ export async function gitOk(cwd: string, args: readonly string[], options: GitOp
 
 /**
  * For writes that take a repository-wide lock (`git config` takes `.git/config.lock`): parallel
- * tasks in one repository may collide, so a lock conflict is retried for up to about two seconds.
+ * tasks in one repository may collide, so a lock conflict is asked again (git-locks.ts says how
+ * long, and clears a config lock a killed writer left).
  */
 export async function gitOkRetryingLock(
   cwd: string,
   args: readonly string[],
   options: GitOptions = {},
 ): Promise<string> {
-  for (let attempt = 0; ; attempt++) {
+  const since = Date.now();
+  for (;;) {
     const result = await git(cwd, args, options);
     if (result.code === 0) return result.stdout;
-    if (attempt >= 40 || !/could not lock|\.lock': File exists/i.test(result.stderr)) {
+    const lock = lockNamedIn(result.stderr, cwd);
+    if (!lock || !(await awaitLockTurn(lock, since))) {
       throw new GitError(args, result.code, result.stderr || result.stdout);
     }
-    await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30));
   }
 }
 
