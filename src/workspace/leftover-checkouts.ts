@@ -9,9 +9,9 @@ import { canonical, worktreeEntries } from './worktree-list.js';
  * The scratch checkouts (a verifier's, one made ahead, a merge's) that a killed run of the task
  * left in `.troupe/tmp/`: a checkout lives in its process only, so when a new run holds the task
  * no process is using them, and they go. A commit made in one that no branch or tag holds (a
- * verifier's own) is kept first as tag `troupe/archive/<task>-<kind>-<sha12>`. Returns their paths.
+ * verifier's own) is kept first as tag `troupe/archive/<task>-<kind>-<sha12>`.
  */
-export async function removeLeftoverCheckouts(repo: string, taskId: string): Promise<string[]> {
+export async function removeLeftoverCheckouts(repo: string, taskId: string): Promise<void> {
   const scratch = canonical(scratchDir(repo));
   const entries = await registrationTurn(repo, () => worktreeEntries(repo));
   const leftovers = entries.flatMap((entry) => {
@@ -24,5 +24,4 @@ export async function removeLeftoverCheckouts(repo: string, taskId: string): Pro
     if (prunable) await registrationTurn(repo, () => git(repo, ['worktree', 'prune']));
     else await removeCheckout(repo, path);
   }
-  return leftovers.map((l) => l.path);
 }
