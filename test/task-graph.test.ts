@@ -328,8 +328,8 @@ describe('kill -9 anywhere in a graph, then resume', () => {
       expect((await sh(dir, 'worktree', 'list', '--porcelain')).match(/^worktree /gm)).toHaveLength(1);
       expect(existsSync(configLock)).toBe(false);
     },
-    60_000,
-  ); // resume first waits out the config lock: it could be a live writer's
+    60_000, // resume first waits out the config lock: it could be a live writer's
+  );
   it('killed with a piece’s worktree made ahead of its start: resume starts it there', async () => {
     const dir = await graphRepo(
       'concurrency: 1',
